@@ -1,0 +1,191 @@
+// gpufit: the command line. A thin shell: parse, call the library, print.
+// Exit codes: 0 success, 2 bad input or usage, 1 internal error.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "gpufit/analyze/profile.h"
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/core/atomic_file.h"
+#include "gpufit/ingest/synthetic_telemetry.h"
+#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/plan/plan.h"
+#include "gpufit/plan/plan_writers.h"
+#include "gpufit/plan/replay.h"
+
+namespace {
+
+using namespace gpufit;
+
+int Fail(const Error& e) {
+  std::fprintf(stderr, "gpufit: error: %s\n", e.message.c_str());
+  return ExitCodeFor(e.code);
+}
+
+struct Output {
+  std::string format = "text";
+  std::string out_dir;
+};
+
+void AddOutputOptions(CLI::App* cmd, Output& o) {
+  cmd->add_option("--format", o.format, "what to print: text (Markdown) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--out", o.out_dir, "also write the report files into this directory (atomically)");
+}
+
+// Prints one of the two renderings and writes both into --out, all or nothing per file.
+int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& markdown) {
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", o.out_dir, ec.message()));
+    const auto dir = std::filesystem::path(o.out_dir);
+    if (Result<void> r = WriteFileAtomically(dir / (stem + ".json"), json); !r) return Fail(r.error());
+    if (Result<void> r = WriteFileAtomically(dir / (stem + ".md"), markdown); !r) return Fail(r.error());
+  }
+  std::cout << (o.format == "json" ? json : markdown);
+  return 0;
+}
+
+struct PlanFlags {
+  std::string telemetry;
+  std::string catalog;
+  PlanOptions options;
+  std::int64_t reserve_mib = 0;
+  Output output;
+};
+
+void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
+  if (needs_telemetry) {
+    cmd->add_option("--telemetry", f.telemetry,
+                    "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value")->required();
+  }
+  cmd->add_option("--gpu", f.options.target_gpu, "catalog id of the GPU model to co-locate on (e.g. h100-80gb)")
+      ->required(needs_telemetry);
+  cmd->add_option("--current-gpu", f.options.current_gpu, "catalog id the pods run on today (default: --gpu)");
+  cmd->add_option("--headroom", f.options.headroom, "right-sizing headroom over peak memory (0.10 = 10%)");
+  cmd->add_option("--max-collision-share", f.options.max_collision_share,
+                  "share of samples a shared GPU's summed duty cycle may exceed 100%");
+  cmd->add_option("--reserve-mib", f.reserve_mib, "GPU memory kept free on every shared GPU, MiB");
+  cmd->add_option("--seed", f.options.seed, "seed of the packing search");
+  cmd->add_option("--search-budget", f.options.search_budget,
+                  "packing search effort per thread, in sample evaluations (0 = first-fit decreasing only)");
+  cmd->add_option("--catalog", f.catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
+  AddOutputOptions(cmd, f.output);
+}
+
+Result<GpuCatalog> LoadCatalog(const std::string& path) {
+  if (path.empty()) return GpuCatalog::Embedded();
+  return GpuCatalog::Load(path);
+}
+
+int RunPlan(PlanFlags& f, const Telemetry& telemetry, const std::string& source) {
+  const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
+  if (!catalog) return Fail(catalog.error());
+  f.options.reserve = MiB{f.reserve_mib};
+  const Result<Plan> plan = BuildPlan(telemetry, *catalog, f.options, source);
+  if (!plan) return Fail(plan.error());
+  return Emit(f.output, "plan", PlanToJson(*plan), PlanToMarkdown(*plan));
+}
+
+// gpufit replay: re-checks a plan.json's groups against telemetry.
+int RunReplay(const std::string& telemetry_path, const std::string& plan_path, const Output& output) {
+  std::ifstream in(plan_path);
+  if (!in) return Fail(NotFound("{}: cannot open the plan file", plan_path));
+  nlohmann::json plan;
+  try {
+    plan = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return Fail(InvalidArgument("{}: not valid JSON: {}", plan_path, e.what()));
+  }
+  const Result<Telemetry> tel = ReadTelemetry(telemetry_path);
+  if (!tel) return Fail(tel.error());
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < tel->pods.size(); ++i) index[tel->pods[i].pod] = i;
+  std::vector<std::vector<std::size_t>> groups;
+  double capacity = 0, share = 0;
+  try {
+    capacity = plan.at("capacity_mib").get<double>();
+    share = plan.at("options").at("max_collision_share").get<double>();
+    for (const auto& g : plan.at("groups")) {
+      auto& group = groups.emplace_back();
+      for (const auto& name : g.at("pods")) {
+        const auto it = index.find(name.get<std::string>());
+        if (it == index.end())
+          return Fail(InvalidArgument("{}: group {}: pod '{}' is not in {}", plan_path, groups.size() - 1,
+                                      name.get<std::string>(), telemetry_path));
+        group.push_back(it->second);
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Fail(InvalidArgument("{}: {}", plan_path, e.what()));
+  }
+  const Replay r = ReplayColocation(*tel, groups, capacity, share);
+  nlohmann::json j = {{"gpus", r.gpus.size()}, {"memory_overflows", r.memory_overflows},
+                      {"max_collision_share", r.max_collision_share}, {"safe", r.safe}};
+  std::string md = fmt::format("Replay of {} against {}: {} GPUs, {} memory overflows, worst collision share {:.2f}% -> {}\n",
+                               plan_path, telemetry_path, r.gpus.size(), r.memory_overflows,
+                               100 * r.max_collision_share, r.safe ? "safe" : "UNSAFE");
+  const int rc = Emit(output, "replay", j.dump(2) + "\n", md);
+  return rc != 0 ? rc : (r.safe ? 0 : 3);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpufit: right-size and co-locate GPU workloads from their real telemetry"};
+  app.require_subcommand(1);
+
+  std::string analyze_telemetry;
+  Output analyze_out;
+  CLI::App* analyze = app.add_subcommand("analyze", "per-pod GPU memory and duty-cycle profiles, idle share and waste");
+  analyze->add_option("--telemetry", analyze_telemetry, "GenTD26 directory or long CSV file")->required();
+  AddOutputOptions(analyze, analyze_out);
+
+  PlanFlags plan_flags;
+  CLI::App* plan = app.add_subcommand("plan", "right-size and co-locate pods, verified by replay (the main job)");
+  AddPlanOptions(plan, plan_flags, true);
+
+  std::string replay_telemetry, replay_plan;
+  Output replay_out;
+  CLI::App* replay = app.add_subcommand("replay", "replay telemetry against a plan.json; exit 3 if unsafe");
+  replay->add_option("--telemetry", replay_telemetry, "GenTD26 directory or long CSV file")->required();
+  replay->add_option("--plan", replay_plan, "plan.json written by gpufit plan")->required();
+  AddOutputOptions(replay, replay_out);
+
+  PlanFlags demo_flags;
+  demo_flags.options.target_gpu = "h100-80gb";
+  SyntheticOptions synthetic;
+  CLI::App* demo = app.add_subcommand("demo", "plan on a built-in synthetic cluster (no files, no network)");
+  AddPlanOptions(demo, demo_flags, false);
+  demo->add_option("--pods", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000));
+  demo->add_option("--demo-seed", synthetic.seed, "seed of the synthetic cluster");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  if (analyze->parsed()) {
+    const Result<Telemetry> tel = ReadTelemetry(analyze_telemetry);
+    if (!tel) return Fail(tel.error());
+    const std::vector<PodProfile> profiles = ProfileAll(*tel);
+    return Emit(analyze_out, "analyze", ProfilesToJson(profiles, analyze_telemetry, tel->step_s),
+                ProfilesToMarkdown(profiles, analyze_telemetry));
+  }
+  if (plan->parsed()) {
+    const Result<Telemetry> tel = ReadTelemetry(plan_flags.telemetry);
+    if (!tel) return Fail(tel.error());
+    return RunPlan(plan_flags, *tel, plan_flags.telemetry);
+  }
+  if (replay->parsed()) return RunReplay(replay_telemetry, replay_plan, replay_out);
+  const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
+  return RunPlan(demo_flags, tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
+}

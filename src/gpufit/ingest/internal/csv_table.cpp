@@ -1,0 +1,84 @@
+#include "gpufit/ingest/internal/csv_table.h"
+
+// libfccp copies file names with strncpy into a fixed buffer (by design: names are
+// truncated in its messages); GCC 12 warns about that inside the library header.
+#pragma GCC diagnostic ignored "-Wstringop-truncation"
+#include <libfccp/csv.h>
+
+#include <fast_float/fast_float.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+namespace gpufit::internal {
+
+template <std::size_t N>
+Result<double> CsvRow<N>::NonNegative(std::size_t column) const {
+  const char* text = cells[column];
+  const char* name = (*names)[column];
+  const std::size_t len = text ? std::strlen(text) : 0;
+  if (len == 0) return InvalidArgument("{}:{}: column '{}': empty value", *file, line, name);
+  double v = 0;
+  const auto [end, ec] = fast_float::from_chars(text, text + len, v);
+  if (ec != std::errc() || end != text + len)
+    return InvalidArgument("{}:{}: column '{}': expected a number, got '{}'", *file, line, name, text);
+  if (!std::isfinite(v)) return InvalidArgument("{}:{}: column '{}': {} is not a finite number", *file, line, name, text);
+  if (v < 0) return InvalidArgument("{}:{}: column '{}': must be >= 0, got {}", *file, line, name, text);
+  return v;
+}
+
+template <std::size_t N>
+Result<std::string_view> CsvRow<N>::Text(std::size_t column) const {
+  const char* text = cells[column];
+  if (!text || !*text) return InvalidArgument("{}:{}: column '{}': empty value", *file, line, (*names)[column]);
+  return std::string_view(text);
+}
+
+namespace {
+
+template <class Reader, std::size_t N, std::size_t... I>
+void ReadHeader(Reader& in, const std::array<const char*, N>& c, std::index_sequence<I...>) {
+  in.read_header(io::ignore_extra_column, c[I]...);
+}
+
+template <class Reader, std::size_t N, std::size_t... I>
+bool ReadRow(Reader& in, std::array<const char*, N>& cells, std::index_sequence<I...>) {
+  std::array<char*, N> raw{};
+  const bool ok = in.read_row(raw[I]...);
+  for (std::size_t k = 0; k < N; ++k) cells[k] = raw[k];
+  return ok;
+}
+
+}  // namespace
+
+template <std::size_t N>
+Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*, N>& columns,
+                           const std::function<Result<void>(const CsvRow<N>&)>& on_row) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("{}: no such file", path);
+  if (std::filesystem::file_size(path, ec) == 0) return InvalidArgument("{}: empty file (expected a CSV header)", path);
+  try {
+    io::CSVReader<static_cast<unsigned>(N)> in(path);
+    ReadHeader(in, columns, std::make_index_sequence<N>());
+    CsvRow<N> row{&path, 0, &columns, {}};
+    while (ReadRow(in, row.cells, std::make_index_sequence<N>())) {
+      row.line = in.get_file_line();
+      Result<void> r = on_row(row);
+      if (!r) return r;
+    }
+  } catch (const io::error::base& e) {
+    return InvalidArgument("{}: {}", path, e.what());
+  }
+  return {};
+}
+
+template struct CsvRow<3>;
+template struct CsvRow<4>;
+template Result<void> ForEachCsvRow<3>(const std::string&, const std::array<const char*, 3>&,
+                                       const std::function<Result<void>(const CsvRow<3>&)>&);
+template Result<void> ForEachCsvRow<4>(const std::string&, const std::array<const char*, 4>&,
+                                       const std::function<Result<void>(const CsvRow<4>&)>&);
+
+}  // namespace gpufit::internal

@@ -1,0 +1,37 @@
+// Reads a CSV file whose columns are found by header name (any order, extra columns
+// ignored), through Debian's libfccp (Ben Strasser's fast-cpp-csv-parser), and parses
+// numbers with fast_float. Every error names the file, line and column.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "gpufit/core/result.h"
+
+namespace gpufit::internal {
+
+// One data row: the cells of the requested columns, in the order they were requested.
+template <std::size_t N>
+struct CsvRow {
+  const std::string* file;
+  unsigned line;                                 // 1-based line in the file
+  const std::array<const char*, N>* names;       // requested column names
+  std::array<const char*, N> cells;
+
+  // The cell as a finite number >= 0. Errors: empty, not a number, NaN or infinite, negative.
+  Result<double> NonNegative(std::size_t column) const;
+  // The cell as non-empty text.
+  Result<std::string_view> Text(std::size_t column) const;
+};
+
+// Calls `on_row` for each data row of `path`, stopping at the first error it returns.
+// Errors: kNotFound (file missing or unreadable), kInvalidArgument (empty file, a missing
+// column, a malformed line), or whatever `on_row` returns.
+template <std::size_t N>
+Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*, N>& columns,
+                           const std::function<Result<void>(const CsvRow<N>&)>& on_row);
+
+}  // namespace gpufit::internal

@@ -1,0 +1,90 @@
+#include "gpufit/ingest/telemetry_readers.h"
+
+#include <filesystem>
+
+#include "gpufit/ingest/align.h"
+#include "gpufit/ingest/internal/csv_table.h"
+
+namespace gpufit {
+namespace {
+
+using internal::CsvRow;
+using internal::ForEachCsvRow;
+
+void Append(RawSeries& s, double t, float v) {
+  s.time_s.push_back(t);
+  s.value.push_back(v);
+}
+
+Result<void> CheckDuty(double v, const std::string& file, unsigned line, const char* column) {
+  if (v > 100.0) return InvalidArgument("{}:{}: column '{}': duty cycle must be <= 100 %, got {}", file, line, column, v);
+  return {};
+}
+
+// One GenTD26 file: value per (timestamp_anon, container_ip); `scale` converts the value.
+Result<void> ReadGenTd26File(const std::string& path, double scale, bool is_duty,
+                             std::unordered_map<std::string, RawSeries>& out) {
+  static constexpr std::array<const char*, 3> kColumns = {"timestamp_anon", "value", "container_ip"};
+  return ForEachCsvRow<3>(path, kColumns, [&](const CsvRow<3>& row) -> Result<void> {
+    const Result<double> t = row.NonNegative(0);
+    if (!t) return t.error();
+    const Result<double> v = row.NonNegative(1);
+    if (!v) return v.error();
+    const Result<std::string_view> pod = row.Text(2);
+    if (!pod) return pod.error();
+    if (is_duty) {
+      if (Result<void> ok = CheckDuty(*v, path, row.line, "value"); !ok) return ok;
+    }
+    Append(out[std::string(*pod)], *t, static_cast<float>(*v * scale));
+    return {};
+  });
+}
+
+}  // namespace
+
+Result<Telemetry> ReadGenTd26(const std::string& dir) {
+  namespace fs = std::filesystem;
+  RawTelemetry raw;
+  const std::string mem = (fs::path(dir) / kGenTd26MemoryFile).string();
+  const std::string duty = (fs::path(dir) / kGenTd26DutyFile).string();
+  if (Result<void> r = ReadGenTd26File(mem, 1.0 / kBytesPerMiBDouble(), false, raw.fb_used_mib); !r) return r.error();
+  if (Result<void> r = ReadGenTd26File(duty, 1.0, true, raw.gpu_util_pct); !r) return r.error();
+  return AlignToGrid(raw, dir);
+}
+
+Result<Telemetry> ReadLongCsv(const std::string& path) {
+  static constexpr std::array<const char*, 4> kColumns = {"timestamp_s", "pod", "metric", "value"};
+  RawTelemetry raw;
+  std::size_t rows = 0;
+  Result<void> r = ForEachCsvRow<4>(path, kColumns, [&](const CsvRow<4>& row) -> Result<void> {
+    ++rows;
+    const Result<std::string_view> metric = row.Text(2);
+    if (!metric) return metric.error();
+    const bool is_mem = *metric == kDcgmFbUsed;
+    const bool is_util = *metric == kDcgmGpuUtil;
+    if (!is_mem && !is_util) return {};
+    const Result<double> t = row.NonNegative(0);
+    if (!t) return t.error();
+    const Result<std::string_view> pod = row.Text(1);
+    if (!pod) return pod.error();
+    const Result<double> v = row.NonNegative(3);
+    if (!v) return v.error();
+    if (is_util) {
+      if (Result<void> ok = CheckDuty(*v, path, row.line, "value"); !ok) return ok;
+    }
+    Append((is_mem ? raw.fb_used_mib : raw.gpu_util_pct)[std::string(*pod)], *t, static_cast<float>(*v));
+    return {};
+  });
+  if (!r) return r.error();
+  if (rows == 0) return InvalidArgument("{}: no data rows after the header", path);
+  return AlignToGrid(raw, path);
+}
+
+Result<Telemetry> ReadTelemetry(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return ReadGenTd26(path);
+  if (!std::filesystem::exists(path, ec)) return NotFound("{}: no such file or directory", path);
+  return ReadLongCsv(path);
+}
+
+}  // namespace gpufit

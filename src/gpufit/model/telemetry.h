@@ -1,0 +1,41 @@
+// Per-pod GPU telemetry on one common time grid.
+//
+// Shapes: every series of every pod has exactly `Telemetry::samples` entries; entry k is
+// the value at time `start_s + k * step_s` (seconds, the trace's own clock). Outside a
+// pod's life ([first, last], inclusive) both series are 0: the pod held no GPU then.
+// How raw samples become this grid (gaps, late starts, duplicates) is documented in
+// ingest/align.h.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace gpufit {
+
+// DCGM field names of the two metrics gpufit reads (dcgm-exporter default counters).
+inline constexpr const char* kDcgmFbUsed = "DCGM_FI_DEV_FB_USED";    // framebuffer used, MiB
+inline constexpr const char* kDcgmGpuUtil = "DCGM_FI_DEV_GPU_UTIL";  // duty cycle, percent 0-100
+
+struct PodSeries {
+  std::string pod;
+  std::vector<float> fb_used_mib;   // GPU memory used, MiB (DCGM_FI_DEV_FB_USED)
+  std::vector<float> gpu_util_pct;  // GPU duty cycle, percent 0-100 (DCGM_FI_DEV_GPU_UTIL)
+  std::size_t first = 0;            // first grid sample of the pod's life
+  std::size_t last = 0;             // last grid sample of the pod's life (inclusive)
+  std::size_t filled_samples = 0;   // samples inside the life that had no raw value (gaps)
+
+  std::size_t running_samples() const { return last - first + 1; }
+};
+
+struct Telemetry {
+  double start_s = 0;        // time of grid sample 0, seconds
+  double step_s = 60;        // grid spacing, seconds (> 0)
+  std::size_t samples = 0;   // grid length; every series has this many entries
+  std::vector<PodSeries> pods;        // ordered by pod name
+  std::vector<std::string> skipped;   // pods left out, each "pod: reason"
+
+  double window_hours() const { return static_cast<double>(samples) * step_s / 3600.0; }
+};
+
+}  // namespace gpufit

@@ -1,0 +1,347 @@
+#include "gpufit/optimize/colocate.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <thread>
+
+namespace gpufit {
+namespace {
+
+// The packing instance: pods as time series, one GPU's capacity, the collision limit.
+struct Instance {
+  std::size_t samples = 0;
+  double capacity_mib = 0;
+  std::int64_t collision_limit = 0;
+  std::vector<const float*> mem;   // per pod, `samples` values
+  std::vector<const float*> util;  // per pod
+  std::vector<std::size_t> first, last;
+  std::vector<double> peak_mib, mean_mib;
+  std::vector<std::size_t> peak_at;
+};
+
+// The sum series of the pods on one GPU and its penalty:
+//   penalty = overflowing samples (each weighted 1 + overflow / capacity)
+//           + max(0, collision samples - collision limit).
+// Zero penalty is exactly the co-location rule of colocate.h.
+struct Gpu {
+  std::vector<std::size_t> pods;
+  std::vector<double> mem, util;
+  double overflow = 0;
+  std::int64_t collisions = 0;
+  double peak_mib = 0;
+};
+
+inline double OverflowAt(double m, double cap) { return m > cap ? 1.0 + (m - cap) / cap : 0.0; }
+
+class Packer {
+ public:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  Packer(const Instance& in, std::uint64_t seed) : in_(in), rng_(seed) {}
+
+  double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions); }
+  double Penalty(double overflow, std::int64_t collisions) const {
+    return overflow + static_cast<double>(std::max<std::int64_t>(0, collisions - in_.collision_limit));
+  }
+
+  // Recomputes a GPU's series from its pods, summing in ascending pod order (as replay does).
+  void Rebuild(Gpu& g) const {
+    std::sort(g.pods.begin(), g.pods.end());
+    g.mem.assign(in_.samples, 0.0);
+    g.util.assign(in_.samples, 0.0);
+    for (std::size_t p : g.pods) {
+      for (std::size_t t = in_.first[p]; t <= in_.last[p]; ++t) {
+        g.mem[t] += in_.mem[p][t];
+        g.util[t] += in_.util[p][t];
+      }
+    }
+    g.overflow = 0;
+    g.collisions = 0;
+    g.peak_mib = 0;
+    for (std::size_t t = 0; t < in_.samples; ++t) {
+      g.overflow += OverflowAt(g.mem[t], in_.capacity_mib);
+      g.collisions += g.util[t] > 100.0;
+      g.peak_mib = std::max(g.peak_mib, g.mem[t]);
+    }
+  }
+
+  // Penalty change if pod p joins (sign = +1) or leaves (sign = -1) GPU g.
+  double Delta(const Gpu& g, std::size_t p, double sign) {
+    const float* m = in_.mem[p];
+    const float* u = in_.util[p];
+    const double cap = in_.capacity_mib;
+    double d_over = 0;
+    std::int64_t d_coll = 0;
+    const bool memory_safe = sign > 0 && g.overflow == 0 && g.peak_mib + in_.peak_mib[p] <= cap;
+    const double* gm = g.mem.data();
+    const double* gu = g.util.data();
+    const std::size_t lo = in_.first[p], hi = in_.last[p];
+    for (std::size_t t = lo; t <= hi; ++t) {
+      d_coll += static_cast<std::int64_t>(gu[t] + sign * u[t] > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
+    }
+    if (!memory_safe) {
+      for (std::size_t t = lo; t <= hi; ++t) d_over += OverflowAt(gm[t] + sign * m[t], cap) - OverflowAt(gm[t], cap);
+    }
+    evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1);
+    return Penalty(g.overflow + d_over, g.collisions + d_coll) - Penalty(g);
+  }
+
+  // Penalty change of GPU g if pod `out` leaves it and pod `in` joins it.
+  double SwapDelta(const Gpu& g, std::size_t out, std::size_t in) {
+    const double cap = in_.capacity_mib;
+    double d_over = 0;
+    std::int64_t d_coll = 0;
+    const std::size_t lo = std::min(in_.first[out], in_.first[in]);
+    const std::size_t hi = std::max(in_.last[out], in_.last[in]);
+    const float* mo = in_.mem[out];
+    const float* uo = in_.util[out];
+    const float* mi = in_.mem[in];
+    const float* ui = in_.util[in];
+    const double* gm = g.mem.data();
+    const double* gu = g.util.data();
+    for (std::size_t t = lo; t <= hi; ++t) {
+      const double u = gu[t] - uo[t] + ui[t];
+      d_coll += static_cast<std::int64_t>(u > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
+    }
+    for (std::size_t t = lo; t <= hi; ++t) {
+      d_over += OverflowAt(gm[t] - mo[t] + mi[t], cap) - OverflowAt(gm[t], cap);
+    }
+    evaluations_ += static_cast<std::int64_t>(hi - lo + 1);
+    return Penalty(g.overflow + d_over, g.collisions + d_coll) - Penalty(g);
+  }
+
+  // Exact rule check of pod p joining a feasible GPU g, with cheap rejections first.
+  bool Fits(const Gpu& g, std::size_t p) {
+    const double cap = in_.capacity_mib;
+    if (g.mem[in_.peak_at[p]] + in_.peak_mib[p] > cap) return false;
+    return Delta(g, p, +1) <= 0;
+  }
+
+  // First-fit decreasing by peak memory.
+  void FirstFitDecreasing(const std::vector<std::size_t>& pods) {
+    std::vector<std::size_t> order = pods;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return in_.peak_mib[a] > in_.peak_mib[b]; });
+    gpus_.clear();
+    for (std::size_t p : order) {
+      Gpu* home = nullptr;
+      for (Gpu& g : gpus_) {
+        if (Fits(g, p)) {
+          home = &g;
+          break;
+        }
+      }
+      if (home == nullptr) home = &gpus_.emplace_back();
+      home->pods.push_back(p);
+      Rebuild(*home);
+    }
+    first_fit_decreasing_gpus_ = gpus_.size();
+  }
+  std::size_t first_fit_decreasing_gpus() const { return first_fit_decreasing_gpus_; }
+
+  // Tries to remove one GPU within `budget` evaluations; keeps the packing either way
+  // (the previous one when it fails).
+  bool EliminateOne(std::int64_t budget) {
+    if (gpus_.size() <= 1) return false;
+    const std::vector<Gpu> saved = gpus_;
+    const std::int64_t stop = evaluations_ + budget;
+    // The lightest GPU (by mean memory of its pods), with a random tie-break so a failed
+    // attempt is followed by a different one.
+    std::size_t victim = 0;
+    double best = 1e300;
+    std::uniform_real_distribution<double> jitter(0.0, 0.5);
+    for (std::size_t g = 0; g < gpus_.size(); ++g) {
+      double load = 0;
+      for (std::size_t p : gpus_[g].pods) load += in_.mean_mib[p] / in_.capacity_mib;
+      load += jitter(rng_);
+      if (load < best) best = load, victim = g;
+    }
+    std::vector<std::size_t> orphans = gpus_[victim].pods;
+    gpus_[victim] = std::move(gpus_.back());
+    gpus_.pop_back();
+    for (std::size_t p : orphans) {
+      std::size_t target = 0;
+      double best_delta = 1e300;
+      for (std::size_t g = 0; g < gpus_.size(); ++g) {
+        const double d = Delta(gpus_[g], p, +1);
+        if (d < best_delta) best_delta = d, target = g;
+      }
+      gpus_[target].pods.push_back(p);
+      Rebuild(gpus_[target]);
+    }
+    if (Repair(stop)) return true;
+    gpus_ = saved;
+    return false;
+  }
+
+  // Tabu min-conflicts search on pod moves until no GPU has a penalty.
+  bool Repair(std::int64_t stop) {
+    std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> tabu(in_.mem.size());
+    std::uniform_int_distribution<int> tenure(4, 14);
+    for (std::int64_t iter = 0;; ++iter) {
+      std::vector<std::size_t> bad;
+      double total = 0;
+      for (std::size_t g = 0; g < gpus_.size(); ++g) {
+        const double pen = Penalty(gpus_[g]);
+        if (pen > 0) bad.push_back(g), total += pen;
+      }
+      if (bad.empty()) return true;
+      if (evaluations_ >= stop) return false;
+      const std::size_t from = bad[std::uniform_int_distribution<std::size_t>(0, bad.size() - 1)(rng_)];
+      const std::vector<std::size_t> candidates = Candidates(from);
+      double best_delta = 1e300;
+      std::size_t best_pod = 0, best_to = 0, best_back = kNone;
+      int ties = 0;
+      auto consider = [&](double d, std::size_t p, std::size_t to, std::size_t back) {
+        if (d < best_delta - 1e-12) {
+          best_delta = d, best_pod = p, best_to = to, best_back = back, ties = 1;
+        } else if (std::abs(d - best_delta) <= 1e-12 && std::uniform_int_distribution<int>(0, ties++)(rng_) == 0) {
+          best_pod = p, best_to = to, best_back = back;
+        }
+      };
+      auto is_tabu = [&](std::size_t p, std::size_t g) {
+        return std::any_of(tabu[p].begin(), tabu[p].end(), [&](const auto& e) { return e.first == g && e.second > iter; });
+      };
+      for (std::size_t p : gpus_[from].pods) {
+        const double leave = Delta(gpus_[from], p, -1);
+        for (std::size_t to : candidates) {
+          if (is_tabu(p, to)) continue;
+          consider(leave + Delta(gpus_[to], p, +1), p, to, kNone);
+          // Swap: q of `to` goes back to `from`.
+          for (std::size_t q : gpus_[to].pods) {
+            if (is_tabu(q, from)) continue;
+            // `to` cannot end below zero penalty: skip the second half when it cannot win.
+            const double first_half = SwapDelta(gpus_[from], p, q);
+            if (first_half - Penalty(gpus_[to]) >= best_delta) continue;
+            consider(first_half + SwapDelta(gpus_[to], q, p), p, to, q);
+          }
+        }
+      }
+      if (best_delta >= 1e299) continue;
+      Gpu& src = gpus_[from];
+      src.pods.erase(std::find(src.pods.begin(), src.pods.end(), best_pod));
+      Gpu& dst = gpus_[best_to];
+      dst.pods.push_back(best_pod);
+      if (best_back != kNone) {
+        dst.pods.erase(std::find(dst.pods.begin(), dst.pods.end(), best_back));
+        src.pods.push_back(best_back);
+        tabu[best_back].emplace_back(best_to, iter + tenure(rng_));
+      }
+      Rebuild(src);
+      Rebuild(dst);
+      auto& t = tabu[best_pod];
+      std::erase_if(t, [&](const auto& e) { return e.second <= iter; });
+      t.emplace_back(from, iter + tenure(rng_));
+    }
+  }
+
+  // GPUs a pod of `from` may move to: all others, or a seeded sample of them when there
+  // are many (keeps one iteration's cost bounded on large clusters).
+  std::vector<std::size_t> Candidates(std::size_t from) {
+    constexpr std::size_t kMaxCandidates = 96;
+    std::vector<std::size_t> all;
+    for (std::size_t g = 0; g < gpus_.size(); ++g) {
+      if (g != from) all.push_back(g);
+    }
+    if (all.size() <= kMaxCandidates) return all;
+    std::shuffle(all.begin(), all.end(), rng_);
+    all.resize(kMaxCandidates);
+    return all;
+  }
+
+  const std::vector<Gpu>& gpus() const { return gpus_; }
+  std::int64_t evaluations() const { return evaluations_; }
+
+ private:
+  const Instance& in_;
+  std::mt19937_64 rng_;
+  std::vector<Gpu> gpus_;
+  std::int64_t evaluations_ = 0;
+  std::size_t first_fit_decreasing_gpus_ = 0;
+};
+
+constexpr std::int64_t kAttemptUnit = 100'000'000;
+
+// The Luby sequence 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... (k >= 1).
+std::int64_t Luby(std::int64_t k) {
+  std::int64_t size = 1, power = 1;
+  while (size < k) size = 2 * size + 1, power *= 2;
+  while (size != k) {
+    size = (size - 1) / 2;
+    power /= 2;
+    if (k > size) k -= size;
+  }
+  return power;
+}
+
+// First-fit decreasing, then bin elimination until `budget` evaluations are spent.
+// Restarts follow the Luby sequence (Luby, Sinclair, Zuckerman 1993): attempt k gets
+// luby(k) x kAttemptUnit evaluations, which copes with the heavy-tailed time a repair takes.
+void Search(Packer& packer, const std::vector<std::size_t>& pods, std::int64_t budget) {
+  packer.FirstFitDecreasing(pods);
+  const std::int64_t base = packer.evaluations();
+  for (std::int64_t k = 1;; ++k) {
+    const std::int64_t left = budget - (packer.evaluations() - base);
+    if (left <= 0) break;
+    if (packer.EliminateOne(std::min(Luby(k) * kAttemptUnit, left))) k = 0;
+  }
+}
+
+}  // namespace
+
+std::int64_t CollisionLimit(std::size_t samples, double max_collision_share) {
+  return static_cast<std::int64_t>(std::floor(max_collision_share * static_cast<double>(samples) + 1e-9));
+}
+
+Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) {
+  assert(options.max_collision_share >= 0 && options.max_collision_share <= 1);
+  assert(options.gpu_memory > options.reserve && options.reserve.value >= 0);
+  Instance in;
+  in.samples = telemetry.samples;
+  in.capacity_mib = static_cast<double>((options.gpu_memory - options.reserve).value);
+  in.collision_limit = CollisionLimit(telemetry.samples, options.max_collision_share);
+  Colocation out;
+  out.collision_limit_samples = in.collision_limit;
+  std::vector<std::size_t> packable;
+  for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
+    const PodSeries& p = telemetry.pods[i];
+    in.mem.push_back(p.fb_used_mib.data());
+    in.util.push_back(p.gpu_util_pct.data());
+    in.first.push_back(p.first);
+    in.last.push_back(p.last);
+    const auto peak = std::max_element(p.fb_used_mib.begin(), p.fb_used_mib.end());
+    in.peak_mib.push_back(*peak);
+    in.peak_at.push_back(static_cast<std::size_t>(peak - p.fb_used_mib.begin()));
+    in.mean_mib.push_back(std::accumulate(p.fb_used_mib.begin(), p.fb_used_mib.end(), 0.0) /
+                          static_cast<double>(std::max<std::size_t>(1, p.fb_used_mib.size())));
+    if (in.peak_mib.back() > in.capacity_mib) {
+      out.too_big.push_back(i);
+    } else {
+      packable.push_back(i);
+    }
+  }
+  // Independent searches, one per thread with its own seed; the fewest GPUs wins (ties:
+  // the lower seed), so the result does not depend on thread timing.
+  const unsigned threads = std::max(1u, options.threads);
+  std::vector<Packer> packers;
+  for (unsigned k = 0; k < threads; ++k) packers.emplace_back(in, options.seed + k);
+  std::vector<std::thread> workers;
+  for (unsigned k = 1; k < threads; ++k) workers.emplace_back([&, k] { Search(packers[k], packable, options.search_budget); });
+  Search(packers[0], packable, options.search_budget);
+  for (std::thread& w : workers) w.join();
+  const Packer* best = &packers[0];
+  for (const Packer& p : packers) {
+    if (p.gpus().size() < best->gpus().size()) best = &p;
+    out.evaluations += p.evaluations();
+  }
+  out.first_fit_decreasing_gpus = packers[0].first_fit_decreasing_gpus();
+  for (const Gpu& g : best->gpus()) {
+    if (!g.pods.empty()) out.groups.push_back(g.pods);
+  }
+  std::sort(out.groups.begin(), out.groups.end());
+  return out;
+}
+
+}  // namespace gpufit

@@ -1,0 +1,100 @@
+#include "gpufit/plan/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpufit {
+namespace {
+
+Result<void> Validate(const PlanOptions& o, const GpuModel& target) {
+  if (!std::isfinite(o.headroom) || o.headroom < 0)
+    return InvalidArgument("--headroom must be a finite number >= 0, got {}", o.headroom);
+  if (!std::isfinite(o.max_collision_share) || o.max_collision_share < 0 || o.max_collision_share > 1)
+    return InvalidArgument("--max-collision-share must be in [0, 1], got {}", o.max_collision_share);
+  if (o.reserve.value < 0) return InvalidArgument("--reserve-mib must be >= 0, got {}", o.reserve.value);
+  if (o.reserve >= target.memory)
+    return InvalidArgument("--reserve-mib {} leaves nothing of {}'s {} MiB", o.reserve.value, target.id,
+                           target.memory.value);
+  if (o.search_budget < 0) return InvalidArgument("--search-budget must be >= 0, got {}", o.search_budget);
+  return {};
+}
+
+}  // namespace
+
+Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options,
+                       const std::string& source) {
+  const Result<GpuModel> target = catalog.Find(options.target_gpu);
+  if (!target) return target.error();
+  const Result<GpuModel> current = catalog.Find(options.current_gpu.empty() ? options.target_gpu : options.current_gpu);
+  if (!current) return current.error();
+  if (Result<void> ok = Validate(options, *target); !ok) return ok.error();
+
+  Plan plan;
+  plan.source = source;
+  plan.samples = telemetry.samples;
+  plan.step_s = telemetry.step_s;
+  plan.window_hours = telemetry.window_hours();
+  plan.options = options;
+  plan.current = *current;
+  plan.target = *target;
+  plan.capacity_mib = static_cast<double>((target->memory - options.reserve).value);
+  plan.skipped = telemetry.skipped;
+  plan.profiles = ProfileAll(telemetry);
+  for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
+  for (const PodProfile& p : plan.profiles) plan.right_sizing.push_back(RightSize(p, *current, catalog, options.headroom));
+
+  ColocateOptions co;
+  co.gpu_memory = target->memory;
+  co.reserve = options.reserve;
+  co.max_collision_share = options.max_collision_share;
+  co.seed = options.seed;
+  co.search_budget = options.search_budget;
+  co.threads = options.threads;
+  const Colocation colocation = Colocate(telemetry, co);
+  plan.collision_limit_samples = colocation.collision_limit_samples;
+  plan.too_big = colocation.too_big;
+  plan.search_evaluations = colocation.evaluations;
+  plan.replay = ReplayColocation(telemetry, colocation.groups, plan.capacity_mib, options.max_collision_share);
+  // The replay's share test is per sample count; the packer's is floor(share x samples).
+  if (!plan.replay.safe) return Internal("replay found the co-location unsafe: {} memory overflows, max collision share {}",
+                                         plan.replay.memory_overflows, plan.replay.max_collision_share);
+  plan.group_of.assign(telemetry.pods.size(), std::nullopt);
+  for (std::size_t g = 0; g < plan.replay.gpus.size(); ++g) {
+    for (std::size_t p : plan.replay.gpus[g].pods) plan.group_of[p] = g;
+  }
+
+  std::vector<std::size_t> packable;
+  for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
+    if (plan.group_of[i]) packable.push_back(i);
+  }
+  PlanTotals& t = plan.totals;
+  t.lower_bound = LowerBound(telemetry, packable, plan.capacity_mib, plan.collision_limit_samples);
+  t.gpus_before = telemetry.pods.size();
+  t.gpus_after = plan.replay.gpus.size() + plan.too_big.size();
+  t.gpus_lower_bound = t.lower_bound.gpus() + plan.too_big.size();
+  t.gpus_first_fit_decreasing = colocation.first_fit_decreasing_gpus + plan.too_big.size();
+  const double hours_per_sample = telemetry.step_s / 3600.0;
+  double duty_before = 0, duty_after = 0;
+  for (const PodProfile& p : plan.profiles) {
+    t.gpu_hours_before += p.gpu_hours_allocated;
+    duty_before += p.gpu_util_pct.mean * static_cast<double>(p.running_samples);
+  }
+  for (const GpuReplay& g : plan.replay.gpus) {
+    t.gpu_hours_after += static_cast<double>(g.occupied_samples) * hours_per_sample;
+    duty_after += g.mean_util_pct * static_cast<double>(telemetry.samples);
+  }
+  for (std::size_t p : plan.too_big) {
+    t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated;
+    duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples);
+  }
+  const double window = static_cast<double>(std::max<std::size_t>(1, telemetry.samples));
+  t.mean_duty_pct_before = duty_before / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_before)));
+  t.mean_duty_pct_after = duty_after / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_after)));
+  t.usd_per_month_before = static_cast<double>(t.gpus_before) * current->on_demand_per_gpu_hour.value * kHoursPerMonth;
+  t.usd_per_month_after = (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value +
+                           static_cast<double>(plan.too_big.size()) * current->on_demand_per_gpu_hour.value) *
+                          kHoursPerMonth;
+  return plan;
+}
+
+}  // namespace gpufit

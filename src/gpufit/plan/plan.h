@@ -1,0 +1,75 @@
+// The Plan: what to change for a set of GPU pods, what it saves, and the replay that shows
+// it is safe. BuildPlan runs, in order: profiles (analyze/profile.h), memory-based
+// right-sizing per pod (optimize/rightsize.h), co-location onto the target GPU model
+// (optimize/colocate.h), the lower bound (optimize/lower_bound.h) and the replay
+// (plan/replay.h).
+//
+// Before/after accounting (all on-demand catalog prices, a 730-hour month):
+//  * before: one `current_gpu` per pod (one pod, one GPU, as the telemetry was taken);
+//  * after: one `target_gpu` per co-location group, plus one `current_gpu` for each pod
+//    too big for the target;
+//  * GPU-hours over the window: before = sum of pod lifetimes; after = sum over GPUs of the
+//    samples where at least one of its pods runs (too-big pods: their lifetime);
+//  * mean duty cycle per GPU = mean over GPUs and window samples of min(100, summed duty).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpufit/analyze/profile.h"
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/core/result.h"
+#include "gpufit/model/telemetry.h"
+#include "gpufit/optimize/colocate.h"
+#include "gpufit/optimize/lower_bound.h"
+#include "gpufit/optimize/rightsize.h"
+#include "gpufit/plan/replay.h"
+
+namespace gpufit {
+
+struct PlanOptions {
+  std::string target_gpu;            // catalog id the pods are co-located on
+  std::string current_gpu;           // catalog id the pods run on today; empty = target_gpu
+  double headroom = 0.10;            // right-sizing: peak x (1 + headroom), >= 0
+  double max_collision_share = 0.01; // in [0, 1]
+  MiB reserve{0};                    // kept free on every co-located GPU, < target memory
+  std::uint64_t seed = 1;
+  std::int64_t search_budget = ColocateOptions{}.search_budget;
+  unsigned threads = ColocateOptions{}.threads;
+};
+
+struct PlanTotals {
+  std::size_t gpus_before = 0, gpus_after = 0, gpus_lower_bound = 0, gpus_first_fit_decreasing = 0;
+  GpuLowerBound lower_bound;
+  double gpu_hours_before = 0, gpu_hours_after = 0;
+  double usd_per_month_before = 0, usd_per_month_after = 0;
+  double mean_duty_pct_before = 0, mean_duty_pct_after = 0;
+  std::size_t gap_to_lower_bound() const { return gpus_after - gpus_lower_bound; }
+};
+
+struct Plan {
+  std::string source;           // telemetry path or "demo"
+  std::size_t samples = 0;
+  double step_s = 0, window_hours = 0;
+  PlanOptions options;
+  GpuModel current, target;
+  double capacity_mib = 0;      // target memory - reserve
+  std::int64_t collision_limit_samples = 0;
+  std::vector<std::string> pod_names;
+  std::vector<PodProfile> profiles;       // per pod, same order as pod_names
+  std::vector<RightSizing> right_sizing;  // per pod
+  std::vector<std::optional<std::size_t>> group_of;  // per pod: index into replay.gpus, or none (too big)
+  std::vector<std::size_t> too_big;       // pods that stay on current_gpu
+  Replay replay;                          // one entry per co-location group
+  PlanTotals totals;
+  std::vector<std::string> skipped;       // pods left out of the telemetry, with reasons
+  std::int64_t search_evaluations = 0;
+};
+
+// Errors: kNotFound for an unknown GPU id; kInvalidArgument for options out of range
+// (each names the option); kInternal if the replay finds the packing unsafe (a bug).
+Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options,
+                       const std::string& source);
+
+}  // namespace gpufit

@@ -1,0 +1,123 @@
+#include <nlohmann/json.hpp>
+
+#include "gpufit/plan/plan_writers.h"
+
+namespace gpufit {
+namespace {
+
+using nlohmann::json;
+
+json ToJson(const Percentiles& p) {
+  return {{"peak", p.peak}, {"p99", p.p99}, {"p95", p.p95}, {"p50", p.p50}, {"mean", p.mean}};
+}
+
+json ToJson(const PodProfile& p) {
+  return {{"fb_used_mib", ToJson(p.fb_used_mib)},
+          {"gpu_util_pct", ToJson(p.gpu_util_pct)},
+          {"idle_share", p.idle_share},
+          {"running_samples", p.running_samples},
+          {"filled_samples", p.filled_samples},
+          {"gpu_hours_allocated", p.gpu_hours_allocated},
+          {"gpu_hours_used", p.gpu_hours_used},
+          {"gpu_hours_wasted", p.gpu_hours_wasted()}};
+}
+
+json ToJson(const GpuModel& m) {
+  return {{"id", m.id}, {"name", m.name}, {"memory_mib", m.memory.value},
+          {"on_demand_usd_per_gpu_hour", m.on_demand_per_gpu_hour.value}};
+}
+
+}  // namespace
+
+std::string PlanToJson(const Plan& plan) {
+  json pods = json::array();
+  for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+    const RightSizing& r = plan.right_sizing[i];
+    pods.push_back({{"pod", plan.pod_names[i]},
+                    {"profile", ToJson(plan.profiles[i])},
+                    {"right_sizing",
+                     {{"current_gpu", r.current_gpu},
+                      {"recommended_gpu", r.recommended_gpu ? json(*r.recommended_gpu) : json(nullptr)},
+                      {"required_mib", r.required.value},
+                      {"reason", r.reason},
+                      {"usd_per_month_current", r.usd_per_month_current},
+                      {"usd_per_month_recommended", r.usd_per_month_recommended}}},
+                    {"group", plan.group_of[i] ? json(*plan.group_of[i]) : json(nullptr)}});
+  }
+  json groups = json::array();
+  for (std::size_t g = 0; g < plan.replay.gpus.size(); ++g) {
+    const GpuReplay& r = plan.replay.gpus[g];
+    json names = json::array();
+    for (std::size_t p : r.pods) names.push_back(plan.pod_names[p]);
+    groups.push_back({{"gpu", g},
+                      {"gpu_model", plan.target.id},
+                      {"pods", names},
+                      {"peak_fb_used_mib", r.peak_mib},
+                      {"mean_gpu_util_pct", r.mean_util_pct},
+                      {"memory_overflows", r.memory_overflows},
+                      {"collision_samples", r.collisions},
+                      {"collision_share", r.collision_share}});
+  }
+  json too_big = json::array();
+  for (std::size_t p : plan.too_big) too_big.push_back(plan.pod_names[p]);
+  const PlanTotals& t = plan.totals;
+  json j = {
+      {"schema_version", 1},
+      {"source", plan.source},
+      {"telemetry", {{"pods", plan.pod_names.size()}, {"samples", plan.samples}, {"step_s", plan.step_s},
+                     {"window_hours", plan.window_hours}, {"skipped", plan.skipped}}},
+      {"options",
+       {{"current_gpu", plan.current.id},
+        {"target_gpu", plan.target.id},
+        {"headroom", plan.options.headroom},
+        {"max_collision_share", plan.options.max_collision_share},
+        {"reserve_mib", plan.options.reserve.value},
+        {"seed", plan.options.seed},
+        {"search_budget", plan.options.search_budget}}},
+      {"current_gpu", ToJson(plan.current)},
+      {"target_gpu", ToJson(plan.target)},
+      {"capacity_mib", plan.capacity_mib},
+      {"collision_limit_samples", plan.collision_limit_samples},
+      {"pods", pods},
+      {"groups", groups},
+      {"too_big_for_target", too_big},
+      {"totals",
+       {{"gpus_before", t.gpus_before},
+        {"gpus_after", t.gpus_after},
+        {"gpus_lower_bound", t.gpus_lower_bound},
+        {"lower_bound", {{"per_sample_l2", t.lower_bound.per_sample_l2}, {"conflict_clique", t.lower_bound.conflict_clique}}},
+        {"gap_to_lower_bound", t.gap_to_lower_bound()},
+        {"gpus_first_fit_decreasing", t.gpus_first_fit_decreasing},
+        {"gpu_hours_before", t.gpu_hours_before},
+        {"gpu_hours_after", t.gpu_hours_after},
+        {"usd_per_month_before", t.usd_per_month_before},
+        {"usd_per_month_after", t.usd_per_month_after},
+        {"usd_per_month_saved", t.usd_per_month_before - t.usd_per_month_after},
+        {"mean_duty_pct_before", t.mean_duty_pct_before},
+        {"mean_duty_pct_after", t.mean_duty_pct_after}}},
+      {"replay",
+       {{"memory_overflows", plan.replay.memory_overflows},
+        {"max_collision_share", plan.replay.max_collision_share},
+        {"safe", plan.replay.safe}}},
+      {"search_evaluations", plan.search_evaluations},
+  };
+  return j.dump(2) + "\n";
+}
+
+std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::string& source, double step_s) {
+  json pods = json::array();
+  double allocated = 0, used = 0;
+  for (const PodProfile& p : profiles) {
+    json e = ToJson(p);
+    e["pod"] = p.pod;
+    pods.push_back(std::move(e));
+    allocated += p.gpu_hours_allocated;
+    used += p.gpu_hours_used;
+  }
+  json j = {{"schema_version", 1}, {"source", source}, {"step_s", step_s}, {"pods", pods},
+            {"totals", {{"pods", profiles.size()}, {"gpu_hours_allocated", allocated}, {"gpu_hours_used", used},
+                        {"gpu_hours_wasted", allocated - used}}}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gpufit
