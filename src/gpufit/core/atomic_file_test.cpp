@@ -1,1 +1,39 @@
+#include "gpufit/core/atomic_file.h"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace gpufit {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Read(const fs::path& p) {
+  std::stringstream ss;
+  ss << std::ifstream(p).rdbuf();
+  return ss.str();
+}
+
+TEST(WriteFileAtomically, ReplacesTheWholeFileAndLeavesNoTemporary) {
+  const fs::path dir = fs::temp_directory_path() / ("gpufit-atomic-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path f = dir / "plan.json";
+  ASSERT_TRUE(WriteFileAtomically(f, "old").has_value());
+  ASSERT_TRUE(WriteFileAtomically(f, "new contents").has_value());
+  EXPECT_EQ(Read(f), "new contents");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
+}
+
+TEST(WriteFileAtomically, MissingDirectoryIsAnErrorNamingThePath) {
+  const Result<void> r = WriteFileAtomically("/nonexistent-gpufit-dir/plan.json", "x");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Code::kInternal);
+  EXPECT_NE(r.error().message.find("/nonexistent-gpufit-dir/plan.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpufit

@@ -1,1 +1,122 @@
+#include "gpufit/ingest/telemetry_readers.h"
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace gpufit {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+std::string DataDir() {
+  const char* env = std::getenv("GPUFIT_DATA");
+  return env ? env : GPUFIT_DATA_DEFAULT;
+}
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("gpufit-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+    return (path_ / name).string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+TEST(ReadLongCsv, ReadsBothMetricsInAnyColumnOrder) {
+  TempDir d;
+  const std::string f = d.Write("t.csv",
+                                "pod,value,metric,timestamp_s,extra\n"
+                                "p1,1024,DCGM_FI_DEV_FB_USED,0,x\n"
+                                "p1,50,DCGM_FI_DEV_GPU_UTIL,0,x\n"
+                                "p1,2048,DCGM_FI_DEV_FB_USED,60,x\n"
+                                "p1,0,DCGM_FI_DEV_GPU_UTIL,60,x\n"
+                                "p1,7,DCGM_FI_DEV_SM_CLOCK,60,x\n");
+  const Result<Telemetry> t = ReadLongCsv(f);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 1u);
+  EXPECT_EQ(t->pods[0].fb_used_mib, (std::vector<float>{1024, 2048}));
+  EXPECT_EQ(t->pods[0].gpu_util_pct, (std::vector<float>{50, 0}));
+}
+
+struct BadCase {
+  const char* name;
+  const char* text;
+  const char* expect;  // substring of the error after the file name
+};
+
+TEST(ReadLongCsv, BadInputNamesFileLineAndColumn) {
+  const BadCase cases[] = {
+      {"missing column", "timestamp_s,pod,value\n0,p,1\n", "metric"},
+      {"non-numeric", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,12x\n", ":2: column 'value': expected a number, got '12x'"},
+      {"negative", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1\n60,p,DCGM_FI_DEV_FB_USED,-5\n", ":3: column 'value': must be >= 0, got -5"},
+      {"nan", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,nan\n", ":2: column 'value': nan is not a finite number"},
+      {"duty over 100", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,130\n", ":2: column 'value': duty cycle must be <= 100 %"},
+      {"empty pod", "timestamp_s,pod,metric,value\n0,,DCGM_FI_DEV_GPU_UTIL,1\n", ":2: column 'pod': empty value"},
+      {"header only", "timestamp_s,pod,metric,value\n", "no data rows"},
+      {"empty file", "", "empty file"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir d;
+    const std::string f = d.Write("bad.csv", c.text);
+    const Result<Telemetry> t = ReadLongCsv(f);
+    ASSERT_FALSE(t.has_value());
+    EXPECT_EQ(t.error().code, Code::kInvalidArgument);
+    EXPECT_THAT(t.error().message, HasSubstr(f));
+    EXPECT_THAT(t.error().message, HasSubstr(c.expect));
+  }
+}
+
+TEST(ReadTelemetry, MissingPathIsNotFound) {
+  const Result<Telemetry> t = ReadTelemetry("/nonexistent/gpufit/telemetry.csv");
+  ASSERT_FALSE(t.has_value());
+  EXPECT_EQ(t.error().code, Code::kNotFound);
+  EXPECT_THAT(t.error().message, HasSubstr("/nonexistent/gpufit/telemetry.csv: no such file"));
+}
+
+TEST(ReadGenTd26, MissingFileInTheDirectoryIsNamed) {
+  TempDir d;
+  d.Write(kGenTd26MemoryFile, "timestamp_anon,value,container_ip\n0,1048576,p\n");
+  const Result<Telemetry> t = ReadGenTd26(d.path());
+  ASSERT_FALSE(t.has_value());
+  EXPECT_EQ(t.error().code, Code::kNotFound);
+  EXPECT_THAT(t.error().message, HasSubstr(kGenTd26DutyFile));
+}
+
+TEST(ReadGenTd26, ConvertsBytesToMiBAndReadsEachHeader) {
+  TempDir d;
+  d.Write(kGenTd26MemoryFile, "timestamp_anon,value,container_ip\n0,1048576,p\n57,2097152,p\n");
+  d.Write(kGenTd26DutyFile, "value,timestamp_anon,container_ip\n10,0,p\n20,57,p\n");
+  const Result<Telemetry> t = ReadGenTd26(d.path());
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_EQ(t->step_s, 57);
+  EXPECT_EQ(t->pods[0].fb_used_mib, (std::vector<float>{1, 2}));
+  EXPECT_EQ(t->pods[0].gpu_util_pct, (std::vector<float>{10, 20}));
+}
+
+TEST(ReadGenTd26, RealTraceHas143PodsWithBothMetrics) {
+  const std::string dir = DataDir() + "/gentd26";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir;
+  const Result<Telemetry> t = ReadGenTd26(dir);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_EQ(t->pods.size(), 143u);   // data README: 143 duty-cycle pods, 144 memory pods
+  EXPECT_EQ(t->skipped.size(), 1u);
+  EXPECT_EQ(t->step_s, 57);          // the trace's scrape interval
+  EXPECT_EQ(t->samples, 1441u);      // (1662940800 - 1662858720) / 57 + 1
+}
+
+}  // namespace
+}  // namespace gpufit

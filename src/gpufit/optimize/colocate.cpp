@@ -39,6 +39,7 @@ inline double OverflowAt(double m, double cap) { return m > cap ? 1.0 + (m - cap
 class Packer {
  public:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  static constexpr std::int64_t kIterationOverhead = 1000;
   Packer(const Instance& in, std::uint64_t seed) : in_(in), rng_(seed) {}
 
   double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions); }
@@ -47,7 +48,8 @@ class Packer {
   }
 
   // Recomputes a GPU's series from its pods, summing in ascending pod order (as replay does).
-  void Rebuild(Gpu& g) const {
+  void Rebuild(Gpu& g) {
+    evaluations_ += static_cast<std::int64_t>((g.pods.size() + 1) * in_.samples);
     std::sort(g.pods.begin(), g.pods.end());
     g.mem.assign(in_.samples, 0.0);
     g.util.assign(in_.samples, 0.0);
@@ -189,6 +191,7 @@ class Packer {
       }
       if (bad.empty()) return true;
       if (evaluations_ >= stop) return false;
+      evaluations_ += kIterationOverhead;  // bookkeeping, so tiny instances end in time
       const std::size_t from = bad[std::uniform_int_distribution<std::size_t>(0, bad.size() - 1)(rng_)];
       const std::vector<std::size_t> candidates = Candidates(from);
       double best_delta = 1e300;
@@ -276,16 +279,22 @@ std::int64_t Luby(std::int64_t k) {
   return power;
 }
 
-// First-fit decreasing, then bin elimination until `budget` evaluations are spent.
+// First-fit decreasing, then bin elimination until `budget` evaluations are spent or
+// only `stop_at` GPUs are left.
 // Restarts follow the Luby sequence (Luby, Sinclair, Zuckerman 1993): attempt k gets
 // luby(k) x kAttemptUnit evaluations, which copes with the heavy-tailed time a repair takes.
-void Search(Packer& packer, const std::vector<std::size_t>& pods, std::int64_t budget) {
+void Search(Packer& packer, const std::vector<std::size_t>& pods, std::int64_t budget, std::size_t stop_at) {
   packer.FirstFitDecreasing(pods);
   const std::int64_t base = packer.evaluations();
-  for (std::int64_t k = 1;; ++k) {
-    const std::int64_t left = budget - (packer.evaluations() - base);
+  for (std::int64_t k = 1; packer.gpus().size() > stop_at; ++k) {
+    const std::int64_t before = packer.evaluations();
+    const std::int64_t left = budget - (before - base);
     if (left <= 0) break;
-    if (packer.EliminateOne(std::min(Luby(k) * kAttemptUnit, left))) k = 0;
+    if (packer.EliminateOne(std::min(Luby(k) * kAttemptUnit, left))) {
+      k = 0;
+    } else if (packer.evaluations() == before) {
+      break;  // nothing left to try (a single GPU)
+    }
   }
 }
 
@@ -328,8 +337,8 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
   std::vector<Packer> packers;
   for (unsigned k = 0; k < threads; ++k) packers.emplace_back(in, options.seed + k);
   std::vector<std::thread> workers;
-  for (unsigned k = 1; k < threads; ++k) workers.emplace_back([&, k] { Search(packers[k], packable, options.search_budget); });
-  Search(packers[0], packable, options.search_budget);
+  for (unsigned k = 1; k < threads; ++k) workers.emplace_back([&, k] { Search(packers[k], packable, options.search_budget, options.stop_at_gpus); });
+  Search(packers[0], packable, options.search_budget, options.stop_at_gpus);
   for (std::thread& w : workers) w.join();
   const Packer* best = &packers[0];
   for (const Packer& p : packers) {

@@ -1,1 +1,63 @@
+#include "gpufit/optimize/lower_bound.h"
+
 #include <gtest/gtest.h>
+
+namespace gpufit {
+namespace {
+
+TEST(MartelloTothL2, CountsItemsLargerThanHalfSeparately) {
+  // Three items of 60 into 100: no two share, so 3 (the volume bound says 2).
+  EXPECT_EQ(MartelloTothL2({60, 60, 60}, 100), 3u);
+}
+
+TEST(MartelloTothL2, EqualsVolumeBoundForSmallItems) {
+  // 10 items of 25 into 100: ceil(250 / 100) = 3.
+  EXPECT_EQ(MartelloTothL2(std::vector<double>(10, 25), 100), 3u);
+}
+
+TEST(MartelloTothL2, UsesTheParameterK) {
+  // 70, 70, 40, 40 into 100, k = 0: J2 = {70, 70} leaves 60 free, J3 = {40, 40} sums to 80:
+  // 2 + ceil((80 - 60) / 100) = 3 (a 40 cannot join a 70).
+  EXPECT_EQ(MartelloTothL2({70, 70, 40, 40}, 100), 3u);
+  // 70, 70, 30, 30: the 30s fill the gaps exactly: 2.
+  EXPECT_EQ(MartelloTothL2({70, 70, 30, 30}, 100), 2u);
+  // 80, 80, 80, 25, 25, 25: k = 25 -> J1 = {s > 75} = 3 items, J3 = 75 -> 3 + 1 = 4.
+  EXPECT_EQ(MartelloTothL2({80, 80, 80, 25, 25, 25}, 100), 4u);
+}
+
+TEST(LowerBound, MaxOverSamplesOfPerSampleBound) {
+  Telemetry t;
+  t.samples = 2;
+  for (int i = 0; i < 3; ++i) {
+    PodSeries p;
+    p.pod = "p" + std::to_string(i);
+    p.fb_used_mib = {10, 60};  // at sample 1 three pods of 60 need 3 GPUs of 100
+    p.gpu_util_pct = {0, 0};
+    p.last = 1;
+    t.pods.push_back(p);
+  }
+  const GpuLowerBound lb = LowerBound(t, {0, 1, 2}, 100, 0);
+  EXPECT_EQ(lb.per_sample_l2, 3u);
+  EXPECT_EQ(lb.conflict_clique, 3u);
+  EXPECT_EQ(lb.gpus(), 3u);
+}
+
+TEST(LowerBound, ConflictCliqueCountsComputeConflicts) {
+  // Memory is tiny; every pair collides at both samples, no collision allowed: 3 GPUs.
+  Telemetry t;
+  t.samples = 2;
+  for (int i = 0; i < 3; ++i) {
+    PodSeries p;
+    p.pod = "p" + std::to_string(i);
+    p.fb_used_mib = {1, 1};
+    p.gpu_util_pct = {60, 60};
+    p.last = 1;
+    t.pods.push_back(p);
+  }
+  const GpuLowerBound lb = LowerBound(t, {0, 1, 2}, 100, 0);
+  EXPECT_EQ(lb.per_sample_l2, 1u);
+  EXPECT_EQ(lb.conflict_clique, 3u);
+}
+
+}  // namespace
+}  // namespace gpufit

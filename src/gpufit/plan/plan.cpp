@@ -50,6 +50,14 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   co.seed = options.seed;
   co.search_budget = options.search_budget;
   co.threads = options.threads;
+  // The lower bound first: the search stops early when it reaches it.
+  std::vector<std::size_t> packable;
+  for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
+    if (plan.profiles[i].fb_used_mib.peak <= plan.capacity_mib) packable.push_back(i);
+  }
+  plan.collision_limit_samples = CollisionLimit(telemetry.samples, options.max_collision_share);
+  plan.totals.lower_bound = LowerBound(telemetry, packable, plan.capacity_mib, plan.collision_limit_samples);
+  co.stop_at_gpus = plan.totals.lower_bound.gpus();
   const Colocation colocation = Colocate(telemetry, co);
   plan.collision_limit_samples = colocation.collision_limit_samples;
   plan.too_big = colocation.too_big;
@@ -63,12 +71,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     for (std::size_t p : plan.replay.gpus[g].pods) plan.group_of[p] = g;
   }
 
-  std::vector<std::size_t> packable;
-  for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
-    if (plan.group_of[i]) packable.push_back(i);
-  }
   PlanTotals& t = plan.totals;
-  t.lower_bound = LowerBound(telemetry, packable, plan.capacity_mib, plan.collision_limit_samples);
   t.gpus_before = telemetry.pods.size();
   t.gpus_after = plan.replay.gpus.size() + plan.too_big.size();
   t.gpus_lower_bound = t.lower_bound.gpus() + plan.too_big.size();
