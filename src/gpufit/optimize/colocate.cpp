@@ -147,7 +147,8 @@ class Packer {
   // (the previous one when it fails).
   bool EliminateOne(std::int64_t budget) {
     if (gpus_.size() <= 1) return false;
-    const std::vector<Gpu> saved = gpus_;
+    std::vector<std::vector<std::size_t>> saved;  // memberships only: series are rebuilt
+    for (const Gpu& g : gpus_) saved.push_back(g.pods);
     const std::int64_t stop = evaluations_ + budget;
     // The lightest GPU (by mean memory of its pods), with a random tie-break so a failed
     // attempt is followed by a different one.
@@ -174,7 +175,14 @@ class Packer {
       Rebuild(gpus_[target]);
     }
     if (Repair(stop)) return true;
-    gpus_ = saved;
+    gpus_.resize(saved.size());
+    for (std::size_t g = 0; g < saved.size(); ++g) {
+      std::sort(gpus_[g].pods.begin(), gpus_[g].pods.end());
+      if (gpus_[g].pods != saved[g] || gpus_[g].mem.empty()) {
+        gpus_[g].pods = saved[g];
+        Rebuild(gpus_[g]);
+      }
+    }
     return false;
   }
 

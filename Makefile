@@ -1,0 +1,36 @@
+# The two commands of the README:
+#   make demo   sets up, builds and runs the main job on the embedded synthetic cluster
+#   make test   sets up, builds and runs all tests
+# Also: make asan-test (AddressSanitizer + UBSan build and tests), make bench.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+
+.PHONY: setup build demo test asan-test bench clean
+
+setup:
+	bash scripts/bootstrap
+
+$(BUILD)/build.ninja: | setup
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUFIT_WERROR=ON
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/apps/gpufit/gpufit demo
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan-test: setup
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUFIT_WERROR=ON -DGPUFIT_SANITIZE=ON -DGPUFIT_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/bench/plan_bench
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

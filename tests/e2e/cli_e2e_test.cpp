@@ -1,0 +1,158 @@
+// Runs `gpufit` as a user would and checks what it prints, writes and exits with.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::stringstream ss;
+  ss << std::ifstream(p).rdbuf();
+  return ss.str();
+}
+
+fs::path Scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("gpufit-e2e-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+CliRun Gpufit(const std::string& args, const fs::path& dir) {
+  const std::string cmd = std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "stdout").string() + " 2> " +
+                          (dir / "stderr").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "stdout"), Slurp(dir / "stderr")};
+}
+
+std::string GenTd26() {
+  const char* env = std::getenv("GPUFIT_DATA");
+  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/gentd26";
+}
+
+// The acceptance on the real trace: every pod with both metrics covered, a safe
+// replay, and at most 56 GPUs of 80 GiB (first-fit decreasing needs 60).
+TEST(PlanOnGenTd26, EightyGiBTargetNeedsAtMost56SafeGpus) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("a100");
+  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --format json --out " + dir.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pods"].size(), 143u);
+  EXPECT_EQ(j["target_gpu"]["memory_mib"], 80 * 1024);
+  EXPECT_EQ(j["totals"]["gpus_before"], 143);
+  EXPECT_LE(j["totals"]["gpus_after"].get<int>(), 56);
+  EXPECT_EQ(j["totals"]["gpus_first_fit_decreasing"], 60);
+  EXPECT_LE(j["totals"]["gpus_lower_bound"].get<int>(), j["totals"]["gpus_after"].get<int>());
+  EXPECT_EQ(j["replay"]["memory_overflows"], 0);
+  EXPECT_LE(j["replay"]["max_collision_share"].get<double>(), 0.01);
+  std::size_t placed = 0;
+  for (const auto& g : j["groups"]) placed += g["pods"].size();
+  EXPECT_EQ(placed, 143u);
+  // The same plan, written atomically, replays safe through `gpufit replay`.
+  EXPECT_EQ(nlohmann::json::parse(Slurp(dir / "plan.json")), j);
+  EXPECT_TRUE(fs::exists(dir / "plan.md"));
+  const CliRun replay = Gpufit("replay --telemetry " + GenTd26() + " --plan " + (dir / "plan.json").string(), dir);
+  EXPECT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_THAT(replay.out, HasSubstr("0 memory overflows"));
+  fs::remove_all(dir);
+}
+
+TEST(PlanOnGenTd26, H200TargetIsSafeAndNeedsFewerGpus) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("h200");
+  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu h200-141gb --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pods"].size(), 143u);
+  EXPECT_EQ(j["replay"]["memory_overflows"], 0);
+  EXPECT_LE(j["replay"]["max_collision_share"].get<double>(), 0.01);
+  EXPECT_LT(j["totals"]["gpus_after"].get<int>(), 56);
+  EXPECT_LE(j["totals"]["gpus_lower_bound"].get<int>(), j["totals"]["gpus_after"].get<int>());
+  fs::remove_all(dir);
+}
+
+TEST(PlanOnGenTd26, RightSizingTableSaysCurrentRecommendedAndWhy) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("table");
+  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("| pod | current GPU | recommended GPU | peak MiB | p95 duty | idle | why |"));
+  // A pod of peak 37098 MiB needs 40808 MiB with 10% headroom: the L40S (46068 MiB) is cheapest.
+  EXPECT_THAT(r.out, HasSubstr("| 00800b6d2cab… | h100-80gb | l40s | 37098 |"));
+  fs::remove_all(dir);
+}
+
+struct BadInput {
+  const char* name;
+  const char* file_text;  // nullptr: the file does not exist
+  const char* extra_args;
+  const char* expect;     // in the one error line
+};
+
+TEST(PlanBadInput, OneClearErrorLineExitTwoAndNoOutputFile) {
+  const BadInput cases[] = {
+      {"missing column", "timestamp_s,pod,value\n0,p,1\n", "", "metric"},
+      {"non-numeric", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,abc\n", "", ":2: column 'value': expected a number"},
+      {"negative", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,-1\n", "", ":2: column 'value': must be >= 0"},
+      {"NaN", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,NaN\n", "", "not a finite number"},
+      {"empty file", "", "", "empty file"},
+      {"does not exist", nullptr, "", "no such file"},
+      {"unknown gpu", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1\n0,p,DCGM_FI_DEV_GPU_UTIL,1\n",
+       "--gpu v100-16gb", "unknown GPU model 'v100-16gb'"},
+      {"negative headroom", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1\n0,p,DCGM_FI_DEV_GPU_UTIL,1\n",
+       "--headroom -1", "--headroom"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path dir = Scratch("bad");
+    const fs::path input = dir / "telemetry.csv";
+    if (c.file_text) std::ofstream(input) << c.file_text;
+    const std::string gpu = std::string(c.extra_args).find("--gpu") == std::string::npos ? " --gpu h100-80gb " : " ";
+    const CliRun r = Gpufit("plan --telemetry " + input.string() + gpu + c.extra_args + " --out " + (dir / "out").string(), dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr(c.expect));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    if (std::string(c.name) != "unknown gpu" && std::string(c.name) != "negative headroom") {
+      EXPECT_THAT(r.err, HasSubstr(input.string()));
+    }
+    EXPECT_FALSE(fs::exists(dir / "out" / "plan.json"));
+    EXPECT_TRUE(r.out.empty());
+    fs::remove_all(dir);
+  }
+}
+
+TEST(Demo, RunsWithNoFilesAndIsSafe) {
+  const fs::path dir = Scratch("demo");
+  const CliRun r = Gpufit("demo --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pods"].size(), 24u);
+  EXPECT_TRUE(j["replay"]["safe"].get<bool>());
+  EXPECT_LT(j["totals"]["gpus_after"].get<int>(), j["totals"]["gpus_before"].get<int>());
+  fs::remove_all(dir);
+}
+
+TEST(Usage, UnknownFlagExitsTwo) {
+  const fs::path dir = Scratch("usage");
+  EXPECT_EQ(Gpufit("plan --no-such-flag", dir).exit_code, 2);
+  fs::remove_all(dir);
+}
+
+}  // namespace
