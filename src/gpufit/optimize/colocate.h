@@ -34,7 +34,7 @@ struct ColocateOptions {
   std::uint64_t seed = 1;
   // Local-search effort in sample evaluations (one pod at one sample against one GPU).
   // About 1e9 per second on one core; 0 keeps the first-fit-decreasing packing.
-  std::int64_t search_budget = 1'500'000'000;  // per thread
+  std::int64_t search_budget = 500'000'000;  // per thread
   unsigned threads = 2;
   // Stop searching once this few GPUs are used (a known lower bound: no fewer is possible).
   std::size_t stop_at_gpus = 0;  // independent searches run in parallel (seeds seed, seed+1, ...)
