@@ -19,6 +19,7 @@ struct Instance {
   std::vector<const float*> util;  // per pod
   std::vector<std::size_t> first, last;
   std::vector<double> peak_mib, mean_mib;
+  std::vector<double> min_running_mib;  // smallest memory inside the pod's life
   std::vector<std::size_t> peak_at;
 };
 
@@ -32,6 +33,7 @@ struct Gpu {
   double overflow = 0;
   std::int64_t collisions = 0;
   double peak_mib = 0;
+  std::size_t peak_at = 0;  // a sample where mem == peak_mib
 };
 
 inline double OverflowAt(double m, double cap) { return m > cap ? 1.0 + (m - cap) / cap : 0.0; }
@@ -62,10 +64,11 @@ class Packer {
     g.overflow = 0;
     g.collisions = 0;
     g.peak_mib = 0;
+    g.peak_at = 0;
     for (std::size_t t = 0; t < in_.samples; ++t) {
       g.overflow += OverflowAt(g.mem[t], in_.capacity_mib);
       g.collisions += g.util[t] > 100.0;
-      g.peak_mib = std::max(g.peak_mib, g.mem[t]);
+      if (g.mem[t] > g.peak_mib) g.peak_mib = g.mem[t], g.peak_at = t;
     }
   }
 
@@ -118,6 +121,8 @@ class Packer {
   bool Fits(const Gpu& g, std::size_t p) {
     const double cap = in_.capacity_mib;
     if (g.mem[in_.peak_at[p]] + in_.peak_mib[p] > cap) return false;
+    // At the GPU's own peak the pod adds at least its smallest running memory.
+    if (g.peak_at >= in_.first[p] && g.peak_at <= in_.last[p] && g.peak_mib + in_.min_running_mib[p] > cap) return false;
     return Delta(g, p, +1) <= 0;
   }
 
@@ -331,6 +336,8 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
     const auto peak = std::max_element(p.fb_used_mib.begin(), p.fb_used_mib.end());
     in.peak_mib.push_back(*peak);
     in.peak_at.push_back(static_cast<std::size_t>(peak - p.fb_used_mib.begin()));
+    in.min_running_mib.push_back(*std::min_element(p.fb_used_mib.begin() + static_cast<std::ptrdiff_t>(p.first),
+                                                   p.fb_used_mib.begin() + static_cast<std::ptrdiff_t>(p.last) + 1));
     in.mean_mib.push_back(std::accumulate(p.fb_used_mib.begin(), p.fb_used_mib.end(), 0.0) /
                           static_cast<double>(std::max<std::size_t>(1, p.fb_used_mib.size())));
     if (in.peak_mib.back() > in.capacity_mib) {
