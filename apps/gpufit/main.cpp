@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <algorithm>
 #include <map>
+#include <new>
 
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
@@ -35,7 +37,9 @@ struct Output {
 void AddOutputOptions(CLI::App* cmd, Output& o) {
   cmd->add_option("--format", o.format, "what to print: text (Markdown) or json")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--out", o.out_dir, "also write the report files into this directory (atomically)");
+  cmd->add_option("--out", o.out_dir, "also write the report files into this directory (atomically)")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                             "DIR", "non-empty"));
 }
 
 // Prints one of the two renderings and writes both into --out, all or nothing per file.
@@ -45,8 +49,9 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", o.out_dir, ec.message()));
     const auto dir = std::filesystem::path(o.out_dir);
-    if (Result<void> r = WriteFileAtomically(dir / (stem + ".json"), json); !r) return Fail(r.error());
-    if (Result<void> r = WriteFileAtomically(dir / (stem + ".md"), markdown); !r) return Fail(r.error());
+    if (Result<void> r = WriteFilesAtomically({{dir / (stem + ".json"), json}, {dir / (stem + ".md"), markdown}}); !r) {
+      return Fail(r.error());
+    }
   }
   std::cout << (o.format == "json" ? json : markdown);
   return 0;
@@ -108,22 +113,52 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < tel->pods.size(); ++i) index[tel->pods[i].pod] = i;
   std::vector<std::vector<std::size_t>> groups;
+  std::vector<int> placed(tel->pods.size(), 0);
   double capacity = 0, share = 0;
+  // The limits come from the catalog and the plan's options, never from its derived fields,
+  // and every pod of the telemetry must be placed exactly once: a plan cannot vouch for itself.
   try {
-    capacity = plan.at("capacity_mib").get<double>();
-    share = plan.at("options").at("max_collision_share").get<double>();
+    if (plan.at("schema_version") != 1) return Fail(InvalidArgument("{}: schema_version must be 1", plan_path));
+    const auto& options = plan.at("options");
+    const Result<GpuModel> target = GpuCatalog::Embedded().Find(options.at("target_gpu").get<std::string>());
+    if (!target) return Fail(InvalidArgument("{}: options.target_gpu: {}", plan_path, target.error().message));
+    const auto reserve = options.at("reserve_mib").get<std::int64_t>();
+    if (reserve < 0 || reserve >= target->memory.value)
+      return Fail(InvalidArgument("{}: options.reserve_mib must be in [0, {}), got {}", plan_path, target->memory.value, reserve));
+    capacity = static_cast<double>(target->memory.value - reserve);
+    if (plan.contains("capacity_mib") && plan["capacity_mib"].get<double>() != capacity)
+      return Fail(InvalidArgument("{}: capacity_mib {} is not {}'s {} MiB minus reserve_mib {}", plan_path,
+                                  plan["capacity_mib"].get<double>(), target->id, target->memory.value, reserve));
+    share = options.at("max_collision_share").get<double>();
+    if (!(share >= 0 && share <= 1))
+      return Fail(InvalidArgument("{}: options.max_collision_share must be in [0, 1], got {}", plan_path, share));
+    auto find = [&](const nlohmann::json& name, const std::string& where) -> Result<std::size_t> {
+      const auto it = index.find(name.get<std::string>());
+      if (it == index.end())
+        return InvalidArgument("{}: {}: pod '{}' is not in {}", plan_path, where, name.get<std::string>(), telemetry_path);
+      if (placed[it->second]++ > 0) return InvalidArgument("{}: pod '{}' is placed twice", plan_path, it->first);
+      return it->second;
+    };
     for (const auto& g : plan.at("groups")) {
       auto& group = groups.emplace_back();
       for (const auto& name : g.at("pods")) {
-        const auto it = index.find(name.get<std::string>());
-        if (it == index.end())
-          return Fail(InvalidArgument("{}: group {}: pod '{}' is not in {}", plan_path, groups.size() - 1,
-                                      name.get<std::string>(), telemetry_path));
-        group.push_back(it->second);
+        const Result<std::size_t> pod = find(name, fmt::format("group {}", groups.size() - 1));
+        if (!pod) return Fail(pod.error());
+        group.push_back(*pod);
       }
+    }
+    for (const auto& name : plan.value("too_big_for_target", nlohmann::json::array())) {
+      const Result<std::size_t> pod = find(name, "too_big_for_target");
+      if (!pod) return Fail(pod.error());
+      const auto& fb = tel->pods[*pod].fb_used_mib;
+      if (*std::max_element(fb.begin(), fb.end()) <= capacity)
+        return Fail(InvalidArgument("{}: too_big_for_target: pod '{}' fits in {} MiB", plan_path, name.get<std::string>(), capacity));
     }
   } catch (const nlohmann::json::exception& e) {
     return Fail(InvalidArgument("{}: {}", plan_path, e.what()));
+  }
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    if (placed[i] == 0) return Fail(InvalidArgument("{}: pod '{}' of {} is in no group", plan_path, tel->pods[i].pod, telemetry_path));
   }
   const Replay r = ReplayColocation(*tel, groups, capacity, share);
   nlohmann::json j = {{"gpus", r.gpus.size()}, {"memory_overflows", r.memory_overflows},
@@ -134,6 +169,11 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
   const int rc = Emit(output, "replay", j.dump(2) + "\n", md);
   return rc != 0 ? rc : (r.safe ? 0 : 3);
 }
+
+int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
+        const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
+        const std::string& replay_plan, const Output& replay_out, PlanFlags& demo_flags,
+        const SyntheticOptions& synthetic);
 
 }  // namespace
 
@@ -166,12 +206,38 @@ int main(int argc, char** argv) {
   demo->add_option("--pods", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000));
   demo->add_option("--demo-seed", synthetic.seed, "seed of the synthetic cluster");
 
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string command = argv[1];
+    const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
+    if (known.empty()) {
+      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, demo)\n", argv[1]);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    std::fprintf(stderr, "gpufit: error: %s (see gpufit --help)\n", e.what());
+    return 2;
   }
+  try {
+    return Run(analyze, plan, replay, analyze_telemetry, analyze_out, plan_flags, replay_telemetry, replay_plan,
+               replay_out, demo_flags, synthetic);
+  } catch (const std::bad_alloc&) {
+    return Fail(Internal("out of memory (the telemetry is too large for this machine)"));
+  }
+}
+
+namespace {
+
+int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
+        const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
+        const std::string& replay_plan, const Output& replay_out, PlanFlags& demo_flags,
+        const SyntheticOptions& synthetic) {
 
   if (analyze->parsed()) {
     const Result<Telemetry> tel = ReadTelemetry(analyze_telemetry);
@@ -189,3 +255,5 @@ int main(int argc, char** argv) {
   const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
   return RunPlan(demo_flags, tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
 }
+
+}  // namespace

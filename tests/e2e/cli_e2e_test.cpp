@@ -71,6 +71,31 @@ TEST(PlanOnGenTd26, EightyGiBTargetNeedsAtMost56SafeGpus) {
   const CliRun replay = Gpufit("replay --telemetry " + GenTd26() + " --plan " + (dir / "plan.json").string(), dir);
   EXPECT_EQ(replay.exit_code, 0) << replay.err;
   EXPECT_THAT(replay.out, HasSubstr("0 memory overflows"));
+
+  // A plan cannot vouch for itself: forged limits and dropped pods are refused.
+  nlohmann::json forged = j;
+  forged["capacity_mib"] = 1e300;
+  std::ofstream(dir / "forged.json") << forged.dump();
+  const CliRun f = Gpufit("replay --telemetry " + GenTd26() + " --plan " + (dir / "forged.json").string(), dir);
+  EXPECT_EQ(f.exit_code, 2);
+  EXPECT_THAT(f.err, HasSubstr("capacity_mib 1e+300 is not a100-80gb's 81920 MiB"));
+  nlohmann::json dropped = j;
+  dropped["groups"].erase(0);
+  std::ofstream(dir / "dropped.json") << dropped.dump();
+  const CliRun d = Gpufit("replay --telemetry " + GenTd26() + " --plan " + (dir / "dropped.json").string(), dir);
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_THAT(d.err, HasSubstr("is in no group"));
+  // All pods on one GPU: the replay says unsafe, exit 3.
+  nlohmann::json crowded = j;
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& g : j["groups"]) {
+    for (const auto& p : g["pods"]) all.push_back(p);
+  }
+  crowded["groups"] = nlohmann::json::array({{{"pods", all}}});
+  std::ofstream(dir / "crowded.json") << crowded.dump();
+  const CliRun c = Gpufit("replay --telemetry " + GenTd26() + " --plan " + (dir / "crowded.json").string(), dir);
+  EXPECT_EQ(c.exit_code, 3);
+  EXPECT_THAT(c.out, HasSubstr("UNSAFE"));
   fs::remove_all(dir);
 }
 
@@ -149,9 +174,23 @@ TEST(Demo, RunsWithNoFilesAndIsSafe) {
   fs::remove_all(dir);
 }
 
-TEST(Usage, UnknownFlagExitsTwo) {
+TEST(Usage, UnknownFlagIsOneErrorLineAndExitTwo) {
   const fs::path dir = Scratch("usage");
-  EXPECT_EQ(Gpufit("plan --no-such-flag", dir).exit_code, 2);
+  const CliRun r = Gpufit("plan --no-such-flag", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("gpufit: error: "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(Gpufit("demo --out ''", dir).exit_code, 2);
+  fs::remove_all(dir);
+}
+
+TEST(Demo, OutPathThatIsAFileIsBadInputAndLeavesNothing) {
+  const fs::path dir = Scratch("outfile");
+  std::ofstream(dir / "taken") << "x";
+  const CliRun r = Gpufit("demo --out " + (dir / "taken").string(), dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr((dir / "taken").string()));
+  EXPECT_EQ(Slurp(dir / "taken"), "x");
   fs::remove_all(dir);
 }
 

@@ -29,12 +29,18 @@ Result<double> NonNegative(const YAML::Node& gpu, const char* field, std::string
 }  // namespace
 
 Result<GpuCatalog> GpuCatalog::Parse(std::string_view yaml_text, std::string_view source) {
-  YAML::Node root;
+  // yaml-cpp reports syntax errors and wrongly shaped documents (a list where a map is
+  // expected, text where a number is) by exceptions; each becomes one error naming the line.
   try {
-    root = YAML::Load(std::string(yaml_text));
+    return ParseDocument(YAML::Load(std::string(yaml_text)), source);
   } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) return InvalidArgument("{}: {}", source, e.msg);
     return InvalidArgument("{}: line {}: {}", source, e.mark.line + 1, e.msg);
   }
+}
+
+Result<GpuCatalog> GpuCatalog::ParseDocument(const YAML::Node& root, std::string_view source) {
+  if (!root.IsMap()) return InvalidArgument("{}: expected a YAML map with a list 'gpus'", source);
   const YAML::Node gpus = root["gpus"];
   if (!gpus || !gpus.IsSequence()) return InvalidArgument("{}: missing list 'gpus'", source);
   const double reference = root["reference_bf16_tflops"] ? root["reference_bf16_tflops"].as<double>(0) : 0;

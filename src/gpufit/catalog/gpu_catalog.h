@@ -10,6 +10,10 @@
 #include <vector>
 
 #include "gpufit/core/result.h"
+
+namespace YAML {
+class Node;
+}
 #include "gpufit/core/units.h"
 
 namespace gpufit {
@@ -29,8 +33,8 @@ struct GpuModel {
 class GpuCatalog {
  public:
   // Parses a catalog in the format of data/gpu_catalog.yaml. `source` names the text in
-  // errors. Errors (kInvalidArgument): YAML syntax, a missing or negative field, a
-  // duplicate id.
+  // errors. Errors (kInvalidArgument): YAML syntax, a document of the wrong shape, a
+  // missing, non-numeric or negative field, a duplicate id.
   static Result<GpuCatalog> Parse(std::string_view yaml_text, std::string_view source);
   // The catalog embedded at build time from data/gpu_catalog.yaml.
   static const GpuCatalog& Embedded();
@@ -43,6 +47,7 @@ class GpuCatalog {
   const std::vector<GpuModel>& models() const { return models_; }
 
  private:
+  static Result<GpuCatalog> ParseDocument(const YAML::Node& root, std::string_view source);
   std::vector<GpuModel> models_;
 };
 

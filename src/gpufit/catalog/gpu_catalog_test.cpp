@@ -62,6 +62,11 @@ TEST(GpuCatalog, BadFilesNameTheProblem) {
                     "  - {id: x, memory_mib: 5, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
        "duplicate gpu id 'x'"},
       {"syntax", "gpus: [\n", "my.yaml: line"},
+      {"a CSV file", "a,b,c\n1,2,3\n", "expected a YAML map"},
+      {"gpus not a list", "gpus: 3\n", "missing list 'gpus'"},
+      {"entry not a map", "gpus: [3]\n", "my.yaml"},
+      {"text where a number is", "gpus:\n  - {id: x, memory_mib: lots, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
+       "gpu 'x': memory_mib is not a number"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

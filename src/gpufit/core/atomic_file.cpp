@@ -7,15 +7,21 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <string>
 
 namespace gpufit {
+namespace {
 
-Result<void> WriteFileAtomically(const std::filesystem::path& path, std::string_view contents) {
+// Writes `contents` into a new temporary file beside `path`; returns its name.
+Result<std::string> WriteTemporary(const std::filesystem::path& path, std::string_view contents) {
   std::string tmp = path.string() + ".tmp.XXXXXX";
   const int fd = mkstemp(tmp.data());
-  if (fd < 0) return Internal("{}: cannot create a temporary file: {}", path.string(), std::strerror(errno));
-  auto fail = [&](const char* what) -> Result<void> {
+  if (fd < 0) {
+    const int err = errno;
+    const bool user_side = err == EACCES || err == EROFS || err == ENOENT || err == ENOTDIR || err == EPERM;
+    return Error{user_side ? Code::kInvalidArgument : Code::kInternal,
+                 fmt::format("{}: cannot create a file there: {}", path.string(), std::strerror(err))};
+  }
+  auto fail = [&](const char* what) -> Result<std::string> {
     const int err = errno;
     close(fd);
     std::remove(tmp.c_str());
@@ -37,12 +43,33 @@ Result<void> WriteFileAtomically(const std::filesystem::path& path, std::string_
     std::remove(tmp.c_str());
     return Internal("{}: close failed: {}", path.string(), std::strerror(err));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return Internal("{}: rename failed: {}", path.string(), std::strerror(err));
+  return tmp;
+}
+
+}  // namespace
+
+Result<void> WriteFilesAtomically(const std::vector<std::pair<std::filesystem::path, std::string>>& files) {
+  std::vector<std::string> temporaries;
+  for (const auto& [path, contents] : files) {
+    Result<std::string> tmp = WriteTemporary(path, contents);
+    if (!tmp) {
+      for (const std::string& t : temporaries) std::remove(t.c_str());
+      return tmp.error();
+    }
+    temporaries.push_back(*tmp);
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (std::rename(temporaries[i].c_str(), files[i].first.c_str()) != 0) {
+      const int err = errno;
+      for (std::size_t j = i; j < files.size(); ++j) std::remove(temporaries[j].c_str());
+      return Internal("{}: rename failed: {}", files[i].first.string(), std::strerror(err));
+    }
   }
   return {};
+}
+
+Result<void> WriteFileAtomically(const std::filesystem::path& path, std::string_view contents) {
+  return WriteFilesAtomically({{path, std::string(contents)}});
 }
 
 }  // namespace gpufit

@@ -28,10 +28,20 @@ TEST(WriteFileAtomically, ReplacesTheWholeFileAndLeavesNoTemporary) {
   fs::remove_all(dir);
 }
 
+TEST(WriteFilesAtomically, WhenOneFileCannotBeWrittenNoneIsTouched) {
+  const fs::path dir = fs::temp_directory_path() / ("gpufit-atomic-pair-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const Result<void> r = WriteFilesAtomically({{dir / "plan.json", "{}"}, {dir / "missing" / "plan.md", "x"}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("missing/plan.md"), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(dir)) << "no plan.json and no temporary left behind";
+  fs::remove_all(dir);
+}
+
 TEST(WriteFileAtomically, MissingDirectoryIsAnErrorNamingThePath) {
   const Result<void> r = WriteFileAtomically("/nonexistent-gpufit-dir/plan.json", "x");
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, Code::kInternal);
+  EXPECT_EQ(r.error().code, Code::kInvalidArgument);
   EXPECT_NE(r.error().message.find("/nonexistent-gpufit-dir/plan.json"), std::string::npos);
 }
 

@@ -8,19 +8,25 @@ namespace gpufit {
 namespace {
 
 constexpr std::size_t kMaxGridSamples = 50'000'000;
+constexpr double kMaxGridCells = 400e6;  // samples x pods: two floats each, 3.2 GB
 
 double MedianStep(const RawTelemetry& raw) {
-  std::vector<double> times;
+  // Spacing within each series, so pods scraped at different offsets do not look like a
+  // fine grid; the median ignores the odd jittered or stray sample.
+  std::vector<double> diffs, times;
   for (const auto* metric : {&raw.fb_used_mib, &raw.gpu_util_pct}) {
-    for (const auto& [pod, s] : *metric) times.insert(times.end(), s.time_s.begin(), s.time_s.end());
+    for (const auto& [pod, s] : *metric) {
+      times = s.time_s;
+      std::sort(times.begin(), times.end());
+      for (std::size_t k = 1; k < times.size(); ++k) {
+        if (times[k] > times[k - 1]) diffs.push_back(times[k] - times[k - 1]);
+      }
+    }
   }
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
-  std::vector<double> diffs;
-  for (std::size_t k = 1; k < times.size(); ++k) diffs.push_back(times[k] - times[k - 1]);
   if (diffs.empty()) return 60.0;
-  std::nth_element(diffs.begin(), diffs.begin() + diffs.size() / 2, diffs.end());
-  return diffs[diffs.size() / 2];
+  const auto median = diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2);
+  std::nth_element(diffs.begin(), median, diffs.end());
+  return *median;
 }
 
 // Puts one metric's raw samples on the grid: max per slot, NaN where unknown.
@@ -93,6 +99,11 @@ Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source
     return InvalidArgument("{}: timestamps span {} s at a {} s step: more than {} grid samples", source,
                            hi - lo, tel.step_s, kMaxGridSamples);
   tel.samples = static_cast<std::size_t>(span) + 1;
+  const double pods = static_cast<double>(std::max(raw.fb_used_mib.size(), raw.gpu_util_pct.size()));
+  if (static_cast<double>(tel.samples) * pods > kMaxGridCells)
+    return InvalidArgument("{}: timestamps span {} s at a {} s step: {} samples x {:.0f} pods is more than {:.0f} grid cells "
+                           "(a timestamp far from the rest?)",
+                           source, hi - lo, tel.step_s, tel.samples, pods, kMaxGridCells);
 
   std::vector<std::string> names;
   for (const auto& [pod, s] : raw.fb_used_mib) names.push_back(pod);

@@ -1,8 +1,8 @@
 // Turns raw (time, value) samples into the common grid of model/telemetry.h.
 //
 // Rules (the same for every reader):
-//  * Grid step: the median of the positive differences between consecutive distinct
-//    timestamps seen in the input (the scrape interval); 60 s when there is one timestamp.
+//  * Grid step: the median of the positive differences between consecutive timestamps
+//    within each pod's series (the scrape interval); 60 s when no series has two samples.
 //    Grid start and end: the earliest and latest timestamps of either metric.
 //  * Each raw sample goes to the nearest grid sample; several samples of one pod and metric
 //    landing on one grid sample keep the largest (conservative for memory and duty).
@@ -37,7 +37,8 @@ struct RawTelemetry {
 };
 
 // Errors: kInvalidArgument naming `source` when there is no pod with both metrics, or when
-// the grid would exceed 50 million samples (a timestamp far off the rest).
+// the grid would exceed 50 million samples or 400 million samples x pods (a timestamp far
+// off the rest).
 Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source);
 
 }  // namespace gpufit

@@ -35,8 +35,8 @@ TEST(AlignToGrid, GapsTakeTheLargerNeighbour) {
 
 TEST(AlignToGrid, DuplicatesInOneSlotKeepTheLargest) {
   RawTelemetry raw;
-  raw.fb_used_mib["a"] = Series({0, 2, 60}, {5, 9, 1});
-  raw.gpu_util_pct["a"] = Series({0, 60}, {1, 1});
+  raw.fb_used_mib["a"] = Series({0, 2, 60, 120, 180}, {5, 9, 1, 1, 1});  // 0 and 2 s land on sample 0
+  raw.gpu_util_pct["a"] = Series({0, 60, 120, 180}, {1, 1, 1, 1});
   const Result<Telemetry> t = AlignToGrid(raw, "test");
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->pods[0].fb_used_mib[0], 9);

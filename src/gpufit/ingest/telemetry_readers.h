@@ -10,7 +10,8 @@
 //    columns ignored); metric is a DCGM field name: DCGM_FI_DEV_FB_USED (value in MiB) or
 //    DCGM_FI_DEV_GPU_UTIL (value in percent 0-100). Rows of other metrics are skipped.
 //    Documented in docs/telemetry-formats.md.
-// Values must be finite and >= 0, duty cycles <= 100; timestamps finite and >= 0.
+// Values must be finite and >= 0, duty cycles <= 100, memory <= 1 TiB; timestamps finite
+// and >= 0.
 #pragma once
 
 #include <string>

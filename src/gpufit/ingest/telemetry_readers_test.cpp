@@ -66,6 +66,7 @@ TEST(ReadLongCsv, BadInputNamesFileLineAndColumn) {
       {"duty over 100", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,130\n", ":2: column 'value': duty cycle must be <= 100 %"},
       {"empty pod", "timestamp_s,pod,metric,value\n0,,DCGM_FI_DEV_GPU_UTIL,1\n", ":2: column 'pod': empty value"},
       {"header only", "timestamp_s,pod,metric,value\n", "no data rows"},
+      {"implausible memory", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1e30\n", ":2: column 'value': 1e+30 MiB of GPU memory is implausible"},
       {"empty file", "", "empty file"},
   };
   for (const BadCase& c : cases) {
@@ -78,6 +79,21 @@ TEST(ReadLongCsv, BadInputNamesFileLineAndColumn) {
     EXPECT_THAT(t.error().message, HasSubstr(f));
     EXPECT_THAT(t.error().message, HasSubstr(c.expect));
   }
+}
+
+TEST(ReadLongCsv, AStrayTimestampFarFromTheRestIsRejectedBeforeAllocating) {
+  // 100 pods at 0 s and 60 s, one sample at 3e8 s: 5e6 samples x 100 pods > 4e8 cells.
+  std::string text = "timestamp_s,pod,metric,value\n";
+  for (int p = 0; p < 100; ++p) {
+    for (const char* m : {"DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_UTIL"}) {
+      text += "0,p" + std::to_string(p) + "," + m + ",1\n60,p" + std::to_string(p) + "," + m + ",1\n";
+    }
+  }
+  text += "300000000,p0,DCGM_FI_DEV_FB_USED,1\n";
+  TempDir d;
+  const Result<Telemetry> t = ReadLongCsv(d.Write("stray.csv", text));
+  ASSERT_FALSE(t.has_value());
+  EXPECT_THAT(t.error().message, HasSubstr("a timestamp far from the rest?"));
 }
 
 TEST(ReadTelemetry, MissingPathIsNotFound) {
@@ -93,7 +109,7 @@ TEST(ReadGenTd26, MissingFileInTheDirectoryIsNamed) {
   const Result<Telemetry> t = ReadGenTd26(d.path());
   ASSERT_FALSE(t.has_value());
   EXPECT_EQ(t.error().code, Code::kNotFound);
-  EXPECT_THAT(t.error().message, HasSubstr(kGenTd26DutyFile));
+  EXPECT_THAT(t.error().message, HasSubstr("is not a GenTD26 directory: " + std::string(kGenTd26DutyFile) + " is missing"));
 }
 
 TEST(ReadGenTd26, ConvertsBytesToMiBAndReadsEachHeader) {

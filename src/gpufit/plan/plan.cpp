@@ -7,8 +7,8 @@ namespace gpufit {
 namespace {
 
 Result<void> Validate(const PlanOptions& o, const GpuModel& target) {
-  if (!std::isfinite(o.headroom) || o.headroom < 0)
-    return InvalidArgument("--headroom must be a finite number >= 0, got {}", o.headroom);
+  if (!std::isfinite(o.headroom) || o.headroom < 0 || o.headroom > 10)
+    return InvalidArgument("--headroom must be in [0, 10] (0.10 = 10%), got {}", o.headroom);
   if (!std::isfinite(o.max_collision_share) || o.max_collision_share < 0 || o.max_collision_share > 1)
     return InvalidArgument("--max-collision-share must be in [0, 1], got {}", o.max_collision_share);
   if (o.reserve.value < 0) return InvalidArgument("--reserve-mib must be >= 0, got {}", o.reserve.value);

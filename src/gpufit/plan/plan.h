@@ -31,7 +31,7 @@ namespace gpufit {
 struct PlanOptions {
   std::string target_gpu;            // catalog id the pods are co-located on
   std::string current_gpu;           // catalog id the pods run on today; empty = target_gpu
-  double headroom = 0.10;            // right-sizing: peak x (1 + headroom), >= 0
+  double headroom = 0.10;            // right-sizing: peak x (1 + headroom), in [0, 10]
   double max_collision_share = 0.01; // in [0, 1]
   MiB reserve{0};                    // kept free on every co-located GPU, < target memory
   std::uint64_t seed = 1;

@@ -23,6 +23,8 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "Telemetry: {} ({} pods, {} samples every {:.0f} s, {:.1f} h).", plan.source, plan.pod_names.size(),
       plan.samples, plan.step_s, plan.window_hours);
   if (!plan.skipped.empty()) Out(s, " Left out: {} pod(s) without both metrics.", plan.skipped.size());
+  if (plan.options.current_gpu.empty())
+    Out(s, "\nThe pods are assumed to run on {} today (the telemetry names no GPU model; say --current-gpu).", plan.current.id);
   Out(s, "\nCo-location target: {} ({} MiB, reserve {} MiB), collisions allowed on at most {:.2f}% of samples ({}).\n\n",
       plan.target.id, plan.target.memory.value, plan.options.reserve.value, 100 * plan.options.max_collision_share,
       plan.collision_limit_samples);

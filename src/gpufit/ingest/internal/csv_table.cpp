@@ -57,7 +57,8 @@ template <std::size_t N>
 Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*, N>& columns,
                            const std::function<Result<void>(const CsvRow<N>&)>& on_row) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("{}: no such file", path);
+  if (!std::filesystem::exists(path, ec)) return NotFound("{}: no such file", path);
+  if (!std::filesystem::is_regular_file(path, ec)) return InvalidArgument("{}: not a regular file", path);
   if (std::filesystem::file_size(path, ec) == 0) return InvalidArgument("{}: empty file (expected a CSV header)", path);
   try {
     io::CSVReader<static_cast<unsigned>(N)> in(path);
@@ -69,7 +70,14 @@ Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*
       if (!r) return r;
     }
   } catch (const io::error::base& e) {
-    return InvalidArgument("{}: {}", path, e.what());
+    // libfccp's messages name the file already (quoted); say it once, in front.
+    std::string what = e.what();
+    const std::string quoted = " in file \"" + path + "\"";
+    const std::string quoted_header = " in header of file \"" + path + "\"";
+    for (const std::string& q : {quoted_header, quoted}) {
+      if (const auto at = what.find(q); at != std::string::npos) what.erase(at, q.size());
+    }
+    return InvalidArgument("{}: {}", path, what);
   }
   return {};
 }
