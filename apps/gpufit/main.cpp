@@ -99,7 +99,10 @@ int RunPlan(PlanFlags& f, const Telemetry& telemetry, const std::string& source)
 }
 
 // gpufit replay: re-checks a plan.json's groups against telemetry.
-int RunReplay(const std::string& telemetry_path, const std::string& plan_path, const Output& output) {
+int RunReplay(const std::string& telemetry_path, const std::string& plan_path, const std::string& catalog_path,
+              const Output& output) {
+  const Result<GpuCatalog> catalog = LoadCatalog(catalog_path);
+  if (!catalog) return Fail(catalog.error());
   std::ifstream in(plan_path);
   if (!in) return Fail(NotFound("{}: cannot open the plan file", plan_path));
   nlohmann::json plan;
@@ -120,8 +123,10 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
   try {
     if (plan.at("schema_version") != 1) return Fail(InvalidArgument("{}: schema_version must be 1", plan_path));
     const auto& options = plan.at("options");
-    const Result<GpuModel> target = GpuCatalog::Embedded().Find(options.at("target_gpu").get<std::string>());
+    const Result<GpuModel> target = catalog->Find(options.at("target_gpu").get<std::string>());
     if (!target) return Fail(InvalidArgument("{}: options.target_gpu: {}", plan_path, target.error().message));
+    if (!options.at("reserve_mib").is_number_integer())
+      return Fail(InvalidArgument("{}: options.reserve_mib must be a whole number of MiB", plan_path));
     const auto reserve = options.at("reserve_mib").get<std::int64_t>();
     if (reserve < 0 || reserve >= target->memory.value)
       return Fail(InvalidArgument("{}: options.reserve_mib must be in [0, {}), got {}", plan_path, target->memory.value, reserve));
@@ -172,7 +177,7 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
 
 int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
         const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
-        const std::string& replay_plan, const Output& replay_out, PlanFlags& demo_flags,
+        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out, PlanFlags& demo_flags,
         const SyntheticOptions& synthetic);
 
 }  // namespace
@@ -191,11 +196,12 @@ int main(int argc, char** argv) {
   CLI::App* plan = app.add_subcommand("plan", "right-size and co-locate pods, verified by replay (the main job)");
   AddPlanOptions(plan, plan_flags, true);
 
-  std::string replay_telemetry, replay_plan;
+  std::string replay_telemetry, replay_plan, replay_catalog;
   Output replay_out;
   CLI::App* replay = app.add_subcommand("replay", "replay telemetry against a plan.json; exit 3 if unsafe");
   replay->add_option("--telemetry", replay_telemetry, "GenTD26 directory or long CSV file")->required();
   replay->add_option("--plan", replay_plan, "plan.json written by gpufit plan")->required();
+  replay->add_option("--catalog", replay_catalog, "GPU catalog YAML the plan was made with (default: embedded)");
   AddOutputOptions(replay, replay_out);
 
   PlanFlags demo_flags;
@@ -226,7 +232,7 @@ int main(int argc, char** argv) {
   }
   try {
     return Run(analyze, plan, replay, analyze_telemetry, analyze_out, plan_flags, replay_telemetry, replay_plan,
-               replay_out, demo_flags, synthetic);
+               replay_catalog, replay_out, demo_flags, synthetic);
   } catch (const std::bad_alloc&) {
     return Fail(Internal("out of memory (the telemetry is too large for this machine)"));
   }
@@ -236,7 +242,7 @@ namespace {
 
 int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
         const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
-        const std::string& replay_plan, const Output& replay_out, PlanFlags& demo_flags,
+        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out, PlanFlags& demo_flags,
         const SyntheticOptions& synthetic) {
 
   if (analyze->parsed()) {
@@ -251,7 +257,7 @@ int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& 
     if (!tel) return Fail(tel.error());
     return RunPlan(plan_flags, *tel, plan_flags.telemetry);
   }
-  if (replay->parsed()) return RunReplay(replay_telemetry, replay_plan, replay_out);
+  if (replay->parsed()) return RunReplay(replay_telemetry, replay_plan, replay_catalog, replay_out);
   const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
   return RunPlan(demo_flags, tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
 }

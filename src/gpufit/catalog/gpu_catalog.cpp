@@ -23,6 +23,7 @@ Result<double> NonNegative(const YAML::Node& gpu, const char* field, std::string
     return InvalidArgument("{}: gpu '{}': {} is not a number", source, id, field);
   }
   if (!(v >= 0)) return InvalidArgument("{}: gpu '{}': {} must be >= 0, got {}", source, id, field, v);
+  if (!(v <= 1e12)) return InvalidArgument("{}: gpu '{}': {} must be finite and <= 1e12, got {}", source, id, field, v);
   return v;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <exception>
 #include <thread>
 
 namespace gpufit {
@@ -243,6 +244,7 @@ class Packer {
       if (best_back != kNone) {
         dst.pods.erase(std::find(dst.pods.begin(), dst.pods.end(), best_back));
         src.pods.push_back(best_back);
+        std::erase_if(tabu[best_back], [&](const auto& e) { return e.second <= iter; });
         tabu[best_back].emplace_back(best_to, iter + tenure(rng_));
       }
       Rebuild(src);
@@ -268,6 +270,9 @@ class Packer {
   }
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
+  std::size_t used_gpus() const {
+    return static_cast<std::size_t>(std::count_if(gpus_.begin(), gpus_.end(), [](const Gpu& g) { return !g.pods.empty(); }));
+  }
   std::int64_t evaluations() const { return evaluations_; }
 
  private:
@@ -352,12 +357,28 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
   std::vector<Packer> packers;
   for (unsigned k = 0; k < threads; ++k) packers.emplace_back(in, options.seed + k);
   std::vector<std::thread> workers;
-  for (unsigned k = 1; k < threads; ++k) workers.emplace_back([&, k] { Search(packers[k], packable, options.search_budget, options.stop_at_gpus); });
-  Search(packers[0], packable, options.search_budget, options.stop_at_gpus);
+  std::vector<std::exception_ptr> failures(threads);
+  for (unsigned k = 1; k < threads; ++k) {
+    workers.emplace_back([&, k] {
+      try {
+        Search(packers[k], packable, options.search_budget, options.stop_at_gpus);
+      } catch (...) {
+        failures[k] = std::current_exception();  // e.g. bad_alloc: rethrown to the caller below
+      }
+    });
+  }
+  try {
+    Search(packers[0], packable, options.search_budget, options.stop_at_gpus);
+  } catch (...) {
+    failures[0] = std::current_exception();
+  }
   for (std::thread& w : workers) w.join();
+  for (const std::exception_ptr& f : failures) {
+    if (f) std::rethrow_exception(f);
+  }
   const Packer* best = &packers[0];
   for (const Packer& p : packers) {
-    if (p.gpus().size() < best->gpus().size()) best = &p;
+    if (p.used_gpus() < best->used_gpus()) best = &p;
     out.evaluations += p.evaluations();
   }
   out.first_fit_decreasing_gpus = packers[0].first_fit_decreasing_gpus();

@@ -1,5 +1,9 @@
 #include "gpufit/optimize/colocate.h"
 
+#include <numeric>
+
+#include "gpufit/optimize/lower_bound.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -122,7 +126,11 @@ TEST(Colocate, MatchesBruteForceOptimumOnSmallRandomCases) {
     std::sort(seen.begin(), seen.end());
     ASSERT_EQ(seen.size(), n) << "every pod is placed exactly once";
     EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());
-    EXPECT_EQ(got.groups.size(), BruteForceOptimum(t, 80, 1));
+    const std::size_t optimum = BruteForceOptimum(t, 80, 1);
+    EXPECT_EQ(got.groups.size(), optimum);
+    std::vector<std::size_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_LE(LowerBound(t, all, 80, 1).gpus(), optimum) << "a lower bound never exceeds the optimum";
   }
 }
 

@@ -12,22 +12,23 @@ std::size_t MartelloTothL2(std::vector<double> sizes, double capacity) {
   std::sort(sizes.begin(), sizes.end(), std::greater<>());  // descending
   std::vector<double> prefix(sizes.size() + 1, 0.0);
   for (std::size_t i = 0; i < sizes.size(); ++i) prefix[i + 1] = prefix[i] + sizes[i];
-  // Number of items with size > x (sizes descending).
-  auto count_above = [&](double x) {
-    return static_cast<std::size_t>(std::upper_bound(sizes.begin(), sizes.end(), x, std::greater<>()) - sizes.begin());
-  };
-  auto count_at_least = [&](double x) {
+  // Sizes are descending: lower_bound finds the first size <= x, upper_bound the first < x.
+  auto count_above = [&](double x) {  // sizes > x
     return static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), x, std::greater<>()) - sizes.begin());
+  };
+  auto count_at_least = [&](double x) {  // sizes >= x
+    return static_cast<std::size_t>(std::upper_bound(sizes.begin(), sizes.end(), x, std::greater<>()) - sizes.begin());
   };
   const double half = capacity / 2;
   std::vector<double> ks = {0.0};
   for (double s : sizes) {
-    if (s <= half) ks.push_back(s);
+    if (s <= half && s != ks.back()) ks.push_back(s);  // distinct sizes, descending
   }
-  // Every k gives a valid bound; on many items a spread of 64 candidates keeps it cheap.
+  // Every k gives a valid bound; on many items a spread of 64 candidates (the largest
+  // and smallest included) keeps it cheap.
   if (ks.size() > 65) {
     std::vector<double> spread = {0.0};
-    for (std::size_t i = 1; i <= 64; ++i) spread.push_back(ks[1 + (ks.size() - 2) * i / 64]);
+    for (std::size_t i = 0; i < 64; ++i) spread.push_back(ks[1 + (ks.size() - 2) * i / 63]);
     ks = std::move(spread);
   }
   std::size_t best = 0;

@@ -25,6 +25,22 @@ TEST(MartelloTothL2, UsesTheParameterK) {
   EXPECT_EQ(MartelloTothL2({80, 80, 80, 25, 25, 25}, 100), 4u);
 }
 
+TEST(MartelloTothL2, ItemsEqualToTheThresholdsCountOnTheRightSide) {
+  // 50, 50 into 100 share one bin: 50 is not > C/2, so both are in J3 -> ceil(100/100) = 1.
+  EXPECT_EQ(MartelloTothL2({50, 50}, 100), 1u);
+  // 70, 30, 30 into 100, k = 30: 70 is not > C - k = 70, so J2 = {70} (free 30), J3 = {30, 30}:
+  // 1 + ceil((60 - 30) / 100) = 2 = the optimum (70 + 30, 30).
+  EXPECT_EQ(MartelloTothL2({70, 30, 30}, 100), 2u);
+}
+
+TEST(MartelloTothL2, ManySmallItemsStillTryTheLargestSmallItem) {
+  // 80, 80, 80, 21 and 65 items of 0.1 into 100: k = 21 puts the 80s in J1 and 21 + 6.5
+  // in J3: 3 + ceil(27.5 / 100) = 4 (optimum 4: 21 fits no 80's gap of 20).
+  std::vector<double> sizes = {80, 80, 80, 21};
+  for (int i = 0; i < 65; ++i) sizes.push_back(0.1 + i * 1e-6);  // distinct, so the spread path runs
+  EXPECT_EQ(MartelloTothL2(sizes, 100), 4u);
+}
+
 TEST(LowerBound, MaxOverSamplesOfPerSampleBound) {
   Telemetry t;
   t.samples = 2;

@@ -12,7 +12,8 @@ RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const 
   assert(headroom >= 0);
   RightSizing out;
   out.current_gpu = current.id;
-  out.required = MiB{static_cast<std::int64_t>(std::ceil(profile.fb_used_mib.peak * (1.0 + headroom)))};
+  // The epsilon keeps 20000 x 1.1 (22000.000000000004 in binary) at 22000.
+  out.required = MiB{static_cast<std::int64_t>(std::ceil(profile.fb_used_mib.peak * (1.0 + headroom) - 1e-6))};
   out.usd_per_month_current = current.on_demand_per_gpu_hour.value * kHoursPerMonth;
   out.usd_per_month_recommended = out.usd_per_month_current;
   const GpuModel* pick = nullptr;

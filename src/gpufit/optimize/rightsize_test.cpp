@@ -21,23 +21,24 @@ TEST(RightSize, PicksTheCheapestGpuWhoseMemoryHoldsPeakPlusHeadroom) {
   struct Case {
     double peak_mib;
     const char* expect;
+    std::int64_t required_mib;  // ceil(peak x 1.1), by hand
   };
   // Cheapest first: t4 (15360 MiB, 0.526), l4 (23034, 0.8048), a10g (23028, 1.006),
   // l40s (46068, 1.861), a100-40gb (40960, 2.7447), a100-80gb (81920, 3.4309), ...
   const Case cases[] = {
-      {13000, "t4"},         // 14300 <= 15360
-      {14000, "l4"},         // 15400 > 15360
-      {20000, "l4"},         // 22000 <= 23034
-      {40000, "l40s"},       // 44000 <= 46068
-      {42000, "a100-80gb"},  // 46200 > 46068; a100-40gb is too small
-      {80000, "h100-94gb-nvl"},  // 88000: neither 81920 nor 81559; NVL 95830 at 6.88 before h200
+      {13963, "t4", 15360},  // 15359.3 -> 15360 <= 15360: exactly full
+      {14000, "l4", 15400},         // 15400 > 15360
+      {20000, "l4", 22000},         // 22000 <= 23034 (not 22001)
+      {40000, "l40s", 44000},       // 44000 <= 46068
+      {42000, "a100-80gb", 46200},  // 46200 > 46068; a100-40gb is too small
+      {80000, "h100-94gb-nvl", 88000},  // neither 81920 nor 81559; NVL 95830 at 6.88 before h200
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.peak_mib);
     const RightSizing r = RightSize(WithPeak(k.peak_mib), h100, c, 0.10);
     ASSERT_TRUE(r.recommended_gpu.has_value());
     EXPECT_EQ(*r.recommended_gpu, k.expect);
-    EXPECT_EQ(r.required.value, static_cast<std::int64_t>(std::ceil(k.peak_mib * 1.1)));
+    EXPECT_EQ(r.required.value, k.required_mib);
     EXPECT_EQ(r.current_gpu, "h100-80gb");
   }
 }

@@ -86,7 +86,9 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     t.gpu_hours_after += static_cast<double>(g.occupied_samples) * hours_per_sample;
     duty_after += g.mean_util_pct * static_cast<double>(telemetry.samples);
   }
+  double too_big_usd_per_hour = 0;
   for (std::size_t p : plan.too_big) {
+    too_big_usd_per_hour += plan.right_sizing[p].usd_per_month_recommended / kHoursPerMonth;
     t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated;
     duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples);
   }
@@ -94,9 +96,9 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   t.mean_duty_pct_before = duty_before / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_before)));
   t.mean_duty_pct_after = duty_after / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_after)));
   t.usd_per_month_before = static_cast<double>(t.gpus_before) * current->on_demand_per_gpu_hour.value * kHoursPerMonth;
-  t.usd_per_month_after = (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value +
-                           static_cast<double>(plan.too_big.size()) * current->on_demand_per_gpu_hour.value) *
-                          kHoursPerMonth;
+  t.usd_per_month_after =
+      (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value + too_big_usd_per_hour) *
+      kHoursPerMonth;
   return plan;
 }
 

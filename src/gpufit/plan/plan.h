@@ -6,8 +6,8 @@
 //
 // Before/after accounting (all on-demand catalog prices, a 730-hour month):
 //  * before: one `current_gpu` per pod (one pod, one GPU, as the telemetry was taken);
-//  * after: one `target_gpu` per co-location group, plus one `current_gpu` for each pod
-//    too big for the target;
+//  * after: one `target_gpu` per co-location group, plus, for each pod too big for the
+//    target, one GPU of its right-sized model (its current GPU when no catalog GPU fits);
 //  * GPU-hours over the window: before = sum of pod lifetimes; after = sum over GPUs of the
 //    samples where at least one of its pods runs (too-big pods: their lifetime);
 //  * mean duty cycle per GPU = mean over GPUs and window samples of min(100, summed duty).
@@ -60,7 +60,7 @@ struct Plan {
   std::vector<PodProfile> profiles;       // per pod, same order as pod_names
   std::vector<RightSizing> right_sizing;  // per pod
   std::vector<std::optional<std::size_t>> group_of;  // per pod: index into replay.gpus, or none (too big)
-  std::vector<std::size_t> too_big;       // pods that stay on current_gpu
+  std::vector<std::size_t> too_big;       // pods that need their own right-sized GPU
   Replay replay;                          // one entry per co-location group
   PlanTotals totals;
   std::vector<std::string> skipped;       // pods left out of the telemetry, with reasons

@@ -101,7 +101,7 @@ std::string PlanToJson(const Plan& plan) {
         {"safe", plan.replay.safe}}},
       {"search_evaluations", plan.search_evaluations},
   };
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::string& source, double step_s) {
@@ -117,7 +117,7 @@ std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::s
   json j = {{"schema_version", 1}, {"source", source}, {"step_s", step_s}, {"pods", pods},
             {"totals", {{"pods", profiles.size()}, {"gpu_hours_allocated", allocated}, {"gpu_hours_used", used},
                         {"gpu_hours_wasted", allocated - used}}}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpufit

@@ -56,8 +56,10 @@ std::string PlanToMarkdown(const Plan& plan) {
     Out(s, "| {} | {} | {:.0f} | {:.1f}% | {} |\n", g, names, r.peak_mib, r.mean_util_pct, r.collisions);
   }
   if (!plan.too_big.empty()) {
-    Out(s, "\nToo big for {} (stay on {}):", plan.target.id, plan.current.id);
-    for (std::size_t p : plan.too_big) Out(s, " {}", plan.pod_names[p]);
+    Out(s, "\nToo big for {} (each gets its own right-sized GPU):", plan.target.id);
+    for (std::size_t p : plan.too_big) {
+      Out(s, " {} ({})", plan.pod_names[p], plan.right_sizing[p].recommended_gpu.value_or(plan.current.id));
+    }
     Out(s, "\n");
   }
   return s;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpufit/optimize/colocate.h"
+
 namespace gpufit {
 
 Replay ReplayColocation(const Telemetry& telemetry, const std::vector<std::vector<std::size_t>>& groups,
@@ -39,7 +41,9 @@ Replay ReplayColocation(const Telemetry& telemetry, const std::vector<std::vecto
     out.max_collision_share = std::max(out.max_collision_share, g.collision_share);
     out.gpus.push_back(std::move(g));
   }
-  out.safe = out.memory_overflows == 0 && out.max_collision_share <= max_collision_share + 1e-12;
+  std::int64_t worst = 0;
+  for (const GpuReplay& g : out.gpus) worst = std::max(worst, g.collisions);
+  out.safe = out.memory_overflows == 0 && worst <= CollisionLimit(telemetry.samples, max_collision_share);
   return out;
 }
 

@@ -3,8 +3,8 @@
 // every sample (in double precision, pods in ascending index order) and counts
 //  * memory overflows: samples where summed fb_used_mib > capacity (GPU memory - reserve);
 //  * collisions: samples where summed gpu_util_pct > 100.
-// A plan is safe when no GPU overflows and every GPU's collision share (collisions /
-// samples of the whole window) is at most the allowed share.
+// A plan is safe when no GPU overflows and every GPU collides at no more than
+// CollisionLimit(samples, share) samples (optimize/colocate.h: floor(share x samples)).
 #pragma once
 
 #include <cstddef>
