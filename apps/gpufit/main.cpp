@@ -1,15 +1,14 @@
 // gpufit: the command line. A thin shell: parse, call the library, print.
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <algorithm>
 #include <map>
 #include <new>
+#include <nlohmann/json.hpp>
 
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
@@ -38,8 +37,9 @@ void AddOutputOptions(CLI::App* cmd, Output& o) {
   cmd->add_option("--format", o.format, "what to print: text (Markdown) or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--out", o.out_dir, "also write the report files into this directory (atomically)")
-      ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
-                             "DIR", "non-empty"));
+      ->check(
+          CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                         "DIR", "non-empty"));
 }
 
 // Prints one of the two renderings and writes both into --out, all or nothing per file.
@@ -67,8 +67,8 @@ struct PlanFlags {
 
 void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
   if (needs_telemetry) {
-    cmd->add_option("--telemetry", f.telemetry,
-                    "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value")->required();
+    cmd->add_option("--telemetry", f.telemetry, "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value")
+        ->required();
   }
   cmd->add_option("--gpu", f.options.target_gpu, "catalog id of the GPU model to co-locate on (e.g. h100-80gb)")
       ->required(needs_telemetry);
@@ -129,7 +129,8 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
       return Fail(InvalidArgument("{}: options.reserve_mib must be a whole number of MiB", plan_path));
     const auto reserve = options.at("reserve_mib").get<std::int64_t>();
     if (reserve < 0 || reserve >= target->memory.value)
-      return Fail(InvalidArgument("{}: options.reserve_mib must be in [0, {}), got {}", plan_path, target->memory.value, reserve));
+      return Fail(InvalidArgument("{}: options.reserve_mib must be in [0, {}), got {}", plan_path, target->memory.value,
+                                  reserve));
     capacity = static_cast<double>(target->memory.value - reserve);
     if (plan.contains("capacity_mib") && plan["capacity_mib"].get<double>() != capacity)
       return Fail(InvalidArgument("{}: capacity_mib {} is not {}'s {} MiB minus reserve_mib {}", plan_path,
@@ -140,7 +141,8 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
     auto find = [&](const nlohmann::json& name, const std::string& where) -> Result<std::size_t> {
       const auto it = index.find(name.get<std::string>());
       if (it == index.end())
-        return InvalidArgument("{}: {}: pod '{}' is not in {}", plan_path, where, name.get<std::string>(), telemetry_path);
+        return InvalidArgument("{}: {}: pod '{}' is not in {}", plan_path, where, name.get<std::string>(),
+                               telemetry_path);
       if (placed[it->second]++ > 0) return InvalidArgument("{}: pod '{}' is placed twice", plan_path, it->first);
       return it->second;
     };
@@ -157,28 +159,32 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
       if (!pod) return Fail(pod.error());
       const auto& fb = tel->pods[*pod].fb_used_mib;
       if (*std::max_element(fb.begin(), fb.end()) <= capacity)
-        return Fail(InvalidArgument("{}: too_big_for_target: pod '{}' fits in {} MiB", plan_path, name.get<std::string>(), capacity));
+        return Fail(InvalidArgument("{}: too_big_for_target: pod '{}' fits in {} MiB", plan_path,
+                                    name.get<std::string>(), capacity));
     }
   } catch (const nlohmann::json::exception& e) {
     return Fail(InvalidArgument("{}: {}", plan_path, e.what()));
   }
   for (std::size_t i = 0; i < placed.size(); ++i) {
-    if (placed[i] == 0) return Fail(InvalidArgument("{}: pod '{}' of {} is in no group", plan_path, tel->pods[i].pod, telemetry_path));
+    if (placed[i] == 0)
+      return Fail(InvalidArgument("{}: pod '{}' of {} is in no group", plan_path, tel->pods[i].pod, telemetry_path));
   }
   const Replay r = ReplayColocation(*tel, groups, capacity, share);
-  nlohmann::json j = {{"gpus", r.gpus.size()}, {"memory_overflows", r.memory_overflows},
-                      {"max_collision_share", r.max_collision_share}, {"safe", r.safe}};
-  std::string md = fmt::format("Replay of {} against {}: {} GPUs, {} memory overflows, worst collision share {:.2f}% -> {}\n",
-                               plan_path, telemetry_path, r.gpus.size(), r.memory_overflows,
-                               100 * r.max_collision_share, r.safe ? "safe" : "UNSAFE");
+  nlohmann::json j = {{"gpus", r.gpus.size()},
+                      {"memory_overflows", r.memory_overflows},
+                      {"max_collision_share", r.max_collision_share},
+                      {"safe", r.safe}};
+  std::string md = fmt::format(
+      "Replay of {} against {}: {} GPUs, {} memory overflows, worst collision share {:.2f}% -> {}\n", plan_path,
+      telemetry_path, r.gpus.size(), r.memory_overflows, 100 * r.max_collision_share, r.safe ? "safe" : "UNSAFE");
   const int rc = Emit(output, "replay", j.dump(2) + "\n", md);
   return rc != 0 ? rc : (r.safe ? 0 : 3);
 }
 
 int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
         const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
-        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out, PlanFlags& demo_flags,
-        const SyntheticOptions& synthetic);
+        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out,
+        PlanFlags& demo_flags, const SyntheticOptions& synthetic);
 
 }  // namespace
 
@@ -242,9 +248,8 @@ namespace {
 
 int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
         const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
-        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out, PlanFlags& demo_flags,
-        const SyntheticOptions& synthetic) {
-
+        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out,
+        PlanFlags& demo_flags, const SyntheticOptions& synthetic) {
   if (analyze->parsed()) {
     const Result<Telemetry> tel = ReadTelemetry(analyze_telemetry);
     if (!tel) return Fail(tel.error());

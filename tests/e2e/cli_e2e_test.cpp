@@ -35,8 +35,8 @@ fs::path Scratch(const std::string& name) {
 }
 
 CliRun Gpufit(const std::string& args, const fs::path& dir) {
-  const std::string cmd = std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "stdout").string() + " 2> " +
-                          (dir / "stderr").string();
+  const std::string cmd =
+      std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "stdout").string() + " 2> " + (dir / "stderr").string();
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "stdout"), Slurp(dir / "stderr")};
 }
@@ -51,7 +51,8 @@ std::string GenTd26() {
 TEST(PlanOnGenTd26, EightyGiBTargetNeedsAtMost56SafeGpus) {
   if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("a100");
-  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --format json --out " + dir.string(), dir);
+  const CliRun r =
+      Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --format json --out " + dir.string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["pods"].size(), 143u);
@@ -128,14 +129,16 @@ struct BadInput {
   const char* name;
   const char* file_text;  // nullptr: the file does not exist
   const char* extra_args;
-  const char* expect;     // in the one error line
+  const char* expect;  // in the one error line
 };
 
 TEST(PlanBadInput, OneClearErrorLineExitTwoAndNoOutputFile) {
   const BadInput cases[] = {
       {"missing column", "timestamp_s,pod,value\n0,p,1\n", "", "metric"},
-      {"non-numeric", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,abc\n", "", ":2: column 'value': expected a number"},
-      {"negative", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,-1\n", "", ":2: column 'value': must be >= 0"},
+      {"non-numeric", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,abc\n", "",
+       ":2: column 'value': expected a number"},
+      {"negative", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,-1\n", "",
+       ":2: column 'value': must be >= 0"},
       {"NaN", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,NaN\n", "", "not a finite number"},
       {"empty file", "", "", "empty file"},
       {"does not exist", nullptr, "", "no such file"},
@@ -150,7 +153,8 @@ TEST(PlanBadInput, OneClearErrorLineExitTwoAndNoOutputFile) {
     const fs::path input = dir / "telemetry.csv";
     if (c.file_text) std::ofstream(input) << c.file_text;
     const std::string gpu = std::string(c.extra_args).find("--gpu") == std::string::npos ? " --gpu h100-80gb " : " ";
-    const CliRun r = Gpufit("plan --telemetry " + input.string() + gpu + c.extra_args + " --out " + (dir / "out").string(), dir);
+    const CliRun r =
+        Gpufit("plan --telemetry " + input.string() + gpu + c.extra_args + " --out " + (dir / "out").string(), dir);
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_THAT(r.err, HasSubstr(c.expect));
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

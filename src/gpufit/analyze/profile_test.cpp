@@ -16,7 +16,8 @@ TEST(NearestRank, MatchesTheDefinition) {
 }
 
 TEST(Profile, OnlyTheRunningSamplesCount) {
-  PodSeries p{.pod = "x", .fb_used_mib = {0, 100, 300, 200, 0}, .gpu_util_pct = {0, 0, 50, 100, 0}, .first = 1, .last = 3};
+  PodSeries p{
+      .pod = "x", .fb_used_mib = {0, 100, 300, 200, 0}, .gpu_util_pct = {0, 0, 50, 100, 0}, .first = 1, .last = 3};
   const PodProfile r = Profile(p, 3600);  // one sample = one hour
   EXPECT_EQ(r.running_samples, 3u);
   EXPECT_EQ(r.fb_used_mib.peak, 300);

@@ -12,8 +12,7 @@
 namespace gpufit {
 namespace {
 
-Result<double> NonNegative(const YAML::Node& gpu, const char* field, std::string_view source,
-                           std::string_view id) {
+Result<double> NonNegative(const YAML::Node& gpu, const char* field, std::string_view source, std::string_view id) {
   const YAML::Node n = gpu[field];
   if (!n || n.IsNull()) return InvalidArgument("{}: gpu '{}': missing field {}", source, id, field);
   double v = 0;

@@ -13,9 +13,9 @@ TEST(GpuCatalog, EmbeddedCatalogHasTheIssuesModelsWithDatasheetMemory) {
     const char* id;
     std::int64_t memory_mib;  // nvidia_smi_total_mib in ../shared/reference/gpu_catalog.yaml
   };
-  const Case cases[] = {{"t4", 15360},         {"a10g", 23028},      {"l4", 23034},
-                        {"l40s", 46068},       {"a100-40gb", 40960}, {"a100-80gb", 81920},
-                        {"h100-80gb", 81559},  {"h100-94gb-nvl", 95830}, {"h200-141gb", 143771}};
+  const Case cases[] = {{"t4", 15360},        {"a10g", 23028},          {"l4", 23034},
+                        {"l40s", 46068},      {"a100-40gb", 40960},     {"a100-80gb", 81920},
+                        {"h100-80gb", 81559}, {"h100-94gb-nvl", 95830}, {"h200-141gb", 143771}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.id);
     const Result<GpuModel> m = GpuCatalog::Embedded().Find(c.id);
@@ -55,17 +55,20 @@ TEST(GpuCatalog, BadFilesNameTheProblem) {
   };
   const Case cases[] = {
       {"no list", "schema_version: 1\n", "missing list 'gpus'"},
-      {"negative memory", "gpus:\n  - {id: x, memory_mib: -1, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
+      {"negative memory",
+       "gpus:\n  - {id: x, memory_mib: -1, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
        "gpu 'x': memory_mib must be >= 0"},
       {"missing price", "gpus:\n  - {id: x, memory_mib: 5}\n", "gpu 'x': missing field on_demand_usd_per_gpu_hour"},
-      {"duplicate", "gpus:\n  - {id: x, memory_mib: 5, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n"
-                    "  - {id: x, memory_mib: 5, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
+      {"duplicate",
+       "gpus:\n  - {id: x, memory_mib: 5, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n"
+       "  - {id: x, memory_mib: 5, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
        "duplicate gpu id 'x'"},
       {"syntax", "gpus: [\n", "my.yaml: line"},
       {"a CSV file", "a,b,c\n1,2,3\n", "expected a YAML map"},
       {"gpus not a list", "gpus: 3\n", "missing list 'gpus'"},
       {"entry not a map", "gpus: [3]\n", "my.yaml"},
-      {"text where a number is", "gpus:\n  - {id: x, memory_mib: lots, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
+      {"text where a number is",
+       "gpus:\n  - {id: x, memory_mib: lots, on_demand_usd_per_gpu_hour: 1, spot_usd_per_gpu_hour: 1}\n",
        "gpu 'x': memory_mib is not a number"},
   };
   for (const Case& c : cases) {

@@ -5,12 +5,12 @@
 // invariant is our bug and is an assert.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cassert>
 #include <string>
 #include <utility>
 #include <variant>
-
-#include <fmt/format.h>
 
 namespace gpufit {
 
@@ -35,18 +35,36 @@ struct Unexpected {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit like std::expected
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit like std::expected
   Result(Unexpected e) : v_(std::move(e.error)) {}  // NOLINT
-  Result(Error e) : v_(std::move(e)) {}  // NOLINT
+  Result(Error e) : v_(std::move(e)) {}             // NOLINT
 
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
-  T& operator*() & { assert(has_value()); return std::get<0>(v_); }
-  const T& operator*() const& { assert(has_value()); return std::get<0>(v_); }
-  T&& operator*() && { assert(has_value()); return std::get<0>(std::move(v_)); }
-  T* operator->() { assert(has_value()); return &std::get<0>(v_); }
-  const T* operator->() const { assert(has_value()); return &std::get<0>(v_); }
-  const Error& error() const { assert(!has_value()); return std::get<1>(v_); }
+  T& operator*() & {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  const T& operator*() const& {
+    assert(has_value());
+    return std::get<0>(v_);
+  }
+  T&& operator*() && {
+    assert(has_value());
+    return std::get<0>(std::move(v_));
+  }
+  T* operator->() {
+    assert(has_value());
+    return &std::get<0>(v_);
+  }
+  const T* operator->() const {
+    assert(has_value());
+    return &std::get<0>(v_);
+  }
+  const Error& error() const {
+    assert(!has_value());
+    return std::get<1>(v_);
+  }
 
  private:
   std::variant<T, Error> v_;
@@ -58,10 +76,13 @@ class [[nodiscard]] Result<void> {
  public:
   Result() = default;
   Result(Unexpected e) : error_(std::move(e.error)), ok_(false) {}  // NOLINT
-  Result(Error e) : error_(std::move(e)), ok_(false) {}  // NOLINT
+  Result(Error e) : error_(std::move(e)), ok_(false) {}             // NOLINT
   bool has_value() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return error_; }
+  const Error& error() const {
+    assert(!ok_);
+    return error_;
+  }
 
  private:
   Error error_;

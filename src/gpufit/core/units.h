@@ -14,7 +14,10 @@ struct Quantity {
   constexpr auto operator<=>(const Quantity&) const = default;
   constexpr Quantity operator+(Quantity o) const { return {value + o.value}; }
   constexpr Quantity operator-(Quantity o) const { return {value - o.value}; }
-  constexpr Quantity& operator+=(Quantity o) { value += o.value; return *this; }
+  constexpr Quantity& operator+=(Quantity o) {
+    value += o.value;
+    return *this;
+  }
 };
 
 using MiB = Quantity<struct MiBTag>;            // host and GPU memory, 2^20 bytes

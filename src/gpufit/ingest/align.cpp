@@ -96,14 +96,15 @@ Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source
   tel.step_s = MedianStep(raw);
   const double span = std::round((hi - lo) / tel.step_s);
   if (span >= static_cast<double>(kMaxGridSamples))
-    return InvalidArgument("{}: timestamps span {} s at a {} s step: more than {} grid samples", source,
-                           hi - lo, tel.step_s, kMaxGridSamples);
+    return InvalidArgument("{}: timestamps span {} s at a {} s step: more than {} grid samples", source, hi - lo,
+                           tel.step_s, kMaxGridSamples);
   tel.samples = static_cast<std::size_t>(span) + 1;
   const double pods = static_cast<double>(std::max(raw.fb_used_mib.size(), raw.gpu_util_pct.size()));
   if (static_cast<double>(tel.samples) * pods > kMaxGridCells)
-    return InvalidArgument("{}: timestamps span {} s at a {} s step: {} samples x {:.0f} pods is more than {:.0f} grid cells "
-                           "(a timestamp far from the rest?)",
-                           source, hi - lo, tel.step_s, tel.samples, pods, kMaxGridCells);
+    return InvalidArgument(
+        "{}: timestamps span {} s at a {} s step: {} samples x {:.0f} pods is more than {:.0f} grid cells "
+        "(a timestamp far from the rest?)",
+        source, hi - lo, tel.step_s, tel.samples, pods, kMaxGridCells);
 
   std::vector<std::string> names;
   for (const auto& [pod, s] : raw.fb_used_mib) names.push_back(pod);

@@ -1,12 +1,12 @@
 #include "gpufit/ingest/synthetic_telemetry.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <numbers>
 #include <random>
-
-#include <fmt/format.h>
 
 namespace gpufit {
 namespace {

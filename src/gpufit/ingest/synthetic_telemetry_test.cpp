@@ -30,8 +30,8 @@ TEST(SyntheticTelemetry, HasTheDocumentedMixAndShapes) {
       EXPECT_EQ(p.fb_used_mib[0], 0) << "not running before its start";
     }
   }
-  EXPECT_EQ(training, 5);   // 20 / 4
-  EXPECT_EQ(idle, 3);       // 20 * 15 / 100
+  EXPECT_EQ(training, 5);  // 20 / 4
+  EXPECT_EQ(idle, 3);      // 20 * 15 / 100
   EXPECT_EQ(inference, 12);
 }
 

@@ -22,12 +22,14 @@ constexpr double kMaxPlausibleMiB = 1024.0 * 1024.0;
 
 Result<void> CheckMemory(double mib, const std::string& file, unsigned line, const char* column) {
   if (mib > kMaxPlausibleMiB)
-    return InvalidArgument("{}:{}: column '{}': {} MiB of GPU memory is implausible (more than 1 TiB)", file, line, column, mib);
+    return InvalidArgument("{}:{}: column '{}': {} MiB of GPU memory is implausible (more than 1 TiB)", file, line,
+                           column, mib);
   return {};
 }
 
 Result<void> CheckDuty(double v, const std::string& file, unsigned line, const char* column) {
-  if (v > 100.0) return InvalidArgument("{}:{}: column '{}': duty cycle must be <= 100 %, got {}", file, line, column, v);
+  if (v > 100.0)
+    return InvalidArgument("{}:{}: column '{}': duty cycle must be <= 100 %, got {}", file, line, column, v);
   return {};
 }
 
@@ -42,7 +44,9 @@ Result<void> ReadGenTd26File(const std::string& path, double scale, bool is_duty
     if (!v) return v.error();
     const Result<std::string_view> pod = row.Text(2);
     if (!pod) return pod.error();
-    if (Result<void> ok = is_duty ? CheckDuty(*v, path, row.line, "value") : CheckMemory(*v * scale, path, row.line, "value"); !ok) {
+    if (Result<void> ok =
+            is_duty ? CheckDuty(*v, path, row.line, "value") : CheckMemory(*v * scale, path, row.line, "value");
+        !ok) {
       return ok;
     }
     Append(out[std::string(*pod)], *t, static_cast<float>(*v * scale));
@@ -60,8 +64,9 @@ Result<Telemetry> ReadGenTd26(const std::string& dir) {
   for (const std::string& f : {mem, duty}) {
     std::error_code ec;
     if (!fs::exists(f, ec))
-      return NotFound("{} is not a GenTD26 directory: {} is missing (a directory is read as GenTD26, a file as long CSV)", dir,
-                      fs::path(f).filename().string());
+      return NotFound(
+          "{} is not a GenTD26 directory: {} is missing (a directory is read as GenTD26, a file as long CSV)", dir,
+          fs::path(f).filename().string());
   }
   if (Result<void> r = ReadGenTd26File(mem, 1.0 / kBytesPerMiBDouble(), false, raw.fb_used_mib); !r) return r.error();
   if (Result<void> r = ReadGenTd26File(duty, 1.0, true, raw.gpu_util_pct); !r) return r.error();
@@ -85,7 +90,8 @@ Result<Telemetry> ReadLongCsv(const std::string& path) {
     if (!pod) return pod.error();
     const Result<double> v = row.NonNegative(3);
     if (!v) return v.error();
-    if (Result<void> ok = is_util ? CheckDuty(*v, path, row.line, "value") : CheckMemory(*v, path, row.line, "value"); !ok) {
+    if (Result<void> ok = is_util ? CheckDuty(*v, path, row.line, "value") : CheckMemory(*v, path, row.line, "value");
+        !ok) {
       return ok;
     }
     Append((is_mem ? raw.fb_used_mib : raw.gpu_util_pct)[std::string(*pod)], *t, static_cast<float>(*v));

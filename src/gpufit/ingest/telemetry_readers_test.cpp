@@ -20,7 +20,9 @@ std::string DataDir() {
 
 class TempDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("gpufit-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("gpufit-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -60,13 +62,18 @@ struct BadCase {
 TEST(ReadLongCsv, BadInputNamesFileLineAndColumn) {
   const BadCase cases[] = {
       {"missing column", "timestamp_s,pod,value\n0,p,1\n", "metric"},
-      {"non-numeric", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,12x\n", ":2: column 'value': expected a number, got '12x'"},
-      {"negative", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1\n60,p,DCGM_FI_DEV_FB_USED,-5\n", ":3: column 'value': must be >= 0, got -5"},
-      {"nan", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,nan\n", ":2: column 'value': nan is not a finite number"},
-      {"duty over 100", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,130\n", ":2: column 'value': duty cycle must be <= 100 %"},
+      {"non-numeric", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,12x\n",
+       ":2: column 'value': expected a number, got '12x'"},
+      {"negative", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1\n60,p,DCGM_FI_DEV_FB_USED,-5\n",
+       ":3: column 'value': must be >= 0, got -5"},
+      {"nan", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,nan\n",
+       ":2: column 'value': nan is not a finite number"},
+      {"duty over 100", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,130\n",
+       ":2: column 'value': duty cycle must be <= 100 %"},
       {"empty pod", "timestamp_s,pod,metric,value\n0,,DCGM_FI_DEV_GPU_UTIL,1\n", ":2: column 'pod': empty value"},
       {"header only", "timestamp_s,pod,metric,value\n", "no data rows"},
-      {"implausible memory", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1e30\n", ":2: column 'value': 1e+30 MiB of GPU memory is implausible"},
+      {"implausible memory", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1e30\n",
+       ":2: column 'value': 1e+30 MiB of GPU memory is implausible"},
       {"empty file", "", "empty file"},
   };
   for (const BadCase& c : cases) {
@@ -109,7 +116,8 @@ TEST(ReadGenTd26, MissingFileInTheDirectoryIsNamed) {
   const Result<Telemetry> t = ReadGenTd26(d.path());
   ASSERT_FALSE(t.has_value());
   EXPECT_EQ(t.error().code, Code::kNotFound);
-  EXPECT_THAT(t.error().message, HasSubstr("is not a GenTD26 directory: " + std::string(kGenTd26DutyFile) + " is missing"));
+  EXPECT_THAT(t.error().message,
+              HasSubstr("is not a GenTD26 directory: " + std::string(kGenTd26DutyFile) + " is missing"));
 }
 
 TEST(ReadGenTd26, ConvertsBytesToMiBAndReadsEachHeader) {
@@ -128,10 +136,10 @@ TEST(ReadGenTd26, RealTraceHas143PodsWithBothMetrics) {
   if (!fs::exists(dir)) GTEST_SKIP() << "no " << dir;
   const Result<Telemetry> t = ReadGenTd26(dir);
   ASSERT_TRUE(t.has_value()) << t.error().message;
-  EXPECT_EQ(t->pods.size(), 143u);   // data README: 143 duty-cycle pods, 144 memory pods
+  EXPECT_EQ(t->pods.size(), 143u);  // data README: 143 duty-cycle pods, 144 memory pods
   EXPECT_EQ(t->skipped.size(), 1u);
-  EXPECT_EQ(t->step_s, 57);          // the trace's scrape interval
-  EXPECT_EQ(t->samples, 1441u);      // (1662940800 - 1662858720) / 57 + 1
+  EXPECT_EQ(t->step_s, 57);      // the trace's scrape interval
+  EXPECT_EQ(t->samples, 1441u);  // (1662940800 - 1662858720) / 57 + 1
 }
 
 }  // namespace

@@ -29,11 +29,11 @@ struct PodSeries {
 };
 
 struct Telemetry {
-  double start_s = 0;        // time of grid sample 0, seconds
-  double step_s = 60;        // grid spacing, seconds (> 0)
-  std::size_t samples = 0;   // grid length; every series has this many entries
-  std::vector<PodSeries> pods;        // ordered by pod name
-  std::vector<std::string> skipped;   // pods left out, each "pod: reason"
+  double start_s = 0;                // time of grid sample 0, seconds
+  double step_s = 60;                // grid spacing, seconds (> 0)
+  std::size_t samples = 0;           // grid length; every series has this many entries
+  std::vector<PodSeries> pods;       // ordered by pod name
+  std::vector<std::string> skipped;  // pods left out, each "pod: reason"
 
   double window_hours() const { return static_cast<double>(samples) * step_s / 3600.0; }
 };

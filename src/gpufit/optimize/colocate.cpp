@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <exception>
 #include <numeric>
 #include <random>
-#include <exception>
 #include <thread>
 
 namespace gpufit {
@@ -123,7 +123,8 @@ class Packer {
     const double cap = in_.capacity_mib;
     if (g.mem[in_.peak_at[p]] + in_.peak_mib[p] > cap) return false;
     // At the GPU's own peak the pod adds at least its smallest running memory.
-    if (g.peak_at >= in_.first[p] && g.peak_at <= in_.last[p] && g.peak_mib + in_.min_running_mib[p] > cap) return false;
+    if (g.peak_at >= in_.first[p] && g.peak_at <= in_.last[p] && g.peak_mib + in_.min_running_mib[p] > cap)
+      return false;
     return Delta(g, p, +1) <= 0;
   }
 
@@ -219,7 +220,8 @@ class Packer {
         }
       };
       auto is_tabu = [&](std::size_t p, std::size_t g) {
-        return std::any_of(tabu[p].begin(), tabu[p].end(), [&](const auto& e) { return e.first == g && e.second > iter; });
+        return std::any_of(tabu[p].begin(), tabu[p].end(),
+                           [&](const auto& e) { return e.first == g && e.second > iter; });
       };
       for (std::size_t p : gpus_[from].pods) {
         const double leave = Delta(gpus_[from], p, -1);
@@ -271,7 +273,8 @@ class Packer {
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
   std::size_t used_gpus() const {
-    return static_cast<std::size_t>(std::count_if(gpus_.begin(), gpus_.end(), [](const Gpu& g) { return !g.pods.empty(); }));
+    return static_cast<std::size_t>(
+        std::count_if(gpus_.begin(), gpus_.end(), [](const Gpu& g) { return !g.pods.empty(); }));
   }
   std::int64_t evaluations() const { return evaluations_; }
 

@@ -28,8 +28,8 @@
 namespace gpufit {
 
 struct ColocateOptions {
-  MiB gpu_memory;                   // the target GPU model's memory
-  MiB reserve{0};                   // kept free on every GPU (driver, fragmentation)
+  MiB gpu_memory;                     // the target GPU model's memory
+  MiB reserve{0};                     // kept free on every GPU (driver, fragmentation)
   double max_collision_share = 0.01;  // in [0, 1]
   std::uint64_t seed = 1;
   // Local-search effort in sample evaluations (one pod at one sample against one GPU).

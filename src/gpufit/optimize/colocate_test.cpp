@@ -1,14 +1,13 @@
 #include "gpufit/optimize/colocate.h"
 
-#include <numeric>
-
-#include "gpufit/optimize/lower_bound.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <random>
+
+#include "gpufit/optimize/lower_bound.h"
 
 namespace gpufit {
 namespace {
@@ -68,20 +67,22 @@ std::size_t BruteForceOptimum(const Telemetry& t, double cap, std::int64_t limit
 
 TEST(Colocate, DayAndNightPodsShareOneGpu) {
   // Memory fits together (30 + 40 <= 80); duty peaks at different samples.
-  const Telemetry t = MakeTelemetry({MakePod("day", {30, 30, 30, 30}, {90, 90, 0, 0}),
-                                     MakePod("night", {40, 40, 40, 40}, {0, 0, 95, 95})});
+  const Telemetry t = MakeTelemetry(
+      {MakePod("day", {30, 30, 30, 30}, {90, 90, 0, 0}), MakePod("night", {40, 40, 40, 40}, {0, 0, 95, 95})});
   const Colocation c = Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = 0, .search_budget = 100'000});
   ASSERT_EQ(c.groups.size(), 1u);
   EXPECT_EQ(c.groups[0], (std::vector<std::size_t>{0, 1}));
 }
 
 TEST(Colocate, CollidingComputePeaksStayApart) {
-  const Telemetry t = MakeTelemetry({MakePod("a", {10, 10, 10, 10}, {60, 60, 0, 0}),
-                                     MakePod("b", {10, 10, 10, 10}, {50, 50, 0, 0})});
+  const Telemetry t =
+      MakeTelemetry({MakePod("a", {10, 10, 10, 10}, {60, 60, 0, 0}), MakePod("b", {10, 10, 10, 10}, {50, 50, 0, 0})});
   // Two of four samples collide: 50% > 25% allowed.
-  EXPECT_EQ(Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = 0.25, .search_budget = 100'000}).groups.size(), 2u);
+  EXPECT_EQ(Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = 0.25, .search_budget = 100'000}).groups.size(),
+            2u);
   // With 50% allowed they share.
-  EXPECT_EQ(Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = 0.5, .search_budget = 100'000}).groups.size(), 1u);
+  EXPECT_EQ(Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = 0.5, .search_budget = 100'000}).groups.size(),
+            1u);
 }
 
 TEST(Colocate, MemoryPeakAtOneSampleKeepsPodsApart) {
@@ -111,13 +112,16 @@ TEST(Colocate, MatchesBruteForceOptimumOnSmallRandomCases) {
       std::vector<float> m(samples), u(samples);
       for (std::size_t s = 0; s < samples; ++s) {
         m[s] = static_cast<float>(std::uniform_int_distribution<int>(5, 45)(rng));
-        u[s] = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? static_cast<float>(std::uniform_int_distribution<int>(30, 90)(rng)) : 0.0F;
+        u[s] = std::uniform_int_distribution<int>(0, 3)(rng) == 0
+                   ? static_cast<float>(std::uniform_int_distribution<int>(30, 90)(rng))
+                   : 0.0F;
       }
       pods.push_back(MakePod("p" + std::to_string(i), m, u));
     }
     const Telemetry t = MakeTelemetry(pods);
     const double share = 1.0 / 6.0;  // one collision sample allowed
-    const Colocation got = Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = share, .search_budget = 2'000'000});
+    const Colocation got =
+        Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = share, .search_budget = 2'000'000});
     std::vector<std::size_t> seen;
     for (const auto& g : got.groups) {
       EXPECT_TRUE(GroupOk(t, g, 80, 1));

@@ -33,9 +33,9 @@ std::size_t MartelloTothL2(std::vector<double> sizes, double capacity) {
   }
   std::size_t best = 0;
   for (double k : ks) {
-    const std::size_t n1 = count_above(capacity - k);      // J1: s > C - k
-    const std::size_t n12 = count_above(half);             // J1 + J2: s > C/2
-    const std::size_t n123 = count_at_least(k);            // J1 + J2 + J3: s >= k (k > 0)
+    const std::size_t n1 = count_above(capacity - k);  // J1: s > C - k
+    const std::size_t n12 = count_above(half);         // J1 + J2: s > C/2
+    const std::size_t n123 = count_at_least(k);        // J1 + J2 + J3: s >= k (k > 0)
     const std::size_t end3 = k > 0 ? n123 : sizes.size();
     const double sum_j2 = prefix[n12] - prefix[n1];
     const double sum_j3 = prefix[end3] - prefix[n12];
@@ -61,7 +61,8 @@ bool Conflict(const PodSeries& a, const PodSeries& b, double capacity, std::int6
 std::size_t GreedyClique(const std::vector<std::vector<bool>>& conflict) {
   const std::size_t n = conflict.size();
   std::vector<std::size_t> degree(n, 0), order(n);
-  for (std::size_t i = 0; i < n; ++i) degree[i] = static_cast<std::size_t>(std::count(conflict[i].begin(), conflict[i].end(), true));
+  for (std::size_t i = 0; i < n; ++i)
+    degree[i] = static_cast<std::size_t>(std::count(conflict[i].begin(), conflict[i].end(), true));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return degree[a] > degree[b]; });
   std::size_t best = n > 0 ? 1 : 0;

@@ -1,14 +1,13 @@
 #include "gpufit/optimize/rightsize.h"
 
+#include <fmt/format.h>
+
 #include <cassert>
 #include <cmath>
 
-#include <fmt/format.h>
-
 namespace gpufit {
 
-RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog,
-                      double headroom) {
+RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog, double headroom) {
   assert(headroom >= 0);
   RightSizing out;
   out.current_gpu = current.id;
@@ -32,8 +31,8 @@ RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const 
   out.recommended_gpu = pick->id;
   out.usd_per_month_recommended = pick->on_demand_per_gpu_hour.value * kHoursPerMonth;
   if (pick->id == current.id) {
-    out.reason = fmt::format("{}; {} ({} MiB) is already the cheapest that fits", need, current.id,
-                             current.memory.value);
+    out.reason =
+        fmt::format("{}; {} ({} MiB) is already the cheapest that fits", need, current.id, current.memory.value);
     return out;
   }
   out.reason = fmt::format("{}; {} ({} MiB, {:.2f} USD/GPU-h) is the cheapest that fits", need, pick->id,

@@ -16,16 +16,15 @@
 namespace gpufit {
 
 struct RightSizing {
-  std::string current_gpu;                  // catalog id
+  std::string current_gpu;                     // catalog id
   std::optional<std::string> recommended_gpu;  // nullopt: no catalog GPU is large enough
-  MiB required;                             // ceil(peak x (1 + headroom))
-  std::string reason;                       // for humans
-  double usd_per_month_current = 0;         // on-demand, one GPU for a 730-hour month
-  double usd_per_month_recommended = 0;     // equals current when nothing fits
+  MiB required;                                // ceil(peak x (1 + headroom))
+  std::string reason;                          // for humans
+  double usd_per_month_current = 0;            // on-demand, one GPU for a 730-hour month
+  double usd_per_month_recommended = 0;        // equals current when nothing fits
 };
 
 // Precondition: headroom >= 0.
-RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog,
-                      double headroom);
+RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog, double headroom);
 
 }  // namespace gpufit

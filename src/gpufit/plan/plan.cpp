@@ -41,7 +41,8 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.skipped = telemetry.skipped;
   plan.profiles = ProfileAll(telemetry);
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
-  for (const PodProfile& p : plan.profiles) plan.right_sizing.push_back(RightSize(p, *current, catalog, options.headroom));
+  for (const PodProfile& p : plan.profiles)
+    plan.right_sizing.push_back(RightSize(p, *current, catalog, options.headroom));
 
   ColocateOptions co;
   co.gpu_memory = target->memory;
@@ -64,8 +65,9 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.search_evaluations = colocation.evaluations;
   plan.replay = ReplayColocation(telemetry, colocation.groups, plan.capacity_mib, options.max_collision_share);
   // The replay's share test is per sample count; the packer's is floor(share x samples).
-  if (!plan.replay.safe) return Internal("replay found the co-location unsafe: {} memory overflows, max collision share {}",
-                                         plan.replay.memory_overflows, plan.replay.max_collision_share);
+  if (!plan.replay.safe)
+    return Internal("replay found the co-location unsafe: {} memory overflows, max collision share {}",
+                    plan.replay.memory_overflows, plan.replay.max_collision_share);
   plan.group_of.assign(telemetry.pods.size(), std::nullopt);
   for (std::size_t g = 0; g < plan.replay.gpus.size(); ++g) {
     for (std::size_t p : plan.replay.gpus[g].pods) plan.group_of[p] = g;

@@ -29,11 +29,11 @@
 namespace gpufit {
 
 struct PlanOptions {
-  std::string target_gpu;            // catalog id the pods are co-located on
-  std::string current_gpu;           // catalog id the pods run on today; empty = target_gpu
-  double headroom = 0.10;            // right-sizing: peak x (1 + headroom), in [0, 10]
-  double max_collision_share = 0.01; // in [0, 1]
-  MiB reserve{0};                    // kept free on every co-located GPU, < target memory
+  std::string target_gpu;             // catalog id the pods are co-located on
+  std::string current_gpu;            // catalog id the pods run on today; empty = target_gpu
+  double headroom = 0.10;             // right-sizing: peak x (1 + headroom), in [0, 10]
+  double max_collision_share = 0.01;  // in [0, 1]
+  MiB reserve{0};                     // kept free on every co-located GPU, < target memory
   std::uint64_t seed = 1;
   std::int64_t search_budget = ColocateOptions{}.search_budget;
   unsigned threads = ColocateOptions{}.threads;
@@ -49,21 +49,21 @@ struct PlanTotals {
 };
 
 struct Plan {
-  std::string source;           // telemetry path or "demo"
+  std::string source;  // telemetry path or "demo"
   std::size_t samples = 0;
   double step_s = 0, window_hours = 0;
   PlanOptions options;
   GpuModel current, target;
-  double capacity_mib = 0;      // target memory - reserve
+  double capacity_mib = 0;  // target memory - reserve
   std::int64_t collision_limit_samples = 0;
   std::vector<std::string> pod_names;
-  std::vector<PodProfile> profiles;       // per pod, same order as pod_names
-  std::vector<RightSizing> right_sizing;  // per pod
+  std::vector<PodProfile> profiles;                  // per pod, same order as pod_names
+  std::vector<RightSizing> right_sizing;             // per pod
   std::vector<std::optional<std::size_t>> group_of;  // per pod: index into replay.gpus, or none (too big)
-  std::vector<std::size_t> too_big;       // pods that need their own right-sized GPU
-  Replay replay;                          // one entry per co-location group
+  std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
+  Replay replay;                                     // one entry per co-location group
   PlanTotals totals;
-  std::vector<std::string> skipped;       // pods left out of the telemetry, with reasons
+  std::vector<std::string> skipped;  // pods left out of the telemetry, with reasons
   std::int64_t search_evaluations = 0;
 };
 

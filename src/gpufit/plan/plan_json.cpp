@@ -12,18 +12,16 @@ json ToJson(const Percentiles& p) {
 }
 
 json ToJson(const PodProfile& p) {
-  return {{"fb_used_mib", ToJson(p.fb_used_mib)},
-          {"gpu_util_pct", ToJson(p.gpu_util_pct)},
-          {"idle_share", p.idle_share},
-          {"running_samples", p.running_samples},
-          {"filled_samples", p.filled_samples},
-          {"gpu_hours_allocated", p.gpu_hours_allocated},
-          {"gpu_hours_used", p.gpu_hours_used},
-          {"gpu_hours_wasted", p.gpu_hours_wasted()}};
+  return {{"fb_used_mib", ToJson(p.fb_used_mib)}, {"gpu_util_pct", ToJson(p.gpu_util_pct)},
+          {"idle_share", p.idle_share},           {"running_samples", p.running_samples},
+          {"filled_samples", p.filled_samples},   {"gpu_hours_allocated", p.gpu_hours_allocated},
+          {"gpu_hours_used", p.gpu_hours_used},   {"gpu_hours_wasted", p.gpu_hours_wasted()}};
 }
 
 json ToJson(const GpuModel& m) {
-  return {{"id", m.id}, {"name", m.name}, {"memory_mib", m.memory.value},
+  return {{"id", m.id},
+          {"name", m.name},
+          {"memory_mib", m.memory.value},
           {"on_demand_usd_per_gpu_hour", m.on_demand_per_gpu_hour.value}};
 }
 
@@ -64,8 +62,12 @@ std::string PlanToJson(const Plan& plan) {
   json j = {
       {"schema_version", 1},
       {"source", plan.source},
-      {"telemetry", {{"pods", plan.pod_names.size()}, {"samples", plan.samples}, {"step_s", plan.step_s},
-                     {"window_hours", plan.window_hours}, {"skipped", plan.skipped}}},
+      {"telemetry",
+       {{"pods", plan.pod_names.size()},
+        {"samples", plan.samples},
+        {"step_s", plan.step_s},
+        {"window_hours", plan.window_hours},
+        {"skipped", plan.skipped}}},
       {"options",
        {{"current_gpu", plan.current.id},
         {"target_gpu", plan.target.id},
@@ -85,7 +87,8 @@ std::string PlanToJson(const Plan& plan) {
        {{"gpus_before", t.gpus_before},
         {"gpus_after", t.gpus_after},
         {"gpus_lower_bound", t.gpus_lower_bound},
-        {"lower_bound", {{"per_sample_l2", t.lower_bound.per_sample_l2}, {"conflict_clique", t.lower_bound.conflict_clique}}},
+        {"lower_bound",
+         {{"per_sample_l2", t.lower_bound.per_sample_l2}, {"conflict_clique", t.lower_bound.conflict_clique}}},
         {"gap_to_lower_bound", t.gap_to_lower_bound()},
         {"gpus_first_fit_decreasing", t.gpus_first_fit_decreasing},
         {"gpu_hours_before", t.gpu_hours_before},
@@ -114,9 +117,15 @@ std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::s
     allocated += p.gpu_hours_allocated;
     used += p.gpu_hours_used;
   }
-  json j = {{"schema_version", 1}, {"source", source}, {"step_s", step_s}, {"pods", pods},
-            {"totals", {{"pods", profiles.size()}, {"gpu_hours_allocated", allocated}, {"gpu_hours_used", used},
-                        {"gpu_hours_wasted", allocated - used}}}};
+  json j = {{"schema_version", 1},
+            {"source", source},
+            {"step_s", step_s},
+            {"pods", pods},
+            {"totals",
+             {{"pods", profiles.size()},
+              {"gpu_hours_allocated", allocated},
+              {"gpu_hours_used", used},
+              {"gpu_hours_wasted", allocated - used}}}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -24,8 +24,10 @@ std::string PlanToMarkdown(const Plan& plan) {
       plan.samples, plan.step_s, plan.window_hours);
   if (!plan.skipped.empty()) Out(s, " Left out: {} pod(s) without both metrics.", plan.skipped.size());
   if (plan.options.current_gpu.empty())
-    Out(s, "\nThe pods are assumed to run on {} today (the telemetry names no GPU model; say --current-gpu).", plan.current.id);
-  Out(s, "\nCo-location target: {} ({} MiB, reserve {} MiB), collisions allowed on at most {:.2f}% of samples ({}).\n\n",
+    Out(s, "\nThe pods are assumed to run on {} today (the telemetry names no GPU model; say --current-gpu).",
+        plan.current.id);
+  Out(s,
+      "\nCo-location target: {} ({} MiB, reserve {} MiB), collisions allowed on at most {:.2f}% of samples ({}).\n\n",
       plan.target.id, plan.target.memory.value, plan.options.reserve.value, 100 * plan.options.max_collision_share,
       plan.collision_limit_samples);
   Out(s, "## Totals\n\n| | before | after |\n|---|---:|---:|\n");
@@ -33,21 +35,25 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "| GPU-hours over the window | {:.1f} | {:.1f} |\n", t.gpu_hours_before, t.gpu_hours_after);
   Out(s, "| USD per month (on-demand) | {:.0f} | {:.0f} |\n", t.usd_per_month_before, t.usd_per_month_after);
   Out(s, "| mean duty cycle per GPU | {:.1f}% | {:.1f}% |\n\n", t.mean_duty_pct_before, t.mean_duty_pct_after);
-  Out(s, "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}); gap {} GPU(s). "
+  Out(s,
+      "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}); gap {} GPU(s). "
       "First-fit decreasing needs {}.\n",
       t.gpus_lower_bound, t.lower_bound.per_sample_l2, t.lower_bound.conflict_clique, t.gap_to_lower_bound(),
       t.gpus_first_fit_decreasing);
   Out(s, "Replay: {} memory overflows, worst collision share {:.2f}% -> {}.\n\n", plan.replay.memory_overflows,
       100 * plan.replay.max_collision_share, plan.replay.safe ? "safe" : "UNSAFE");
   Out(s, "## Right-sizing (one pod per GPU, headroom {:.0f}%)\n\n", 100 * plan.options.headroom);
-  Out(s, "| pod | current GPU | recommended GPU | peak MiB | p95 duty | idle | why |\n|---|---|---|---:|---:|---:|---|\n");
+  Out(s,
+      "| pod | current GPU | recommended GPU | peak MiB | p95 duty | idle | why |\n|---|---|---|---:|---:|---:|---|\n");
   for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
     const RightSizing& r = plan.right_sizing[i];
     const PodProfile& p = plan.profiles[i];
     Out(s, "| {} | {} | {} | {:.0f} | {:.0f}% | {:.0f}% | {} |\n", Short(plan.pod_names[i]), r.current_gpu,
         r.recommended_gpu.value_or("none"), p.fb_used_mib.peak, p.gpu_util_pct.p95, 100 * p.idle_share, r.reason);
   }
-  Out(s, "\n## Co-location on {} ({} GPUs)\n\n| GPU | pods | peak MiB | mean duty | collisions |\n|---:|---|---:|---:|---:|\n",
+  Out(s,
+      "\n## Co-location on {} ({} GPUs)\n\n| GPU | pods | peak MiB | mean duty | collisions "
+      "|\n|---:|---|---:|---:|---:|\n",
       plan.target.id, plan.replay.gpus.size());
   for (std::size_t g = 0; g < plan.replay.gpus.size(); ++g) {
     const GpuReplay& r = plan.replay.gpus[g];
@@ -67,14 +73,17 @@ std::string PlanToMarkdown(const Plan& plan) {
 
 std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::string& source) {
   std::string s = fmt::format("# gpufit analyze\n\nTelemetry: {} ({} pods)\n\n", source, profiles.size());
-  s += "| pod | mem peak | p99 | p95 | p50 MiB | duty peak | p99 | p95 | p50 % | idle | GPU-h alloc | used | wasted |\n";
+  s +=
+      "| pod | mem peak | p99 | p95 | p50 MiB | duty peak | p99 | p95 | p50 % | idle | GPU-h alloc | used | wasted |\n";
   s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   double allocated = 0, used = 0;
   for (const PodProfile& p : profiles) {
-    s += fmt::format("| {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f}% | {:.2f} | {:.2f} | {:.2f} |\n",
-                     Short(p.pod), p.fb_used_mib.peak, p.fb_used_mib.p99, p.fb_used_mib.p95, p.fb_used_mib.p50,
-                     p.gpu_util_pct.peak, p.gpu_util_pct.p99, p.gpu_util_pct.p95, p.gpu_util_pct.p50,
-                     100 * p.idle_share, p.gpu_hours_allocated, p.gpu_hours_used, p.gpu_hours_wasted());
+    s += fmt::format(
+        "| {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f}% | {:.2f} | {:.2f} | "
+        "{:.2f} |\n",
+        Short(p.pod), p.fb_used_mib.peak, p.fb_used_mib.p99, p.fb_used_mib.p95, p.fb_used_mib.p50, p.gpu_util_pct.peak,
+        p.gpu_util_pct.p99, p.gpu_util_pct.p95, p.gpu_util_pct.p50, 100 * p.idle_share, p.gpu_hours_allocated,
+        p.gpu_hours_used, p.gpu_hours_wasted());
     allocated += p.gpu_hours_allocated;
     used += p.gpu_hours_used;
   }

@@ -46,7 +46,8 @@ TEST(BuildPlan, JsonCarriesTheDocumentedFields) {
   const Result<Plan> plan = BuildPlan(Demo(), GpuCatalog::Embedded(), Options(), "demo");
   ASSERT_TRUE(plan.has_value());
   const nlohmann::json j = nlohmann::json::parse(PlanToJson(*plan));
-  for (const char* key : {"gpus_before", "gpus_after", "gpus_lower_bound", "usd_per_month_before", "usd_per_month_after"}) {
+  for (const char* key :
+       {"gpus_before", "gpus_after", "gpus_lower_bound", "usd_per_month_before", "usd_per_month_after"}) {
     EXPECT_TRUE(j["totals"].contains(key)) << key;
   }
   EXPECT_EQ(j["replay"]["memory_overflows"], 0);

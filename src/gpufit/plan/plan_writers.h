@@ -10,8 +10,8 @@
 
 namespace gpufit {
 
-std::string PlanToJson(const Plan& plan);        // pretty-printed, ends in a newline
-std::string PlanToMarkdown(const Plan& plan);    // summary, right-sizing table, groups
+std::string PlanToJson(const Plan& plan);      // pretty-printed, ends in a newline
+std::string PlanToMarkdown(const Plan& plan);  // summary, right-sizing table, groups
 
 // The analyze report: per-pod profiles and waste totals.
 std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::string& source, double step_s);

@@ -21,7 +21,7 @@ struct GpuReplay {
   double mean_util_pct = 0;       // mean of min(100, summed duty cycle) over the window
   std::int64_t memory_overflows = 0;
   std::int64_t collisions = 0;
-  double collision_share = 0;     // collisions / samples
+  double collision_share = 0;        // collisions / samples
   std::size_t occupied_samples = 0;  // samples where at least one of its pods runs
 };
 

@@ -3,9 +3,8 @@
 // libfccp copies file names with strncpy into a fixed buffer (by design: names are
 // truncated in its messages); GCC 12 warns about that inside the library header.
 #pragma GCC diagnostic ignored "-Wstringop-truncation"
-#include <libfccp/csv.h>
-
 #include <fast_float/fast_float.h>
+#include <libfccp/csv.h>
 
 #include <cmath>
 #include <cstring>
@@ -24,7 +23,8 @@ Result<double> CsvRow<N>::NonNegative(std::size_t column) const {
   const auto [end, ec] = fast_float::from_chars(text, text + len, v);
   if (ec != std::errc() || end != text + len)
     return InvalidArgument("{}:{}: column '{}': expected a number, got '{}'", *file, line, name, text);
-  if (!std::isfinite(v)) return InvalidArgument("{}:{}: column '{}': {} is not a finite number", *file, line, name, text);
+  if (!std::isfinite(v))
+    return InvalidArgument("{}:{}: column '{}': {} is not a finite number", *file, line, name, text);
   if (v < 0) return InvalidArgument("{}:{}: column '{}': must be >= 0, got {}", *file, line, name, text);
   return v;
 }

@@ -17,8 +17,8 @@ namespace gpufit::internal {
 template <std::size_t N>
 struct CsvRow {
   const std::string* file;
-  unsigned line;                                 // 1-based line in the file
-  const std::array<const char*, N>* names;       // requested column names
+  unsigned line;                            // 1-based line in the file
+  const std::array<const char*, N>* names;  // requested column names
   std::array<const char*, N> cells;
 
   // The cell as a finite number >= 0. Errors: empty, not a number, NaN or infinite, negative.
