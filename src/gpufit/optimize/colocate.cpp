@@ -37,7 +37,8 @@ struct Gpu {
   std::size_t peak_at = 0;  // a sample where mem == peak_mib
 };
 
-inline double OverflowAt(double m, double cap) { return m > cap ? 1.0 + (m - cap) / cap : 0.0; }
+// inv_cap = 1 / cap: a multiplication instead of a division in the innermost loops.
+inline double OverflowAt(double m, double cap, double inv_cap) { return m > cap ? 1.0 + (m - cap) * inv_cap : 0.0; }
 
 class Packer {
  public:
@@ -67,7 +68,7 @@ class Packer {
     g.peak_mib = 0;
     g.peak_at = 0;
     for (std::size_t t = 0; t < in_.samples; ++t) {
-      g.overflow += OverflowAt(g.mem[t], in_.capacity_mib);
+      g.overflow += OverflowAt(g.mem[t], in_.capacity_mib, 1.0 / in_.capacity_mib);
       g.collisions += g.util[t] > 100.0;
       if (g.mem[t] > g.peak_mib) g.peak_mib = g.mem[t], g.peak_at = t;
     }
@@ -78,6 +79,7 @@ class Packer {
     const float* m = in_.mem[p];
     const float* u = in_.util[p];
     const double cap = in_.capacity_mib;
+    const double inv_cap = 1.0 / cap;
     double d_over = 0;
     std::int64_t d_coll = 0;
     const bool memory_safe = sign > 0 && g.overflow == 0 && g.peak_mib + in_.peak_mib[p] <= cap;
@@ -88,7 +90,7 @@ class Packer {
       d_coll += static_cast<std::int64_t>(gu[t] + sign * u[t] > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
     }
     if (!memory_safe) {
-      for (std::size_t t = lo; t <= hi; ++t) d_over += OverflowAt(gm[t] + sign * m[t], cap) - OverflowAt(gm[t], cap);
+      for (std::size_t t = lo; t <= hi; ++t) d_over += OverflowAt(gm[t] + sign * m[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1);
     return Penalty(g.overflow + d_over, g.collisions + d_coll) - Penalty(g);
@@ -97,6 +99,7 @@ class Packer {
   // Penalty change of GPU g if pod `out` leaves it and pod `in` joins it.
   double SwapDelta(const Gpu& g, std::size_t out, std::size_t in) {
     const double cap = in_.capacity_mib;
+    const double inv_cap = 1.0 / cap;
     double d_over = 0;
     std::int64_t d_coll = 0;
     const std::size_t lo = std::min(in_.first[out], in_.first[in]);
@@ -112,7 +115,7 @@ class Packer {
       d_coll += static_cast<std::int64_t>(u > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
     }
     for (std::size_t t = lo; t <= hi; ++t) {
-      d_over += OverflowAt(gm[t] - mo[t] + mi[t], cap) - OverflowAt(gm[t], cap);
+      d_over += OverflowAt(gm[t] - mo[t] + mi[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(hi - lo + 1);
     return Penalty(g.overflow + d_over, g.collisions + d_coll) - Penalty(g);
