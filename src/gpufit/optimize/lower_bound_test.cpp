@@ -41,18 +41,20 @@ TEST(MartelloTothL2, ManySmallItemsStillTryTheLargestSmallItem) {
   EXPECT_EQ(MartelloTothL2(sizes, 100), 4u);
 }
 
-TEST(LowerBound, MaxOverSamplesOfPerSampleBound) {
+// Three identical pods over two samples.
+Telemetry ThreePods(std::vector<float> fb_used_mib, std::vector<float> gpu_util_pct) {
   Telemetry t;
   t.samples = 2;
   for (int i = 0; i < 3; ++i) {
-    PodSeries p;
-    p.pod = "p" + std::to_string(i);
-    p.fb_used_mib = {10, 60};  // at sample 1 three pods of 60 need 3 GPUs of 100
-    p.gpu_util_pct = {0, 0};
-    p.last = 1;
-    t.pods.push_back(p);
+    t.pods.push_back(
+        {.pod = "p" + std::to_string(i), .fb_used_mib = fb_used_mib, .gpu_util_pct = gpu_util_pct, .last = 1});
   }
-  const GpuLowerBound lb = LowerBound(t, {0, 1, 2}, 100, 0);
+  return t;
+}
+
+TEST(LowerBound, MaxOverSamplesOfPerSampleBound) {
+  // At sample 1 three pods of 60 need 3 GPUs of 100.
+  const GpuLowerBound lb = LowerBound(ThreePods({10, 60}, {0, 0}), {0, 1, 2}, 100, 0);
   EXPECT_EQ(lb.per_sample_l2, 3u);
   EXPECT_EQ(lb.conflict_clique, 3u);
   EXPECT_EQ(lb.gpus(), 3u);
@@ -60,17 +62,7 @@ TEST(LowerBound, MaxOverSamplesOfPerSampleBound) {
 
 TEST(LowerBound, ConflictCliqueCountsComputeConflicts) {
   // Memory is tiny; every pair collides at both samples, no collision allowed: 3 GPUs.
-  Telemetry t;
-  t.samples = 2;
-  for (int i = 0; i < 3; ++i) {
-    PodSeries p;
-    p.pod = "p" + std::to_string(i);
-    p.fb_used_mib = {1, 1};
-    p.gpu_util_pct = {60, 60};
-    p.last = 1;
-    t.pods.push_back(p);
-  }
-  const GpuLowerBound lb = LowerBound(t, {0, 1, 2}, 100, 0);
+  const GpuLowerBound lb = LowerBound(ThreePods({1, 1}, {60, 60}), {0, 1, 2}, 100, 0);
   EXPECT_EQ(lb.per_sample_l2, 1u);
   EXPECT_EQ(lb.conflict_clique, 3u);
 }
