@@ -1,4 +1,5 @@
-# The two commands of the README:
+# Targets behind the README's two commands (scripts/demo and scripts/test, which first
+# install make itself through scripts/bootstrap):
 #   make demo   sets up, builds and runs the main job on the embedded synthetic cluster
 #   make test   sets up, builds and runs all tests
 # Also: make asan-test (AddressSanitizer + UBSan build and tests), make bench.
