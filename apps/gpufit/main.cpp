@@ -181,11 +181,6 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
   return rc != 0 ? rc : (r.safe ? 0 : 3);
 }
 
-int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
-        const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
-        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out,
-        PlanFlags& demo_flags, const SyntheticOptions& synthetic);
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,6 +221,27 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Each command runs from its callback, during parse, once its options are read.
+  int rc = 0;
+  analyze->callback([&] {
+    const Result<Telemetry> tel = ReadTelemetry(analyze_telemetry);
+    if (!tel) {
+      rc = Fail(tel.error());
+      return;
+    }
+    const std::vector<PodProfile> profiles = ProfileAll(*tel);
+    rc = Emit(analyze_out, "analyze", ProfilesToJson(profiles, analyze_telemetry, tel->step_s),
+              ProfilesToMarkdown(profiles, analyze_telemetry));
+  });
+  plan->callback([&] {
+    const Result<Telemetry> tel = ReadTelemetry(plan_flags.telemetry);
+    rc = tel ? RunPlan(plan_flags, *tel, plan_flags.telemetry) : Fail(tel.error());
+  });
+  replay->callback([&] { rc = RunReplay(replay_telemetry, replay_plan, replay_catalog, replay_out); });
+  demo->callback([&] {
+    const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
+    rc = RunPlan(demo_flags, tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -235,36 +251,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "gpufit: error: %s (see gpufit --help)\n", e.what());
     return 2;
-  }
-  try {
-    return Run(analyze, plan, replay, analyze_telemetry, analyze_out, plan_flags, replay_telemetry, replay_plan,
-               replay_catalog, replay_out, demo_flags, synthetic);
   } catch (const std::bad_alloc&) {
     return Fail(Internal("out of memory (the telemetry is too large for this machine)"));
   }
+  return rc;
 }
-
-namespace {
-
-int Run(CLI::App* analyze, CLI::App* plan, CLI::App* replay, const std::string& analyze_telemetry,
-        const Output& analyze_out, PlanFlags& plan_flags, const std::string& replay_telemetry,
-        const std::string& replay_plan, const std::string& replay_catalog, const Output& replay_out,
-        PlanFlags& demo_flags, const SyntheticOptions& synthetic) {
-  if (analyze->parsed()) {
-    const Result<Telemetry> tel = ReadTelemetry(analyze_telemetry);
-    if (!tel) return Fail(tel.error());
-    const std::vector<PodProfile> profiles = ProfileAll(*tel);
-    return Emit(analyze_out, "analyze", ProfilesToJson(profiles, analyze_telemetry, tel->step_s),
-                ProfilesToMarkdown(profiles, analyze_telemetry));
-  }
-  if (plan->parsed()) {
-    const Result<Telemetry> tel = ReadTelemetry(plan_flags.telemetry);
-    if (!tel) return Fail(tel.error());
-    return RunPlan(plan_flags, *tel, plan_flags.telemetry);
-  }
-  if (replay->parsed()) return RunReplay(replay_telemetry, replay_plan, replay_catalog, replay_out);
-  const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
-  return RunPlan(demo_flags, tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
-}
-
-}  // namespace

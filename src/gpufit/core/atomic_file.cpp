@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace gpufit {
 namespace {
@@ -66,10 +67,6 @@ Result<void> WriteFilesAtomically(const std::vector<std::pair<std::filesystem::p
     }
   }
   return {};
-}
-
-Result<void> WriteFileAtomically(const std::filesystem::path& path, std::string_view contents) {
-  return WriteFilesAtomically({{path, std::string(contents)}});
 }
 
 }  // namespace gpufit

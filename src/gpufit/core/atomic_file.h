@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,8 +18,5 @@ namespace gpufit {
 // not accept files (missing, not a directory, no permission, read-only), kInternal for
 // other failures (disk full, a failed rename).
 Result<void> WriteFilesAtomically(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
-
-// The same for one file.
-Result<void> WriteFileAtomically(const std::filesystem::path& path, std::string_view contents);
 
 }  // namespace gpufit

@@ -17,12 +17,12 @@ std::string Read(const fs::path& p) {
   return ss.str();
 }
 
-TEST(WriteFileAtomically, ReplacesTheWholeFileAndLeavesNoTemporary) {
+TEST(WriteFilesAtomically, ReplacesTheWholeFileAndLeavesNoTemporary) {
   const fs::path dir = fs::temp_directory_path() / ("gpufit-atomic-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path f = dir / "plan.json";
-  ASSERT_TRUE(WriteFileAtomically(f, "old").has_value());
-  ASSERT_TRUE(WriteFileAtomically(f, "new contents").has_value());
+  ASSERT_TRUE(WriteFilesAtomically({{f, "old"}}).has_value());
+  ASSERT_TRUE(WriteFilesAtomically({{f, "new contents"}}).has_value());
   EXPECT_EQ(Read(f), "new contents");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
   fs::remove_all(dir);
@@ -38,8 +38,8 @@ TEST(WriteFilesAtomically, WhenOneFileCannotBeWrittenNoneIsTouched) {
   fs::remove_all(dir);
 }
 
-TEST(WriteFileAtomically, MissingDirectoryIsAnErrorNamingThePath) {
-  const Result<void> r = WriteFileAtomically("/nonexistent-gpufit-dir/plan.json", "x");
+TEST(WriteFilesAtomically, MissingDirectoryIsAnErrorNamingThePath) {
+  const Result<void> r = WriteFilesAtomically({{"/nonexistent-gpufit-dir/plan.json", "x"}});
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, Code::kInvalidArgument);
   EXPECT_NE(r.error().message.find("/nonexistent-gpufit-dir/plan.json"), std::string::npos);

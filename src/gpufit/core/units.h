@@ -25,9 +25,7 @@ using MilliCpu = Quantity<struct MilliCpuTag>;  // 1000 = one core (Kubernetes m
 using GpuMilli = Quantity<struct GpuMilliTag>;  // 1000 = one whole GPU
 
 constexpr std::int64_t kBytesPerMiB = 1024 * 1024;
-constexpr double kBytesPerMiBDouble() { return static_cast<double>(kBytesPerMiB); }
 constexpr MiB MiBFromBytes(std::int64_t bytes) { return {bytes / kBytesPerMiB}; }
-constexpr MiB MiBFromGiB(std::int64_t gib) { return {gib * 1024}; }
 
 // Seconds of (trace or simulated) time; library code never reads the wall clock.
 using Seconds = std::chrono::duration<double>;

@@ -68,7 +68,8 @@ Result<Telemetry> ReadGenTd26(const std::string& dir) {
           "{} is not a GenTD26 directory: {} is missing (a directory is read as GenTD26, a file as long CSV)", dir,
           fs::path(f).filename().string());
   }
-  if (Result<void> r = ReadGenTd26File(mem, 1.0 / kBytesPerMiBDouble(), false, raw.fb_used_mib); !r) return r.error();
+  if (Result<void> r = ReadGenTd26File(mem, 1.0 / static_cast<double>(kBytesPerMiB), false, raw.fb_used_mib); !r)
+    return r.error();
   if (Result<void> r = ReadGenTd26File(duty, 1.0, true, raw.gpu_util_pct); !r) return r.error();
   return AlignToGrid(raw, dir);
 }
