@@ -18,15 +18,14 @@
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_writers.h"
 #include "gpufit/plan/replay.h"
+#include "cli_common.h"
+#include "simulate_command.h"
 
 namespace {
 
 using namespace gpufit;
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "gpufit: error: %s\n", e.message.c_str());
-  return ExitCodeFor(e.code);
-}
+using cli::Fail;
 
 struct Output {
   std::string format = "text";
@@ -213,16 +212,18 @@ int main(int argc, char** argv) {
   demo->add_option("--pods", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000));
   demo->add_option("--demo-seed", synthetic.seed, "seed of the synthetic cluster");
 
+  int rc = 0;
+  cli::AddSimulateCommand(app, rc);
+
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
     const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
     if (known.empty()) {
-      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, demo)\n", argv[1]);
+      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, demo)\n", argv[1]);
       return 2;
     }
   }
   // Each command runs from its callback, during parse, once its options are read.
-  int rc = 0;
   analyze->callback([&] {
     const Result<Telemetry> tel = ReadTelemetry(analyze_telemetry);
     if (!tel) {

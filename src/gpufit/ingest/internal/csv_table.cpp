@@ -88,5 +88,11 @@ template Result<void> ForEachCsvRow<3>(const std::string&, const std::array<cons
                                        const std::function<Result<void>(const CsvRow<3>&)>&);
 template Result<void> ForEachCsvRow<4>(const std::string&, const std::array<const char*, 4>&,
                                        const std::function<Result<void>(const CsvRow<4>&)>&);
+template struct CsvRow<5>;
+template Result<void> ForEachCsvRow<5>(const std::string&, const std::array<const char*, 5>&,
+                                       const std::function<Result<void>(const CsvRow<5>&)>&);
+template struct CsvRow<8>;
+template Result<void> ForEachCsvRow<8>(const std::string&, const std::array<const char*, 8>&,
+                                       const std::function<Result<void>(const CsvRow<8>&)>&);
 
 }  // namespace gpufit::internal

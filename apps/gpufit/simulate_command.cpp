@@ -1,0 +1,104 @@
+#include "simulate_command.h"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.h"
+#include "gpufit/core/atomic_file.h"
+#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/placement/registry.h"
+#include "gpufit/sim/report.h"
+
+namespace gpufit::cli {
+namespace {
+
+struct SimulateFlags {
+  std::string nodes, pods, policies = "fgd", mode = "saturation", seeds = "42-51", format = "text", out_dir;
+  double inflation = 1.3;
+  unsigned threads = 0;
+  bool check_invariants = false;
+};
+
+std::vector<std::string> SplitPolicies(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    if (end > start) out.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+int Run(const SimulateFlags& f) {
+  Result<std::vector<NodeSpec>> nodes = ReadOpenbNodes(f.nodes);
+  if (!nodes) return Fail(nodes.error());
+  Result<std::vector<PodSpec>> pods = ReadOpenbPods(f.pods);
+  if (!pods) return Fail(pods.error());
+  const std::vector<std::string> policies = SplitPolicies(f.policies);
+  if (policies.empty()) return Fail(InvalidArgument("--policy: give at least one policy"));
+  const std::vector<std::string> known = PolicyNames();
+  for (const std::string& p : policies) {
+    if (std::find(known.begin(), known.end(), p) == known.end())
+      return Fail(NotFound("--policy: unknown policy '{}' (known: {})", p, fmt::join(known, ", ")));
+  }
+  Result<std::vector<std::uint64_t>> seeds = ParseSeeds(f.seeds);
+  if (!seeds) return Fail(seeds.error());
+  SimOptions options;
+  options.mode = f.mode == "replay" ? SimMode::kReplay : SimMode::kSaturation;
+  options.inflation = f.inflation;
+  options.check_invariants = f.check_invariants;
+  Result<SimInput> input = PrepareSimulation(std::move(*nodes), std::move(*pods), options);
+  if (!input) return Fail(input.error());
+  Result<std::vector<RunResult>> runs = RunBatch(*input, policies, *seeds, options, f.threads);
+  if (!runs) return Fail(runs.error());
+  const std::vector<PolicySummary> summaries = Summarize(*runs);
+  const ReportContext context{f.nodes, f.pods, &*input, &options, *seeds};
+  const std::string json = ComparisonJson(summaries, context);
+  const std::string text = ComparisonText(summaries, context);
+  if (!f.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.out_dir, ec);
+    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
+    const std::filesystem::path dir(f.out_dir);
+    std::vector<std::pair<std::filesystem::path, std::string>> files = {{dir / "simulate.json", json},
+                                                                        {dir / "simulate.txt", text}};
+    for (const RunResult& r : *runs)
+      files.emplace_back(dir / fmt::format("steps-{}-seed{}.csv", r.policy, r.seed), StepsCsv(r));
+    if (Result<void> w = WriteFilesAtomically(files); !w) return Fail(w.error());
+  }
+  std::cout << (f.format == "json" ? json : text);
+  return 0;
+}
+
+}  // namespace
+
+void AddSimulateCommand(CLI::App& app, int& rc) {
+  auto flags = std::make_shared<SimulateFlags>();
+  CLI::App* cmd = app.add_subcommand("simulate", "replay a cluster trace through placement policies and compare them");
+  cmd->add_option("--nodes", flags->nodes, "node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)")
+      ->required();
+  cmd->add_option("--pods", flags->pods, "pod list CSV (openb format)")->required();
+  cmd->add_option("--policy", flags->policies, "comma-separated policies: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
+      ->capture_default_str();
+  cmd->add_option("--mode", flags->mode, "saturation (inflate and shuffle, nothing leaves) or replay (trace times)")
+      ->check(CLI::IsMember({"saturation", "replay"}))
+      ->capture_default_str();
+  cmd->add_option("--inflation", flags->inflation, "saturation: submit until requested GPUs reach this x capacity")
+      ->capture_default_str();
+  cmd->add_option("--seeds", flags->seeds, "seeds: a range 42-51 or a list 1,2,3")->capture_default_str();
+  cmd->add_option("--format", flags->format, "what to print: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--out", flags->out_dir,
+                  "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (atomically)");
+  cmd->add_option("--threads", flags->threads, "parallel runs (default: one per core)");
+  cmd->add_flag("--check-invariants", flags->check_invariants,
+                "check capacities and constraints after every event (slow; for debugging)");
+  cmd->callback([flags, &rc] { rc = Run(*flags); });
+}
+
+}  // namespace gpufit::cli

@@ -1,0 +1,39 @@
+// The one registry of placement plugins and policies, so the simulator, the CLI and the
+// scheduler extender build the same pipeline from the same names.
+//
+// Policies (filters are always cpu, memory, gpu-model, gpu):
+//   random          constant score, random tie-break, random GPU          (random-fit)
+//   first-fit       constant score, first node, best-fit GPU
+//   best-fit        best-fit score, random tie-break, best-fit GPU
+//   dot-product     dot-product score, random tie-break, best-fit GPU
+//   gpu-packing     gpu-packing score, random tie-break, best-fit GPU
+//   gpu-clustering  gpu-clustering score, random tie-break, best-fit GPU
+//   fgd             fgd score, random tie-break, fgd GPU
+//   gpufit          gpufit's own policy (placement/gpufit_policy.h)
+// These are the configurations of the FGD paper's experiments
+// (experiments/run_scripts/generate_run_scripts.py of its simulator).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/placement/fragmentation.h"
+#include "gpufit/placement/policy.h"
+
+namespace gpufit {
+
+// What policies may need beyond the cluster: FGD's target workload.
+struct PolicyContext {
+  std::shared_ptr<const std::vector<TypicalPod>> target;
+};
+
+std::vector<std::string> PolicyNames();
+
+// Errors: kNotFound for an unknown name (the message lists the known ones),
+// kInvalidArgument when the policy needs a target workload and the context has none.
+Result<Policy> MakePolicy(std::string_view name, const PolicyContext& context);
+
+}  // namespace gpufit

@@ -1,0 +1,44 @@
+#include "gpufit/sim/arrivals.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace gpufit {
+
+std::vector<std::size_t> SaturationArrivals(const std::vector<PodSpec>& trace, GpuMilli capacity, double inflation,
+                                            Rng& rng) {
+  std::vector<std::size_t> by_name(trace.size());
+  std::iota(by_name.begin(), by_name.end(), std::size_t{0});
+  std::stable_sort(by_name.begin(), by_name.end(),
+                   [&](std::size_t a, std::size_t b) { return trace[a].name < trace[b].name; });
+  std::vector<std::size_t> order = by_name;
+  rng.Shuffle(order);
+  std::int64_t requested = 0;
+  for (const PodSpec& p : trace) requested += p.TotalGpu().value;
+  const double target = inflation * static_cast<double>(capacity.value);
+  // Without a GPU pod to draw, copies could never reach the target.
+  const bool any_gpu = std::any_of(trace.begin(), trace.end(), [](const PodSpec& p) { return p.gpu_count > 0; });
+  if (by_name.empty() || !any_gpu) return order;
+  while (true) {
+    const std::size_t copy = by_name[rng.Below(by_name.size())];
+    if (static_cast<double>(requested + trace[copy].gpu_per_gpu.value) > target) break;
+    requested += trace[copy].TotalGpu().value;
+    order.push_back(copy);
+  }
+  return order;
+}
+
+std::vector<TraceEvent> ReplayEvents(const std::vector<PodSpec>& trace) {
+  std::vector<TraceEvent> events;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    events.push_back({trace[i].creation, i, true});
+    if (trace[i].deletion) events.push_back({*trace[i].deletion, i, false});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
+    if (a.time != b.time) return a.time < b.time;
+    return !a.arrival && b.arrival;
+  });
+  return events;
+}
+
+}  // namespace gpufit

@@ -1,0 +1,38 @@
+// Many simulation runs (policies x seeds) over one prepared trace, in parallel, and their
+// comparison: mean and standard deviation over seeds per policy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpufit/sim/engine.h"
+
+namespace gpufit {
+
+// Runs every (policy, seed) pair on up to `threads` threads (0: one per core). The result
+// is ordered policy by policy, seeds in the given order. Errors: the first failing run's.
+Result<std::vector<RunResult>> RunBatch(const SimInput& input, const std::vector<std::string>& policies,
+                                        const std::vector<std::uint64_t>& seeds, const SimOptions& options,
+                                        unsigned threads = 0);
+
+// Mean and sample standard deviation (n - 1; 0 for a single value).
+struct Spread {
+  double mean = 0;
+  double sd = 0;
+};
+Spread SpreadOf(const std::vector<double>& values);
+
+struct PolicySummary {
+  std::string policy;
+  std::vector<const RunResult*> runs;  // one per seed
+  Spread alloc_ratio, unallocated_gpus, frag_rate_at_90, failed_pods;
+};
+
+// Groups runs by policy, in first-appearance order.
+std::vector<PolicySummary> Summarize(const std::vector<RunResult>& runs);
+
+// Parses "42-51", "42,43,50" or "7" into seeds. Errors: kInvalidArgument.
+Result<std::vector<std::uint64_t>> ParseSeeds(const std::string& text);
+
+}  // namespace gpufit

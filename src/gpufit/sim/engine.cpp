@@ -1,0 +1,223 @@
+#include "gpufit/sim/engine.h"
+
+#include <deque>
+
+#include "gpufit/placement/registry.h"
+#include "gpufit/sim/arrivals.h"
+#include "gpufit/sim/invariants.h"
+
+namespace gpufit {
+namespace {
+
+// Cluster fragmentation kept up to date one node at a time.
+class FragTracker {
+ public:
+  FragTracker(const ClusterState& cluster, const std::vector<TypicalPod>& target) : target_(target) {
+    node_frag_.resize(cluster.nodes().size());
+    for (const NodeState& n : cluster.nodes()) Update(n);
+  }
+  void Update(const NodeState& n) {
+    double& f = node_frag_[static_cast<std::size_t>(n.id)];
+    total_ -= f;
+    f = FragMilli(NodeFree::Of(n), target_);
+    total_ += f;
+  }
+  double total() const { return total_ > 0 ? total_ : 0; }
+
+ private:
+  const std::vector<TypicalPod>& target_;
+  std::vector<double> node_frag_;
+  double total_ = 0;
+};
+
+class Run {
+ public:
+  Run(const SimInput& input, Policy policy, std::uint64_t seed, const SimOptions& options)
+      : input_(input),
+        options_(options),
+        cluster_(input.initial),
+        policy_(std::move(policy)),
+        rng_(seed),
+        frag_(cluster_, *input.target) {
+    std::vector<int> order(cluster_.nodes().size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    rng_.Shuffle(order);  // the simulator's random node names: ties go to the first in this order
+    policy_.SetNodeOrder(std::move(order));
+    result_.policy = policy_.name();
+    result_.seed = seed;
+    result_.mode = options.mode;
+  }
+
+  Result<RunResult> Saturation() {
+    const std::vector<std::size_t> order =
+        SaturationArrivals(input_.pods, cluster_.gpu_capacity(), options_.inflation, rng_);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::size_t pod = order[k];
+      Arrive(pod);
+      if (!TryPlace(pod)) {
+        ++failed_;
+        if (!result_.unallocated_gpus_at_first_failure) result_.unallocated_gpus_at_first_failure = Unallocated();
+      }
+      if (Result<void> ok = Check(); !ok) return ok.error();
+      Record(static_cast<double>(k + 1));
+    }
+    result_.alloc_ratio = AllocRatio();
+    result_.unallocated_gpus = Unallocated();
+    result_.cpu_alloc_ratio = CpuRatio();
+    return Finish();
+  }
+
+  Result<RunResult> Replay() {
+    const std::vector<TraceEvent> events = ReplayEvents(input_.pods);
+    std::vector<int> slot(input_.pods.size(), -1);  // index into placed_, or -1
+    std::deque<std::size_t> pending;
+    double weighted_alloc = 0, weighted_cpu = 0, last_t = events.empty() ? 0 : events.front().time.count();
+    const double span = events.empty() ? 0 : events.back().time.count() - last_t;
+    for (const TraceEvent& e : events) {
+      const double t = e.time.count();
+      weighted_alloc += AllocRatio() * (t - last_t);
+      weighted_cpu += CpuRatio() * (t - last_t);
+      last_t = t;
+      if (e.arrival) {
+        Arrive(e.pod);
+        if (TryPlace(e.pod)) slot[e.pod] = static_cast<int>(placed_.size()) - 1;
+        else pending.push_back(e.pod);
+      } else if (slot[e.pod] >= 0) {
+        Depart(static_cast<std::size_t>(slot[e.pod]), slot);
+        slot[e.pod] = -1;
+        for (std::size_t k = pending.size(); k > 0; --k) {  // retry the waiting pods in order
+          const std::size_t p = pending.front();
+          pending.pop_front();
+          if (TryPlace(p)) slot[p] = static_cast<int>(placed_.size()) - 1;
+          else pending.push_back(p);
+        }
+      } else {  // left before it ever ran
+        std::erase(pending, e.pod);
+        ++failed_;
+      }
+      if (Result<void> ok = Check(); !ok) return ok.error();
+      pending_ = static_cast<std::int64_t>(pending.size());
+      Record(t);
+    }
+    failed_ += static_cast<std::int64_t>(pending.size());
+    result_.alloc_ratio = span > 0 ? weighted_alloc / span : AllocRatio();
+    result_.unallocated_gpus = (1.0 - result_.alloc_ratio) * cluster_.total_gpus();
+    result_.cpu_alloc_ratio = span > 0 ? weighted_cpu / span : CpuRatio();
+    return Finish();
+  }
+
+ private:
+  double AllocRatio() const {
+    return static_cast<double>(cluster_.gpu_allocated().value) / static_cast<double>(cluster_.gpu_capacity().value);
+  }
+  double CpuRatio() const {
+    return static_cast<double>(cluster_.cpu_used().value) / static_cast<double>(cluster_.cpu_capacity().value);
+  }
+  double Unallocated() const {
+    return static_cast<double>(cluster_.gpu_capacity().value - cluster_.gpu_allocated().value) / 1000.0;
+  }
+
+  void Arrive(std::size_t pod) {
+    ++arrived_;
+    arrived_gpu_ += input_.workloads[pod].TotalGpu().value;
+  }
+
+  bool TryPlace(std::size_t pod) {
+    const Workload& w = input_.workloads[pod];
+    const Policy::Decision d = policy_.Place(w, cluster_, rng_);
+    if (d.node < 0) return false;
+    cluster_.Place(d.node, w, d.gpus);
+    frag_.Update(cluster_.node(d.node));
+    placed_.push_back({d.node, w, d.gpus});
+    owner_.push_back(pod);
+    return true;
+  }
+
+  // Removes placed_[k] by swapping the last placement into its slot.
+  void Depart(std::size_t k, std::vector<int>& slot) {
+    const PlacedPod p = placed_[k];
+    cluster_.Remove(p.node, p.workload, p.gpus);
+    frag_.Update(cluster_.node(p.node));
+    placed_[k] = placed_.back();
+    owner_[k] = owner_.back();
+    slot[owner_[k]] = static_cast<int>(k);
+    placed_.pop_back();
+    owner_.pop_back();
+  }
+
+  Result<void> Check() const {
+    if (!options_.check_invariants) return {};
+    if (std::string broken = CheckInvariants(cluster_, placed_); !broken.empty())
+      return Internal("invariant broken in policy '{}', seed {}: {}", policy_.name(), result_.seed, broken);
+    return {};
+  }
+
+  void Record(double time) {
+    const double capacity = static_cast<double>(cluster_.gpu_capacity().value);
+    StepMetrics s;
+    s.time_s = time;
+    s.arrived_pods = arrived_;
+    s.arrived_gpu_pct = 100.0 * static_cast<double>(arrived_gpu_) / capacity;
+    s.alloc_ratio = AllocRatio();
+    s.frag_milli = frag_.total();
+    const double free = capacity - static_cast<double>(cluster_.gpu_allocated().value);
+    s.frag_rate = free > 0 ? s.frag_milli / free : 0;
+    s.running_pods = static_cast<std::int64_t>(placed_.size());
+    s.pending_pods = pending_;
+    s.failed_pods = failed_;
+    if (!reached_90_ && s.arrived_gpu_pct >= 90.0) {
+      reached_90_ = true;
+      result_.frag_rate_at_90 = s.frag_rate;
+    }
+    result_.steps.push_back(s);
+  }
+
+  Result<RunResult> Finish() {
+    result_.pods_submitted = arrived_;
+    result_.failed_pods = failed_;
+    for (const NodeState& n : cluster_.nodes()) {
+      if (n.gpu_count > 0 && n.gpu_free_total().value == 0) {
+        result_.cpu_stranded += n.cpu_free();
+        result_.memory_stranded += n.memory_free();
+      }
+    }
+    return std::move(result_);
+  }
+
+  const SimInput& input_;
+  const SimOptions& options_;
+  ClusterState cluster_;
+  Policy policy_;
+  Rng rng_;
+  FragTracker frag_;
+  std::vector<PlacedPod> placed_;
+  std::vector<std::size_t> owner_;  // trace index of placed_[k]
+  std::int64_t arrived_ = 0, arrived_gpu_ = 0, failed_ = 0, pending_ = 0;
+  bool reached_90_ = false;
+  RunResult result_;
+};
+
+}  // namespace
+
+Result<SimInput> PrepareSimulation(std::vector<NodeSpec> nodes, std::vector<PodSpec> pods, const SimOptions& options) {
+  Result<ClusterState> cluster = ClusterState::FromSpecs(nodes);
+  if (!cluster) return cluster.error();
+  if (pods.empty()) return InvalidArgument("the pod list is empty");
+  if (cluster->total_gpus() == 0) return InvalidArgument("the cluster has no GPUs");
+  if (!(options.inflation >= 1.0) || options.inflation > 100.0)
+    return InvalidArgument("--inflation must be between 1 and 100, got {}", options.inflation);
+  SimInput in{std::move(nodes), std::move(pods), std::move(*cluster), {}, nullptr};
+  for (const PodSpec& p : in.pods) in.workloads.push_back(in.initial.WorkloadFor(p));
+  in.target = std::make_shared<const std::vector<TypicalPod>>(TypicalPods(in.pods, in.initial, options.target));
+  return in;
+}
+
+Result<RunResult> Simulate(const SimInput& input, std::string_view policy_name, std::uint64_t seed,
+                           const SimOptions& options) {
+  Result<Policy> policy = MakePolicy(policy_name, PolicyContext{input.target});
+  if (!policy) return policy.error();
+  Run run(input, std::move(*policy), seed, options);
+  return options.mode == SimMode::kSaturation ? run.Saturation() : run.Replay();
+}
+
+}  // namespace gpufit
