@@ -8,14 +8,14 @@ namespace {
 int Clamp(double score) { return static_cast<int>(std::clamp(score, 0.0, 100.0)); }
 }  // namespace
 
-int BestFitScore::Score(const Workload& w, const NodeState& n) {
+std::int64_t BestFitScore::Score(const Workload& w, const NodeState& n) {
   const double cpu_left = static_cast<double>(n.cpu_free().value - w.cpu.value);
   const double gpu_left = static_cast<double>(n.gpu_free_total().value - w.TotalGpu().value);
   const double waste = 0.5 * cpu_left / kMaxSpecMilliCpu + 0.5 * gpu_left / kMaxSpecGpuMilli;
   return Clamp((1.0 - waste) * 100.0);
 }
 
-int DotProductScore::Score(const Workload& w, const NodeState& n) {
+std::int64_t DotProductScore::Score(const Workload& w, const NodeState& n) {
   const double dot = (static_cast<double>(n.cpu_free().value) / kMaxSpecMilliCpu) *
                          (static_cast<double>(w.cpu.value) / kMaxSpecMilliCpu) +
                      (static_cast<double>(n.gpu_free_total().value) / kMaxSpecGpuMilli) *
@@ -23,7 +23,7 @@ int DotProductScore::Score(const Workload& w, const NodeState& n) {
   return Clamp(100.0 * (1.0 - dot / 2.0));
 }
 
-int GpuPackingScore::Score(const Workload& w, const NodeState& n) {
+std::int64_t GpuPackingScore::Score(const Workload& w, const NodeState& n) {
   if (w.gpu_count == 0) return 0;
   const int idle = n.idle_gpus();
   if (idle == n.gpu_count) return std::max(33 - idle, idle);
@@ -48,7 +48,7 @@ int GpuPackingScore::Score(const Workload& w, const NodeState& n) {
   return static_cast<int>(std::max<std::int64_t>(100 - free_pct_sum / 10, 50));
 }
 
-int GpuClusteringScore::Score(const Workload& w, const NodeState& n) {
+std::int64_t GpuClusteringScore::Score(const Workload& w, const NodeState& n) {
   if (w.gpu_count == 0) return 0;
   const std::size_t kind = w.SharesGpu() ? 0 : static_cast<std::size_t>(w.gpu_count);
   int kinds = 0;

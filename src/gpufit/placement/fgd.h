@@ -57,7 +57,7 @@ class FgdScore final : public ScorePlugin {
   explicit FgdScore(std::shared_ptr<FgdModel> model) : model_(std::move(model)) {}
   std::string_view Name() const override { return "fgd"; }
   void PreScore(const Workload& w, const ClusterState&) override { model_->SetWorkload(w); }
-  int Score(const Workload&, const NodeState& node) override { return model_->Evaluate(node).score; }
+  std::int64_t Score(const Workload&, const NodeState& node) override { return model_->Evaluate(node).score; }
 
  private:
   std::shared_ptr<FgdModel> model_;

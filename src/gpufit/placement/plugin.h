@@ -29,12 +29,14 @@ struct FilterPlugin : Plugin {
   virtual Verdict Filter(const Workload& w, const NodeState& node) const = 0;
 };
 
-// 0 (worst) to 100 (best), called only on nodes every filter kept. PreScore runs once per
-// pod before the Score calls of that pod (a plugin may prepare or cache there); plugins
-// are therefore not thread-safe.
+// Higher is better, called only on nodes every filter kept. The Kubernetes framework's
+// range is 0..100 and the baseline plugins keep it; a plugin may use a wider range when it
+// needs finer distinctions (its header says so). PreScore runs once per pod before the
+// Score calls of that pod (a plugin may prepare or cache there); plugins are therefore not
+// thread-safe.
 struct ScorePlugin : Plugin {
   virtual void PreScore(const Workload& /*w*/, const ClusterState& /*cluster*/) {}
-  virtual int Score(const Workload& w, const NodeState& node) = 0;
+  virtual std::int64_t Score(const Workload& w, const NodeState& node) = 0;
 };
 
 // Chooses the GPUs on a node that every filter kept: one GPU with enough free milli-GPU

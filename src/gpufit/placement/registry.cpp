@@ -18,9 +18,14 @@ namespace {
 struct Shared {
   const PolicyContext& context;
   std::shared_ptr<FgdModel> fgd;
+  std::shared_ptr<GpufitModel> gpufit;
   std::shared_ptr<FgdModel> Fgd() {
     if (!fgd) fgd = std::make_shared<FgdModel>(context.target);
     return fgd;
+  }
+  std::shared_ptr<GpufitModel> Gpufit() {
+    if (!gpufit) gpufit = std::make_shared<GpufitModel>(context.target, GpufitPolicyOptions{});
+    return gpufit;
   }
 };
 
@@ -35,7 +40,7 @@ const std::map<std::string_view, ScoreFactory>& ScoreRegistry() {
       {"gpu-packing", [](Shared&) { return std::make_unique<GpuPackingScore>(); }},
       {"gpu-clustering", [](Shared&) { return std::make_unique<GpuClusteringScore>(); }},
       {"fgd", [](Shared& s) { return std::make_unique<FgdScore>(s.Fgd()); }},
-      {"gpufit", [](Shared& s) { return std::make_unique<GpufitScore>(s.context.target); }},
+      {"gpufit", [](Shared& s) { return std::make_unique<GpufitScore>(s.Gpufit()); }},
   };
   return r;
 }
@@ -45,7 +50,7 @@ const std::map<std::string_view, PickerFactory>& PickerRegistry() {
       {"best-fit-gpu", [](Shared&) { return std::make_unique<BestFitGpu>(); }},
       {"random-gpu", [](Shared&) { return std::make_unique<RandomGpu>(); }},
       {"fgd-gpu", [](Shared& s) { return std::make_unique<FgdGpu>(s.Fgd()); }},
-      {"gpufit-gpu", [](Shared& s) { return std::make_unique<GpufitGpu>(s.context.target); }},
+      {"gpufit-gpu", [](Shared& s) { return std::make_unique<GpufitGpu>(s.Gpufit()); }},
   };
   return r;
 }
@@ -88,7 +93,7 @@ Result<Policy> MakePolicy(std::string_view name, const PolicyContext& context) {
   if (!spec) return NotFound("unknown policy '{}' (known: {})", name, fmt::join(PolicyNames(), ", "));
   if (spec->needs_target && (!context.target || context.target->empty()))
     return InvalidArgument("policy '{}' needs the target workload (typical pods) of the trace", name);
-  Shared shared{context, nullptr};
+  Shared shared{context, nullptr, nullptr};
   std::vector<std::unique_ptr<FilterPlugin>> filters;
   filters.push_back(std::make_unique<GpuModelFits>());
   filters.push_back(std::make_unique<GpuFits>());

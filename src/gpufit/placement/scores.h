@@ -19,7 +19,7 @@ inline constexpr double kMaxSpecGpuMilli = 8000;    // simulator's MaxSpecGpu
 class ConstantScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "constant"; }
-  int Score(const Workload&, const NodeState&) override { return 0; }
+  std::int64_t Score(const Workload&, const NodeState&) override { return 0; }
 };
 
 // Best-fit: the node whose free CPU and GPU, after placing the pod, are least.
@@ -27,7 +27,7 @@ class ConstantScore final : public ScorePlugin {
 class BestFitScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "best-fit"; }
-  int Score(const Workload& w, const NodeState& node) override;
+  std::int64_t Score(const Workload& w, const NodeState& node) override;
 };
 
 // Dot-product (Tetris, Grandl et al., SIGCOMM'14): the node whose free vector aligns least
@@ -36,7 +36,7 @@ class BestFitScore final : public ScorePlugin {
 class DotProductScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "dot-product"; }
-  int Score(const Workload& w, const NodeState& node) override;
+  std::int64_t Score(const Workload& w, const NodeState& node) override;
 };
 
 // GPU packing: prefer (1) GPUs already shared, least free first (score 100 - sum of their
@@ -46,7 +46,7 @@ class DotProductScore final : public ScorePlugin {
 class GpuPackingScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "gpu-packing"; }
-  int Score(const Workload& w, const NodeState& node) override;
+  std::int64_t Score(const Workload& w, const NodeState& node) override;
 };
 
 // GPU clustering: keep pods of one GPU kind (shared, 1, 2, 4, 8 GPUs) together. Bands:
@@ -55,7 +55,7 @@ class GpuPackingScore final : public ScorePlugin {
 class GpuClusteringScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "gpu-clustering"; }
-  int Score(const Workload& w, const NodeState& node) override;
+  std::int64_t Score(const Workload& w, const NodeState& node) override;
 };
 
 }  // namespace gpufit

@@ -216,7 +216,11 @@ Result<RunResult> Simulate(const SimInput& input, std::string_view policy_name, 
                            const SimOptions& options) {
   Result<Policy> policy = MakePolicy(policy_name, PolicyContext{input.target});
   if (!policy) return policy.error();
-  Run run(input, std::move(*policy), seed, options);
+  return Simulate(input, std::move(*policy), seed, options);
+}
+
+Result<RunResult> Simulate(const SimInput& input, Policy policy, std::uint64_t seed, const SimOptions& options) {
+  Run run(input, std::move(policy), seed, options);
   return options.mode == SimMode::kSaturation ? run.Saturation() : run.Replay();
 }
 

@@ -22,6 +22,7 @@
 #include "gpufit/model/cluster.h"
 #include "gpufit/placement/cluster_state.h"
 #include "gpufit/placement/fragmentation.h"
+#include "gpufit/placement/policy.h"
 
 namespace gpufit {
 
@@ -81,5 +82,7 @@ Result<SimInput> PrepareSimulation(std::vector<NodeSpec> nodes, std::vector<PodS
 // (only checked with check_invariants).
 Result<RunResult> Simulate(const SimInput& input, std::string_view policy, std::uint64_t seed,
                            const SimOptions& options);
+// The same with a policy built by the caller (tests, experiments).
+Result<RunResult> Simulate(const SimInput& input, Policy policy, std::uint64_t seed, const SimOptions& options);
 
 }  // namespace gpufit
