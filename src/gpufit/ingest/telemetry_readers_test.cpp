@@ -1,5 +1,7 @@
 #include "gpufit/ingest/telemetry_readers.h"
 
+#include "gpufit/core/test_support.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,29 +15,8 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-std::string DataDir() {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return env ? env : GPUFIT_DATA_DEFAULT;
-}
-
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("gpufit-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ / name) << text;
-    return (path_ / name).string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using testing::DataDir;
+using testing::TempDir;
 
 TEST(ReadLongCsv, ReadsBothMetricsInAnyColumnOrder) {
   TempDir d;

@@ -26,10 +26,10 @@ inline constexpr int kMaxGpuModels = 64;
 
 // A pod's request, with its GPU types resolved against one cluster.
 struct Workload {
-  MilliCpu cpu;
-  MiB memory;
+  MilliCpu cpu{};
+  MiB memory{};
   int gpu_count = 0;
-  GpuMilli gpu_per_gpu;             // on each GPU; < 1000 only when sharing one GPU
+  GpuMilli gpu_per_gpu{};           // on each GPU; < 1000 only when sharing one GPU
   bool any_model = true;            // no GPU type constraint
   std::uint64_t model_mask = 0;     // when constrained: bit m = ClusterState model m accepted
                                     // (0: none of the listed types exists in this cluster)

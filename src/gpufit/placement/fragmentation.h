@@ -22,9 +22,9 @@ namespace gpufit {
 
 // One typical shape of the target workload.
 struct TypicalPod {
-  MilliCpu cpu;  // a request of 0 counts as 100 millicores (Kubernetes' non-zero default)
+  MilliCpu cpu{};  // a request of 0 counts as 100 millicores (Kubernetes' non-zero default)
   int gpu_count = 0;
-  GpuMilli gpu_per_gpu;
+  GpuMilli gpu_per_gpu{};
   bool any_model = true;
   std::uint64_t model_mask = 0;
   double share = 0;  // fraction of the target workload, the shares sum to 1
@@ -44,7 +44,7 @@ std::vector<TypicalPod> TypicalPods(const std::vector<PodSpec>& pods, const Clus
 
 // The free resources of one node that fragmentation depends on.
 struct NodeFree {
-  MilliCpu cpu;
+  MilliCpu cpu{};
   int model = -1;
   int gpu_count = 0;
   std::array<GpuMilli, kMaxGpusPerNode> gpu{};
