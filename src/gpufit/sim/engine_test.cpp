@@ -1,0 +1,158 @@
+#include "gpufit/sim/engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gpufit/core/test_support.h"
+#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/sim/batch.h"
+#include "gpufit/sim/report.h"
+
+namespace gpufit {
+namespace {
+
+using ::testing::HasSubstr;
+
+NodeSpec Node(std::string name, int gpus, std::int64_t cpu = 16000) {
+  return {.name = std::move(name), .cpu = MilliCpu{cpu}, .memory = MiB{65536}, .gpu_count = gpus, .gpu_model = "T4"};
+}
+
+PodSpec Pod(std::string name, int gpus, std::int64_t milli, double created = 0, std::optional<double> deleted = {},
+            std::int64_t cpu = 1000) {
+  PodSpec p;
+  p.name = std::move(name);
+  p.cpu = MilliCpu{cpu};
+  p.memory = MiB{1024};
+  p.gpu_count = gpus;
+  p.gpu_per_gpu = GpuMilli{gpus ? milli : 0};
+  p.creation = Seconds(created);
+  if (deleted) p.deletion = Seconds(*deleted);
+  return p;
+}
+
+TEST(Saturation, TwoGpusFourWholeGpuPods) {
+  // 4 one-GPU pods (4000 milli-GPU) already ask for more than 1.0 x 2000: no copies. The
+  // first two fill both GPUs, the last two fail; arrivals reach 90% (100%) at pod 2.
+  SimOptions o;
+  o.inflation = 1.0;
+  o.check_invariants = true;
+  const SimInput in = *PrepareSimulation({Node("n", 2)}, {Pod("a", 1, 1000), Pod("b", 1, 1000), Pod("c", 1, 1000),
+                                                          Pod("d", 1, 1000)}, o);
+  const Result<RunResult> r = Simulate(in, "best-fit", 42, o);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->pods_submitted, 4);
+  EXPECT_EQ(r->failed_pods, 2);
+  EXPECT_DOUBLE_EQ(r->alloc_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(r->unallocated_gpus, 0.0);
+  ASSERT_TRUE(r->unallocated_gpus_at_first_failure.has_value());
+  EXPECT_DOUBLE_EQ(*r->unallocated_gpus_at_first_failure, 0.0);
+  ASSERT_EQ(r->steps.size(), 4u);
+  EXPECT_DOUBLE_EQ(r->steps[0].arrived_gpu_pct, 50.0);
+  EXPECT_DOUBLE_EQ(r->steps[0].alloc_ratio, 0.5);
+  EXPECT_DOUBLE_EQ(r->steps[3].arrived_gpu_pct, 200.0);
+  EXPECT_EQ(r->steps[3].failed_pods, 2);
+}
+
+TEST(Replay, FragmentationRateWhenArrivalsReachNinetyPercent) {
+  // One node with 2 GPUs. h (half a GPU) at t=0, w1 and w2 (one GPU each) at t=1 and t=2.
+  // Target shapes: whole GPU (3 of 4 pods, share .75), half GPU (share .25). Arrivals reach
+  // 90% of 2000 milli-GPU with w2 (2500): h is on GPU 0, w1 on GPU 1, w2 waits. Free: 500
+  // on GPU 0, a fragment for the whole-GPU shape and usable by the half-GPU shape:
+  // frag = .75 * 500 = 375, rate = 375 / 500 = .75.
+  SimOptions o;
+  o.mode = SimMode::kReplay;
+  o.target.popularity = 1.0;
+  const SimInput in = *PrepareSimulation(
+      {Node("n", 2)}, {Pod("h", 1, 500, 0), Pod("w1", 1, 1000, 1), Pod("w2", 1, 1000, 2), Pod("w3", 1, 1000, 3)}, o);
+  ASSERT_EQ(in.target->size(), 2u);
+  const RunResult r = *Simulate(in, "first-fit", 1, o);
+  EXPECT_DOUBLE_EQ(r.steps[2].frag_milli, 375.0);
+  EXPECT_DOUBLE_EQ(r.frag_rate_at_90, 0.75);
+  EXPECT_EQ(r.steps[2].pending_pods, 1);
+}
+
+TEST(Replay, WaitingPodRunsWhenAnotherLeaves) {
+  // One GPU. a runs [0,10); b arrives at 5, waits, runs [10,20); c runs [25,30).
+  // Allocation over [0,30]: 1 on [0,20), 0 on [20,25), 1 on [25,30): mean 25/30.
+  SimOptions o;
+  o.mode = SimMode::kReplay;
+  o.check_invariants = true;
+  const SimInput in = *PrepareSimulation(
+      {Node("n", 1)}, {Pod("a", 1, 1000, 0, 10), Pod("b", 1, 1000, 5, 20), Pod("c", 1, 1000, 25, 30)}, o);
+  const RunResult r = *Simulate(in, "best-fit", 1, o);
+  EXPECT_EQ(r.failed_pods, 0);
+  EXPECT_NEAR(r.alloc_ratio, 25.0 / 30.0, 1e-12);
+  ASSERT_EQ(r.steps.size(), 6u);
+  EXPECT_EQ(r.steps[1].pending_pods, 1);  // b waits at t=5
+  EXPECT_EQ(r.steps[2].pending_pods, 0);  // a left at 10, b runs
+  EXPECT_EQ(r.steps[2].running_pods, 1);
+}
+
+TEST(Replay, PodThatLeavesBeforeItRunsHasFailed) {
+  SimOptions o;
+  o.mode = SimMode::kReplay;
+  const SimInput in = *PrepareSimulation({Node("n", 1)}, {Pod("a", 1, 1000, 0, 10), Pod("b", 1, 1000, 1, 2)}, o);
+  EXPECT_EQ(Simulate(in, "fgd", 1, o)->failed_pods, 1);
+}
+
+TEST(Simulate, UnknownPolicyAndBadOptionsAreErrors) {
+  SimOptions o;
+  const SimInput in = *PrepareSimulation({Node("n", 1)}, {Pod("a", 1, 1000)}, o);
+  const Result<RunResult> r = Simulate(in, "nope", 1, o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Code::kNotFound);
+  o.inflation = 0.5;
+  EXPECT_FALSE(PrepareSimulation({Node("n", 1)}, {Pod("a", 1, 1000)}, o).has_value());
+  EXPECT_FALSE(PrepareSimulation({Node("n", 0)}, {Pod("a", 0, 0)}, SimOptions{}).has_value());  // no GPUs
+}
+
+TEST(Simulate, SameSeedSameRun) {
+  SimOptions o;
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 40; ++i) pods.push_back(Pod("p" + std::to_string(i), 1, 100 + 20 * i));
+  const SimInput in = *PrepareSimulation({Node("a", 4), Node("b", 4), Node("c", 2)}, pods, o);
+  for (const char* policy : {"random", "fgd", "gpufit"}) {
+    const RunResult x = *Simulate(in, policy, 7, o), y = *Simulate(in, policy, 7, o);
+    EXPECT_EQ(StepsCsv(x), StepsCsv(y)) << policy;
+  }
+}
+
+TEST(ParseSeeds, RangesAndLists) {
+  EXPECT_THAT(*ParseSeeds("42-45"), ::testing::ElementsAre(42, 43, 44, 45));
+  EXPECT_THAT(*ParseSeeds("1,5,9"), ::testing::ElementsAre(1, 5, 9));
+  EXPECT_THAT(*ParseSeeds("3"), ::testing::ElementsAre(3));
+  for (const char* bad : {"", "a", "5-2", "1,,2", "-3"}) {
+    const Result<std::vector<std::uint64_t>> s = ParseSeeds(bad);
+    ASSERT_FALSE(s.has_value()) << bad;
+    EXPECT_THAT(s.error().message, HasSubstr("--seeds"));
+  }
+}
+
+TEST(SpreadOf, MeanAndSampleStandardDeviation) {
+  const Spread s = SpreadOf({2, 4, 4, 4, 5, 5, 7, 9});
+  EXPECT_DOUBLE_EQ(s.mean, 5.0);
+  EXPECT_NEAR(s.sd, std::sqrt(32.0 / 7.0), 1e-12);
+}
+
+// Every placement on the real trace, in both modes, checked after every event.
+TEST(OpenbTrace, InvariantsHoldAfterEveryEvent) {
+  const std::string dir = testing::DataDir() + "/openb/";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no " << dir;
+  SimOptions o;
+  o.check_invariants = true;
+  const SimInput in = *PrepareSimulation(*ReadOpenbNodes(dir + "openb_node_list_gpu_node.csv"),
+                                         *ReadOpenbPods(dir + "openb_pod_list_gpuspec33.csv"), o);
+  for (const char* policy : {"fgd", "gpufit", "random"}) {
+    const Result<RunResult> r = Simulate(in, policy, 42, o);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+  }
+  o.mode = SimMode::kReplay;
+  const Result<RunResult> replay = Simulate(in, "gpufit", 42, o);
+  ASSERT_TRUE(replay.has_value()) << replay.error().message;
+  EXPECT_EQ(replay->pods_submitted, 8152);
+}
+
+}  // namespace
+}  // namespace gpufit
