@@ -32,6 +32,7 @@ asan-test: setup
 
 bench: build
 	$(BUILD)/bench/plan_bench
+	$(BUILD)/bench/sim_bench
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

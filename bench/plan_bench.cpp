@@ -5,10 +5,10 @@
 //    (target: under 60 s and under 4 GiB peak memory; peak RSS is reported as a counter).
 // Run: build/bench/plan_bench (or `make bench`). GPUFIT_DATA points at the traces.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
-#include <cstdlib>
 #include <string>
+
+#include "bench_util.h"
 
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
@@ -19,15 +19,10 @@ namespace {
 
 using namespace gpufit;
 
-double PeakRssMiB() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
+using bench::PeakRssMiB;
 
 void BM_PlanGenTd26(benchmark::State& state) {
-  const char* env = std::getenv("GPUFIT_DATA");
-  const std::string dir = std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/gentd26";
+  const std::string dir = bench::DataDir() + "/gentd26";
   PlanOptions options;
   options.target_gpu = "a100-80gb";
   std::size_t gpus = 0;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -199,3 +200,78 @@ TEST(Demo, OutPathThatIsAFileIsBadInputAndLeavesNothing) {
 }
 
 }  // namespace
+
+std::string Openb(const std::string& file) {
+  const char* env = std::getenv("GPUFIT_DATA");
+  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/openb/" + file;
+}
+
+TEST(Simulate, ComparesPoliciesAsJsonAndWritesStepFiles) {
+  if (!fs::exists(Openb("openb_pod_list_default.csv"))) GTEST_SKIP() << "no openb trace";
+  const fs::path dir = Scratch("simulate");
+  const CliRun r = Gpufit("simulate --nodes " + Openb("openb_node_list_gpu_node.csv") + " --pods " +
+                              Openb("openb_pod_list_default.csv") +
+                              " --policy fgd,best-fit --seeds 42-43 --format json --out " + (dir / "out").string(),
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["mode"], "saturation");
+  EXPECT_EQ(j["gpus"], 6212);
+  ASSERT_EQ(j["policies"].size(), 2u);
+  const auto& fgd = j["policies"][0];
+  EXPECT_EQ(fgd["policy"], "fgd");
+  for (const char* field : {"alloc_ratio_mean", "alloc_ratio_sd", "unallocated_gpus_mean", "frag_rate_at_90_mean",
+                            "failed_pods_mean"})
+    EXPECT_TRUE(fgd.contains(field)) << field;
+  ASSERT_EQ(fgd["runs"].size(), 2u);
+  EXPECT_EQ(fgd["runs"][0]["seed"], 42);
+  // unallocated GPUs = (1 - allocation) x 6212 GPUs
+  EXPECT_NEAR(fgd["runs"][0]["unallocated_gpus"].get<double>(),
+              (1 - fgd["runs"][0]["alloc_ratio"].get<double>()) * 6212, 1e-6);
+  EXPECT_GT(fgd["alloc_ratio_mean"].get<double>(), 0.945);
+  EXPECT_EQ(nlohmann::json::parse(Slurp(dir / "out" / "simulate.json")), j);
+  const std::string steps = Slurp(dir / "out" / "steps-fgd-seed42.csv");
+  EXPECT_THAT(steps, HasSubstr("step,time_s,arrived_pods,arrived_gpu_pct,alloc_ratio,frag_milli,frag_rate"));
+  EXPECT_GT(std::count(steps.begin(), steps.end(), '\n'), 10000);
+  EXPECT_TRUE(fs::exists(dir / "out" / "simulate.txt"));
+}
+
+TEST(Simulate, TextTableShowsEveryPolicy) {
+  if (!fs::exists(Openb("openb_pod_list_default.csv"))) GTEST_SKIP() << "no openb trace";
+  const fs::path dir = Scratch("simulate-text");
+  const CliRun r = Gpufit("simulate --nodes " + Openb("openb_node_list_gpu_node.csv") + " --pods " +
+                              Openb("openb_pod_list_default.csv") + " --policy random,gpufit --seeds 7 --mode replay",
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("replay mode"));
+  EXPECT_THAT(r.out, HasSubstr("random"));
+  EXPECT_THAT(r.out, HasSubstr("gpufit"));
+}
+
+TEST(SimulateBadInput, ClearErrorsAndExitTwo) {
+  const fs::path dir = Scratch("simulate-bad");
+  std::ofstream(dir / "nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,1000,1,T4\n";
+  std::ofstream(dir / "pods.csv")
+      << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\np0,100,10,1,nan,,0,1\n";
+  std::ofstream(dir / "good.csv")
+      << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\np0,100,10,1,500,,0,1\n";
+  const std::string nodes = (dir / "nodes.csv").string();
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--nodes " + nodes + " --pods " + (dir / "pods.csv").string(), "pods.csv:2: column 'gpu_milli'"},
+      {"--nodes " + nodes + " --pods " + (dir / "missing.csv").string(), "missing.csv: no such file"},
+      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --policy fgd,tetris", "unknown policy 'tetris'"},
+      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --seeds 9-3", "--seeds '9-3'"},
+      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --inflation 0.5", "--inflation must be"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const CliRun r = Gpufit("simulate " + c.args + " --out " + (dir / "out").string(), dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "out" / "simulate.json"));
+  }
+}

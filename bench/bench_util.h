@@ -1,0 +1,23 @@
+// Helpers shared by the benchmarks.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace gpufit::bench {
+
+inline double PeakRssMiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// The real public traces: $GPUFIT_DATA, else ../shared/data beside the checkout.
+inline std::string DataDir() {
+  const char* env = std::getenv("GPUFIT_DATA");
+  return env ? env : GPUFIT_DATA_DEFAULT;
+}
+
+}  // namespace gpufit::bench

@@ -1,0 +1,74 @@
+// Benchmarks of the cluster simulator and the placement decision on the openb trace
+// (1213 nodes, 6212 GPUs):
+//  * BM_SaturationRun/fgd: one FGD run of the saturation experiment, 130% arrivals
+//    (10,778 pods at seed 42), target under 2 s on the 2-core machine; the FGD authors'
+//    Go simulator takes about 10 minutes per run on 2 vCPUs. Also gpufit and best-fit.
+//  * BM_PlaceOnePod/fgd and /gpufit: one placement decision over all 1213 nodes, as the
+//    scheduler extender makes it, on the cluster as it stands half way through a run;
+//    "cold" builds a new policy per decision, so every node is evaluated (no cache).
+// Run: build/bench/sim_bench (or `make bench`). GPUFIT_DATA points at the traces.
+#include <benchmark/benchmark.h>
+
+#include "bench_util.h"
+#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/placement/registry.h"
+#include "gpufit/sim/arrivals.h"
+#include "gpufit/sim/engine.h"
+
+namespace {
+
+using namespace gpufit;
+
+const SimInput& Openb() {
+  static const SimInput input = [] {
+    const std::string dir = bench::DataDir() + "/openb/";
+    return *PrepareSimulation(*ReadOpenbNodes(dir + "openb_node_list_gpu_node.csv"),
+                              *ReadOpenbPods(dir + "openb_pod_list_default.csv"), SimOptions{});
+  }();
+  return input;
+}
+
+void BM_SaturationRun(benchmark::State& state, const char* policy) {
+  const SimInput& in = Openb();
+  double alloc = 0, submitted = 0;
+  for (auto _ : state) {
+    const Result<RunResult> r = Simulate(in, policy, 42, SimOptions{});
+    alloc = r->alloc_ratio;
+    submitted = static_cast<double>(r->pods_submitted);
+  }
+  state.counters["alloc_ratio"] = alloc;
+  state.counters["pods"] = submitted;
+  state.counters["peak_rss_mib"] = bench::PeakRssMiB();
+}
+BENCHMARK_CAPTURE(BM_SaturationRun, fgd, "fgd")->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK_CAPTURE(BM_SaturationRun, gpufit, "gpufit")->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK_CAPTURE(BM_SaturationRun, best_fit, "best-fit")->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+void BM_PlaceOnePod(benchmark::State& state, const char* policy) {
+  const SimInput& in = Openb();
+  // The cluster half way through a run of the same policy.
+  ClusterState cluster = in.initial;
+  Rng rng(42);
+  const std::vector<std::size_t> order = SaturationArrivals(in.pods, cluster.gpu_capacity(), 1.3, rng);
+  {
+    Policy p = *MakePolicy(policy, PolicyContext{in.target});
+    for (std::size_t k = 0; k < order.size() / 2; ++k) {
+      const Workload& w = in.workloads[order[k]];
+      const Policy::Decision d = p.Place(w, cluster, rng);
+      if (d.node >= 0) cluster.Place(d.node, w, d.gpus);
+    }
+  }
+  std::size_t next = order.size() / 2;
+  for (auto _ : state) {
+    Policy p = *MakePolicy(policy, PolicyContext{in.target});  // cold: no cached node evaluations
+    const Policy::Decision d = p.Place(in.workloads[order[next]], cluster, rng);
+    benchmark::DoNotOptimize(d.node);
+    next = next + 1 < order.size() ? next + 1 : order.size() / 2;
+  }
+}
+BENCHMARK_CAPTURE(BM_PlaceOnePod, fgd_cold, "fgd")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlaceOnePod, gpufit_cold, "gpufit")->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
