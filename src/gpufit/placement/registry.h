@@ -1,14 +1,15 @@
 // The one registry of placement plugins and policies, so the simulator, the CLI and the
 // scheduler extender build the same pipeline from the same names.
 //
-// Policies (filters are always cpu, memory, gpu-model, gpu):
-//   random          constant score, random tie-break, random GPU          (random-fit)
-//   first-fit       constant score, first node, best-fit GPU
-//   best-fit        best-fit score, random tie-break, best-fit GPU
-//   dot-product     dot-product score, random tie-break, best-fit GPU
-//   gpu-packing     gpu-packing score, random tie-break, best-fit GPU
-//   gpu-clustering  gpu-clustering score, random tie-break, best-fit GPU
-//   fgd             fgd score, random tie-break, fgd GPU
+// Policies (filters are always gpu-model, gpu, cpu, memory; "node order" ties go to the
+// first best node of the run's node order, see TieBreak in placement/policy.h):
+//   random          constant score, uniformly random node, random GPU      (random-fit)
+//   first-fit       constant score, first node in node order, best-fit GPU
+//   best-fit        best-fit score, node order, best-fit GPU
+//   dot-product     dot-product score, node order, best-fit GPU
+//   gpu-packing     gpu-packing score, node order, best-fit GPU
+//   gpu-clustering  gpu-clustering score, node order, best-fit GPU
+//   fgd             fgd score (weight 1000), node order, fgd GPU
 //   gpufit          gpufit's own policy (placement/gpufit_policy.h)
 // These are the configurations of the FGD paper's experiments
 // (experiments/run_scripts/generate_run_scripts.py of its simulator).

@@ -7,8 +7,9 @@
 // creation and deletion times; a pod that fits nowhere waits and is retried, in arrival
 // order, after every departure.
 //
-// Every run is reproducible from its seed: the seed drives the arrival order, the copies,
-// and every random choice of the policy.
+// Every run is reproducible from its seed: the seed drives the node order (drawn first:
+// the FGD simulator's random node names, which decide its ties), the arrival order, the
+// copies, and every random choice of the policy.
 #pragma once
 
 #include <cstdint>
