@@ -41,18 +41,32 @@ int Run(const SimulateFlags& f) {
   const std::vector<std::string> policies = SplitPolicies(f.policies);
   if (policies.empty()) return Fail(InvalidArgument("--policy: give at least one policy"));
   const std::vector<std::string> known = PolicyNames();
-  for (const std::string& p : policies) {
-    if (std::find(known.begin(), known.end(), p) == known.end())
-      return Fail(NotFound("--policy: unknown policy '{}' (known: {})", p, fmt::join(known, ", ")));
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    if (std::find(known.begin(), known.end(), policies[i]) == known.end())
+      return Fail(NotFound("--policy: unknown policy '{}' (known: {})", policies[i], fmt::join(known, ", ")));
+    if (std::find(policies.begin(), policies.begin() + static_cast<std::ptrdiff_t>(i), policies[i]) !=
+        policies.begin() + static_cast<std::ptrdiff_t>(i))
+      return Fail(InvalidArgument("--policy: '{}' appears twice", policies[i]));
   }
   Result<std::vector<std::uint64_t>> seeds = ParseSeeds(f.seeds);
   if (!seeds) return Fail(seeds.error());
+  constexpr std::size_t kMaxRunsWithSteps = 500;  // each keeps about 1 MB of per-event metrics
+  if (!f.out_dir.empty() && policies.size() * seeds->size() > kMaxRunsWithSteps)
+    return Fail(InvalidArgument("--out writes one step file per run: at most {} runs (policies x seeds), got {}",
+                                kMaxRunsWithSteps, policies.size() * seeds->size()));
+  if (!f.out_dir.empty()) {  // fail before hours of simulation, not after
+    std::error_code ec;
+    std::filesystem::create_directories(f.out_dir, ec);
+    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
+  }
   SimOptions options;
   options.mode = f.mode == "replay" ? SimMode::kReplay : SimMode::kSaturation;
   options.inflation = f.inflation;
   options.check_invariants = f.check_invariants;
+  options.keep_steps = !f.out_dir.empty();
   Result<SimInput> input = PrepareSimulation(std::move(*nodes), std::move(*pods), options);
-  if (!input) return Fail(input.error());
+  if (!input)
+    return Fail(Error{input.error().code, fmt::format("{} with {}: {}", f.pods, f.nodes, input.error().message)});
   Result<std::vector<RunResult>> runs = RunBatch(*input, policies, *seeds, options, f.threads);
   if (!runs) return Fail(runs.error());
   const std::vector<PolicySummary> summaries = Summarize(*runs);
@@ -60,9 +74,6 @@ int Run(const SimulateFlags& f) {
   const std::string json = ComparisonJson(summaries, context);
   const std::string text = ComparisonText(summaries, context);
   if (!f.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.out_dir, ec);
-    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
     const std::filesystem::path dir(f.out_dir);
     std::vector<std::pair<std::filesystem::path, std::string>> files = {{dir / "simulate.json", json},
                                                                         {dir / "simulate.txt", text}};
@@ -88,14 +99,18 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"saturation", "replay"}))
       ->capture_default_str();
   cmd->add_option("--inflation", flags->inflation, "saturation: submit until requested GPUs reach this x capacity")
+      ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--seeds", flags->seeds, "seeds: a range 42-51 or a list 1,2,3")->capture_default_str();
   cmd->add_option("--format", flags->format, "what to print: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->add_option("--out", flags->out_dir,
-                  "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (atomically)");
-  cmd->add_option("--threads", flags->threads, "parallel runs (default: one per core)");
+                  "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (atomically)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "DIR",
+          "non-empty"));
+  cmd->add_option("--threads", flags->threads, "parallel runs (default 0: one per core)")->check(CLI::Range(0u, 256u));
   cmd->add_flag("--check-invariants", flags->check_invariants,
                 "check capacities and constraints after every event (slow; for debugging)");
   cmd->callback([flags, &rc] { rc = Run(*flags); });

@@ -264,7 +264,7 @@ TEST(SimulateBadInput, ClearErrorsAndExitTwo) {
       {"--nodes " + nodes + " --pods " + (dir / "missing.csv").string(), "missing.csv: no such file"},
       {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --policy fgd,tetris", "unknown policy 'tetris'"},
       {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --seeds 9-3", "--seeds '9-3'"},
-      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --inflation 0.5", "--inflation must be"},
+      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --inflation 0.5", "--inflation"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);

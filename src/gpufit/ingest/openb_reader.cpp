@@ -12,13 +12,17 @@ namespace {
 using internal::CsvRow;
 using internal::ForEachCsvRow;
 
-// The cell as a whole number >= 0 (trace quantities are integers).
+// The cell as a whole number in [0, 10^12] (trace quantities are integers; 10^12
+// millicores or MiB is far beyond any node, and keeps cluster totals from overflowing).
 template <std::size_t N>
 Result<std::int64_t> WholeNumber(const CsvRow<N>& row, std::size_t column) {
   const Result<double> v = row.NonNegative(column);
   if (!v) return v.error();
-  if (*v != std::floor(*v) || *v > 9.0e15)
+  if (*v != std::floor(*v))
     return InvalidArgument("{}:{}: column '{}': expected a whole number, got {}", *row.file, row.line,
+                           (*row.names)[column], row.cells[column]);
+  if (*v > 1e12)
+    return InvalidArgument("{}:{}: column '{}': {} is out of range (at most 10^12)", *row.file, row.line,
                            (*row.names)[column], row.cells[column]);
   return static_cast<std::int64_t>(*v);
 }

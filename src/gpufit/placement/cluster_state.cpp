@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <atomic>
 #include <cassert>
 
 namespace gpufit {
@@ -64,6 +65,11 @@ Workload ClusterState::WorkloadFor(const PodSpec& pod) const {
 
 namespace {
 int GpuKind(const Workload& w) { return w.SharesGpu() ? 0 : w.gpu_count; }
+
+std::uint64_t NextVersion() {
+  static std::atomic<std::uint64_t> last{0};
+  return ++last;
+}
 }  // namespace
 
 void ClusterState::Place(int id, const Workload& w, GpuSet gpus) {
@@ -79,7 +85,7 @@ void ClusterState::Place(int id, const Workload& w, GpuSet gpus) {
     }
   }
   if (w.gpu_count > 0) ++n.pods_by_gpu_kind[static_cast<std::size_t>(GpuKind(w))];
-  ++n.version;
+  n.version = NextVersion();
   gpu_allocated_ += w.TotalGpu();
   cpu_used_ += w.cpu;
   memory_used_ += w.memory;
@@ -97,7 +103,7 @@ void ClusterState::Remove(int id, const Workload& w, GpuSet gpus) {
     }
   }
   if (w.gpu_count > 0) --n.pods_by_gpu_kind[static_cast<std::size_t>(GpuKind(w))];
-  ++n.version;
+  n.version = NextVersion();
   gpu_allocated_ = gpu_allocated_ - w.TotalGpu();
   cpu_used_ = cpu_used_ - w.cpu;
   memory_used_ = memory_used_ - w.memory;

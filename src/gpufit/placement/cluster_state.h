@@ -51,7 +51,9 @@ struct NodeState {
   // Pods on the node by GPU kind, for GPU clustering: [0] pods sharing a GPU, [k] pods
   // with k whole GPUs. CPU-only pods are not counted.
   std::array<int, kMaxGpusPerNode + 1> pods_by_gpu_kind{};
-  std::uint64_t version = 0;  // bumped on every change, so plugins may cache per node
+  // A stamp that changes on every change of the node, unique across all ClusterStates of
+  // the process (copies share it until either changes), so plugins may cache per node.
+  std::uint64_t version = 0;
 
   MilliCpu cpu_free() const { return cpu_capacity - cpu_used; }
   MiB memory_free() const { return memory_capacity - memory_used; }

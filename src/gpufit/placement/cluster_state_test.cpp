@@ -25,7 +25,12 @@ TEST(ClusterState, PlaceAndRemoveAreInverse) {
   EXPECT_EQ(c.node(0).gpu_free[1].value, 1000);
   EXPECT_EQ(c.node(0).cpu_free().value, 64000);
   EXPECT_EQ(c.gpu_allocated().value, 0);
-  EXPECT_EQ(c.node(0).version, 2u);  // every change is visible to caches
+  const std::uint64_t after_place_and_remove = c.node(0).version;
+  ClusterState copy = c;
+  copy.Place(0, half, 0b01);
+  c.Place(0, half, 0b10);  // the same node changed differently in two states: different stamps
+  EXPECT_NE(copy.node(0).version, c.node(0).version);
+  EXPECT_NE(after_place_and_remove, c.node(0).version);
 }
 
 TEST(ClusterState, PodGpuTypesMapToTheClusterModels) {

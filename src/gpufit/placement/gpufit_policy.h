@@ -14,7 +14,7 @@
 //   stranded  = max(0, free GPU - free CPU / rho): free GPU milli that the node's free CPU
 //               cannot feed at the target workload's CPU per GPU, rho (millicores per
 //               milli-GPU: the share-weighted mean over M's GPU shapes of each shape's CPU
-//               divided by its GPU, unless set; 12.1 on the openb default trace);
+//               divided by its GPU, unless set; 11.7 on the openb default trace);
 //   value     = (frag_before - frag_after) - stranding_weight * (stranded_after - stranded_before).
 // The node and the GPU inside it with the highest value win; the score is the value in
 // thousandths of a milli-GPU (a plugin range wider than 0..100, see placement/plugin.h).

@@ -22,7 +22,7 @@ bool Policy::Fits(const Workload& w, const NodeState& node) const {
   return true;
 }
 
-Policy::Decision Policy::Place(const Workload& w, const ClusterState& cluster, Rng& rng) {
+Policy::Decision Policy::Place(const Workload& w, const ClusterState& cluster, Rng& rng, bool explain) {
   bool prescored = false;
   std::int64_t best = std::numeric_limits<std::int64_t>::min();
   std::uint64_t ties = 0;
@@ -46,14 +46,14 @@ Policy::Decision Policy::Place(const Workload& w, const ClusterState& cluster, R
       if (tie_break_ == TieBreak::kRandom && rng.Below(ties) == 0) chosen = node.id;
     }
   }
-  if (chosen < 0) return Explain(w, cluster);
+  if (chosen < 0) return Explain(w, cluster, explain);
   Decision d;
   d.node = chosen;
   d.gpus = picker_->Pick(w, cluster.node(chosen), rng);
   return d;
 }
 
-Policy::Decision Policy::Explain(const Workload& w, const ClusterState& cluster) const {
+Policy::Decision Policy::Explain(const Workload& w, const ClusterState& cluster, bool with_reasons) const {
   std::map<std::string_view, int> reasons;
   bool ever = false;  // some node could take the pod once others leave
   for (const NodeState& node : cluster.nodes()) {
@@ -65,11 +65,13 @@ Policy::Decision Policy::Explain(const Workload& w, const ClusterState& cluster)
       never = never || v.kind == Verdict::Kind::kNever;
       if (first_reason.empty()) first_reason = v.reason;
     }
-    ++reasons[first_reason];
+    if (with_reasons) ++reasons[first_reason];
     ever = ever || !never;
+    if (ever && !with_reasons) break;
   }
   Decision d;
   d.verdict = {ever ? Verdict::Kind::kNotNow : Verdict::Kind::kNever, "no node fits"};
+  if (!with_reasons) return d;
   d.why = fmt::format("0/{} nodes fit:", cluster.nodes().size());
   bool first = true;
   for (const auto& [reason, count] : reasons) {

@@ -37,8 +37,9 @@ class Policy {
   };
 
   // Chooses a node and GPUs for `w`; changes nothing in `cluster`. Uses `rng` for ties
-  // and random choices only.
-  Decision Place(const Workload& w, const ClusterState& cluster, Rng& rng);
+  // and random choices only. Without `explain`, a failed decision has its verdict kind but
+  // no reason text (cheaper, for simulations).
+  Decision Place(const Workload& w, const ClusterState& cluster, Rng& rng, bool explain = true);
 
   const std::string& name() const { return name_; }
 
@@ -47,7 +48,7 @@ class Policy {
 
  private:
   bool Fits(const Workload& w, const NodeState& node) const;
-  Decision Explain(const Workload& w, const ClusterState& cluster) const;
+  Decision Explain(const Workload& w, const ClusterState& cluster, bool with_reasons) const;
 
   std::string name_;
   std::vector<std::unique_ptr<FilterPlugin>> filters_;

@@ -51,7 +51,8 @@ class GpuPackingScore final : public ScorePlugin {
 
 // GPU clustering: keep pods of one GPU kind (shared, 1, 2, 4, 8 GPUs) together. Bands:
 // (75,100] the node runs only this kind, (50,75] this kind among others, (25,50] no GPU
-// pod yet, [0,25] only other kinds; within a band 25 * allocated GPU / 8 GPUs.
+// pod yet, [0,25] only other kinds; within a band 25 * (8000 - free milli-GPU) / 8000, the
+// simulator's formula: a node with fewer than 8 GPUs starts above 0.
 class GpuClusteringScore final : public ScorePlugin {
  public:
   std::string_view Name() const override { return "gpu-clustering"; }

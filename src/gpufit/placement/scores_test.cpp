@@ -108,7 +108,8 @@ TEST(GpufitScore, PenalizesGpusLeftWithoutCpu) {
   // Two nodes, both with 2 idle GPUs; node 0 has 24 cores free, node 1 has 64. The target
   // workload brings 10 cores per GPU (rho = 10 millicores per milli-GPU). A 16-core
   // CPU-only pod on node 0 leaves 8 cores for 2000 milli-GPU: 1200 stranded, on node 1
-  // nothing. FGD's fragment does not change on either (the target pod needs 10 cores).
+  // nothing. FGD's fragment: on node 0 the target pod no longer gets its 10 cores, so all
+  // 2000 free milli-GPU become fragment; on node 1 nothing changes.
   const ClusterState c = MakeCluster({{.cpu = 24000, .gpus = 2}, {.cpu = 64000, .gpus = 2}});
   auto target = std::make_shared<const std::vector<TypicalPod>>(std::vector<TypicalPod>{
       {.cpu = MilliCpu{10000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{1000}, .share = 1.0}});
@@ -117,7 +118,7 @@ TEST(GpufitScore, PenalizesGpusLeftWithoutCpu) {
   GpufitScore score(model);
   const Workload cpu_pod = MakeWorkload({.cpu = 16000, .gpus = 0});
   score.PreScore(cpu_pod, c);
-  // node 0: frag 2000 -> 2000 (8 cores < 10: the target pod cannot run): delta -2000 (before: 0);
+  // node 0: frag 0 -> 2000 (8 cores < 10: the target pod cannot run): delta -2000;
   // stranded 0 -> 2000 - 8000/10 = 1200: value = -2000 - 2 * 1200 = -4400 (x1000 in the score).
   EXPECT_EQ(score.Score(cpu_pod, c.node(0)), -4'400'000);
   EXPECT_EQ(score.Score(cpu_pod, c.node(1)), 0);

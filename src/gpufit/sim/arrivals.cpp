@@ -34,9 +34,15 @@ std::vector<TraceEvent> ReplayEvents(const std::vector<PodSpec>& trace) {
     events.push_back({trace[i].creation, i, true});
     if (trace[i].deletion) events.push_back({*trace[i].deletion, i, false});
   }
-  std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
+  // At one time: departures of pods that arrived earlier, then arrivals, then departures
+  // of pods that arrive and leave at that same time (they arrive first).
+  auto rank = [&](const TraceEvent& e) {
+    if (e.arrival) return 1;
+    return trace[e.pod].creation < e.time ? 0 : 2;
+  };
+  std::stable_sort(events.begin(), events.end(), [&](const TraceEvent& a, const TraceEvent& b) {
     if (a.time != b.time) return a.time < b.time;
-    return !a.arrival && b.arrival;
+    return rank(a) < rank(b);
   });
   return events;
 }

@@ -30,7 +30,8 @@ struct TraceEvent {
 };
 
 // Every creation and deletion, by time; at equal times departures come first (they free
-// resources the arrivals may need), then trace order.
+// resources the arrivals may need), except that a pod created and deleted at the same time
+// arrives before it leaves; then trace order.
 std::vector<TraceEvent> ReplayEvents(const std::vector<PodSpec>& trace);
 
 }  // namespace gpufit

@@ -36,6 +36,11 @@ void ExpectSaturationRule(const std::vector<PodSpec>& trace, const std::vector<s
     EXPECT_LE(static_cast<double>(requested + copy.gpu_per_gpu.value), target);
     requested += copy.TotalGpu().value;
   }
+  // It stopped because a drawn copy would have gone past the target: the room left is
+  // less than the largest milli-GPU per GPU of any pod.
+  std::int64_t largest = 0;
+  for (const PodSpec& p : trace) largest = std::max(largest, p.gpu_per_gpu.value);
+  EXPECT_LT(target - static_cast<double>(requested), static_cast<double>(largest));
 }
 
 TEST(SaturationArrivals, KeepsEveryPodThenAddsCopiesUpToTheTarget) {
@@ -86,6 +91,18 @@ TEST(SaturationArrivals, OpenbDefaultInflatesToAbout10866Pods) {
   }
   EXPECT_NEAR(expected, 10815.6, 0.5);
   EXPECT_NEAR(mean, expected, 60);
+}
+
+TEST(ReplayEvents, PodThatComesAndGoesAtOnceArrivesFirst) {
+  const std::vector<PodSpec> trace = {Pod("a", 1, 1000, 0, 5), Pod("z", 1, 1000, 5, 5), Pod("b", 1, 1000, 5)};
+  const std::vector<TraceEvent> e = ReplayEvents(trace);
+  ASSERT_EQ(e.size(), 5u);
+  EXPECT_EQ(e[1].pod, 0u);  // a leaves at 5 first
+  EXPECT_FALSE(e[1].arrival);
+  EXPECT_TRUE(e[2].arrival);  // then z and b arrive
+  EXPECT_TRUE(e[3].arrival);
+  EXPECT_EQ(e[4].pod, 1u);  // and z leaves
+  EXPECT_FALSE(e[4].arrival);
 }
 
 TEST(ReplayEvents, OrdersByTimeWithDeparturesFirst) {

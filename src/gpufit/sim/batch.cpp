@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -20,7 +21,12 @@ Result<std::vector<RunResult>> RunBatch(const SimInput& input, const std::vector
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t j = next++; j < jobs; j = next++) {
-      Result<RunResult> r = Simulate(input, policies[j / seeds.size()], seeds[j % seeds.size()], options);
+      Result<RunResult> r = Internal("not run");
+      try {
+        r = Simulate(input, policies[j / seeds.size()], seeds[j % seeds.size()], options);
+      } catch (const std::bad_alloc&) {
+        r = Internal("out of memory in run {} of {} (fewer seeds or policies, or no --out)", j + 1, jobs);
+      }
       if (r) {
         out[j] = std::move(*r);
       } else {
@@ -69,7 +75,7 @@ std::vector<PolicySummary> Summarize(const std::vector<RunResult>& runs) {
     for (const RunResult* r : s.runs) {
       alloc.push_back(r->alloc_ratio);
       unalloc.push_back(r->unallocated_gpus);
-      frag.push_back(r->frag_rate_at_90);
+      if (r->frag_rate_at_90) frag.push_back(*r->frag_rate_at_90);
       failed.push_back(static_cast<double>(r->failed_pods));
     }
     s.alloc_ratio = SpreadOf(alloc);
@@ -101,17 +107,25 @@ Result<std::vector<std::uint64_t>> ParseSeeds(const std::string& text) {
       if (!lo) return lo.error();
       Result<std::uint64_t> hi = ParseSeed(item.substr(dash + 1), text);
       if (!hi) return hi.error();
-      if (*hi < *lo || *hi - *lo >= 10000)
-        return InvalidArgument("--seeds '{}': a range must go up, at most 10000 seeds", text);
-      for (std::uint64_t s = *lo; s <= *hi; ++s) seeds.push_back(s);
+      if (*hi < *lo) return InvalidArgument("--seeds '{}': a range must go up", text);
+      if (*hi - *lo >= kMaxSeeds) return InvalidArgument("--seeds '{}': at most {} seeds", text, kMaxSeeds);
+      for (std::uint64_t s = *lo;; ++s) {
+        seeds.push_back(s);
+        if (s == *hi) break;
+      }
     } else {
       Result<std::uint64_t> s = ParseSeed(item, text);
       if (!s) return s.error();
       seeds.push_back(*s);
     }
+    if (seeds.size() > kMaxSeeds) return InvalidArgument("--seeds '{}': at most {} seeds", text, kMaxSeeds);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }
+  std::vector<std::uint64_t> sorted = seeds;
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end())
+    return InvalidArgument("--seeds '{}': seed {} appears twice", text, *dup);
   return seeds;
 }
 

@@ -26,13 +26,17 @@ Spread SpreadOf(const std::vector<double>& values);
 struct PolicySummary {
   std::string policy;
   std::vector<const RunResult*> runs;  // one per seed
-  Spread alloc_ratio, unallocated_gpus, frag_rate_at_90, failed_pods;
+  Spread alloc_ratio, unallocated_gpus, failed_pods;
+  Spread frag_rate_at_90;  // over the runs whose arrivals reached 90% (0 when none did)
 };
 
 // Groups runs by policy, in first-appearance order.
 std::vector<PolicySummary> Summarize(const std::vector<RunResult>& runs);
 
-// Parses "42-51", "42,43,50" or "7" into seeds. Errors: kInvalidArgument.
+inline constexpr std::uint64_t kMaxSeeds = 10000;
+
+// Parses "42-51", "42,43,50" or "7" into seeds. Errors: kInvalidArgument (malformed, a
+// range going down, more than kMaxSeeds seeds, a seed twice).
 Result<std::vector<std::uint64_t>> ParseSeeds(const std::string& text);
 
 }  // namespace gpufit

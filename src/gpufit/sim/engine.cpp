@@ -1,5 +1,6 @@
 #include "gpufit/sim/engine.h"
 
+#include <algorithm>
 #include <deque>
 
 #include "gpufit/placement/registry.h"
@@ -54,12 +55,12 @@ class Run {
     for (std::size_t k = 0; k < order.size(); ++k) {
       const std::size_t pod = order[k];
       Arrive(pod);
-      if (!TryPlace(pod)) {
+      if (TryPlace(pod) != Outcome::kPlaced) {
         ++failed_;
         if (!result_.unallocated_gpus_at_first_failure) result_.unallocated_gpus_at_first_failure = Unallocated();
       }
       if (Result<void> ok = Check(); !ok) return ok.error();
-      Record(static_cast<double>(k + 1));
+      Record(std::nullopt);
     }
     result_.alloc_ratio = AllocRatio();
     result_.unallocated_gpus = Unallocated();
@@ -80,7 +81,9 @@ class Run {
       last_t = t;
       if (e.arrival) {
         Arrive(e.pod);
-        if (TryPlace(e.pod)) slot[e.pod] = static_cast<int>(placed_.size()) - 1;
+        const Outcome o = TryPlace(e.pod);
+        if (o == Outcome::kPlaced) slot[e.pod] = static_cast<int>(placed_.size()) - 1;
+        else if (o == Outcome::kNever) ++failed_;  // no node could ever take it: no point waiting
         else pending.push_back(e.pod);
       } else if (slot[e.pod] >= 0) {
         Depart(static_cast<std::size_t>(slot[e.pod]), slot);
@@ -88,11 +91,11 @@ class Run {
         for (std::size_t k = pending.size(); k > 0; --k) {  // retry the waiting pods in order
           const std::size_t p = pending.front();
           pending.pop_front();
-          if (TryPlace(p)) slot[p] = static_cast<int>(placed_.size()) - 1;
+          if (TryPlace(p) == Outcome::kPlaced) slot[p] = static_cast<int>(placed_.size()) - 1;
           else pending.push_back(p);
         }
-      } else {  // left before it ever ran
-        std::erase(pending, e.pod);
+      } else if (const auto it = std::find(pending.begin(), pending.end(), e.pod); it != pending.end()) {
+        pending.erase(it);  // left before it ever ran
         ++failed_;
       }
       if (Result<void> ok = Check(); !ok) return ok.error();
@@ -111,7 +114,8 @@ class Run {
     return static_cast<double>(cluster_.gpu_allocated().value) / static_cast<double>(cluster_.gpu_capacity().value);
   }
   double CpuRatio() const {
-    return static_cast<double>(cluster_.cpu_used().value) / static_cast<double>(cluster_.cpu_capacity().value);
+    const double capacity = static_cast<double>(cluster_.cpu_capacity().value);
+    return capacity > 0 ? static_cast<double>(cluster_.cpu_used().value) / capacity : 0;
   }
   double Unallocated() const {
     return static_cast<double>(cluster_.gpu_capacity().value - cluster_.gpu_allocated().value) / 1000.0;
@@ -122,15 +126,16 @@ class Run {
     arrived_gpu_ += input_.workloads[pod].TotalGpu().value;
   }
 
-  bool TryPlace(std::size_t pod) {
+  enum class Outcome { kPlaced, kNotNow, kNever };
+  Outcome TryPlace(std::size_t pod) {
     const Workload& w = input_.workloads[pod];
-    const Policy::Decision d = policy_.Place(w, cluster_, rng_);
-    if (d.node < 0) return false;
+    const Policy::Decision d = policy_.Place(w, cluster_, rng_, /*explain=*/false);
+    if (d.node < 0) return d.verdict.kind == Verdict::Kind::kNever ? Outcome::kNever : Outcome::kNotNow;
     cluster_.Place(d.node, w, d.gpus);
     frag_.Update(cluster_.node(d.node));
     placed_.push_back({d.node, w, d.gpus});
     owner_.push_back(pod);
-    return true;
+    return Outcome::kPlaced;
   }
 
   // Removes placed_[k] by swapping the last placement into its slot.
@@ -152,7 +157,7 @@ class Run {
     return {};
   }
 
-  void Record(double time) {
+  void Record(std::optional<double> time) {
     const double capacity = static_cast<double>(cluster_.gpu_capacity().value);
     StepMetrics s;
     s.time_s = time;
@@ -169,7 +174,7 @@ class Run {
       reached_90_ = true;
       result_.frag_rate_at_90 = s.frag_rate;
     }
-    result_.steps.push_back(s);
+    if (options_.keep_steps) result_.steps.push_back(s);
   }
 
   Result<RunResult> Finish() {
@@ -206,6 +211,19 @@ Result<SimInput> PrepareSimulation(std::vector<NodeSpec> nodes, std::vector<PodS
   if (cluster->total_gpus() == 0) return InvalidArgument("the cluster has no GPUs");
   if (!(options.inflation >= 1.0) || options.inflation > 100.0)
     return InvalidArgument("--inflation must be between 1 and 100, got {}", options.inflation);
+  if (options.mode == SimMode::kSaturation) {
+    // Expected arrivals: the trace plus the GPU room up to the target over the mean request.
+    double requested = 0;
+    for (const PodSpec& p : pods) requested += static_cast<double>(p.TotalGpu().value);
+    const double target = options.inflation * static_cast<double>(cluster->gpu_capacity().value);
+    const double mean = requested / static_cast<double>(pods.size());
+    constexpr double kMaxArrivals = 1e7;
+    if (mean <= 0 || static_cast<double>(pods.size()) + (target - requested) / mean > kMaxArrivals)
+      return InvalidArgument(
+          "saturation would need more than {:.0f} arrivals: the pods ask for {:.0f} milli-GPU on average against {} "
+          "GPUs x {} (use fewer nodes, a smaller --inflation, or --mode replay)",
+          kMaxArrivals, mean, cluster->total_gpus(), options.inflation);
+  }
   SimInput in{std::move(nodes), std::move(pods), std::move(*cluster), {}, nullptr};
   for (const PodSpec& p : in.pods) in.workloads.push_back(in.initial.WorkloadFor(p));
   in.target = std::make_shared<const std::vector<TypicalPod>>(TypicalPods(in.pods, in.initial, options.target));

@@ -33,12 +33,13 @@ struct SimOptions {
   SimMode mode = SimMode::kSaturation;
   double inflation = 1.3;          // saturation: submit until requested GPUs reach this x capacity
   bool check_invariants = false;   // run sim/invariants.h after every event (tests); slow on big traces
+  bool keep_steps = true;          // keep per-event metrics in RunResult::steps (about 80 bytes each)
   TypicalPodsOptions target;       // FGD's target workload, from the (uninflated) trace
 };
 
 // The cluster after one event.
 struct StepMetrics {
-  double time_s = 0;             // replay: trace time; saturation: the arrival's number
+  std::optional<double> time_s;  // replay: trace time of the event; saturation: none
   std::int64_t arrived_pods = 0;
   double arrived_gpu_pct = 0;    // GPUs requested by all arrivals so far, % of capacity
   double alloc_ratio = 0;        // allocated milli-GPU / capacity
@@ -58,12 +59,12 @@ struct RunResult {
   // Saturation: at the end (all arrived). Replay: time-weighted mean over the trace.
   double alloc_ratio = 0;
   double unallocated_gpus = 0;   // (capacity - allocated) / 1000 at the same point
-  double frag_rate_at_90 = 0;    // fragmentation rate when arrivals first reach 90% of capacity
+  std::optional<double> frag_rate_at_90;  // fragmentation rate when arrivals first reach 90% of capacity
   std::optional<double> unallocated_gpus_at_first_failure;  // saturation
   double cpu_alloc_ratio = 0;    // allocated CPU / capacity at the end (saturation) or mean (replay)
   MilliCpu cpu_stranded;         // free CPU on GPU nodes with no free GPU, at the end
   MiB memory_stranded;           // free memory on GPU nodes with no free GPU, at the end
-  std::vector<StepMetrics> steps;
+  std::vector<StepMetrics> steps;  // one per event when SimOptions::keep_steps
 };
 
 // A trace prepared once for many runs.
@@ -75,7 +76,8 @@ struct SimInput {
   std::shared_ptr<const std::vector<TypicalPod>> target;
 };
 
-// Errors: kInvalidArgument for an empty or malformed cluster or pod list.
+// Errors: kInvalidArgument for an empty or malformed cluster or pod list, an inflation out
+// of [1, 100], or a saturation run that would need more than 10 million arrivals.
 Result<SimInput> PrepareSimulation(std::vector<NodeSpec> nodes, std::vector<PodSpec> pods,
                                    const SimOptions& options);
 

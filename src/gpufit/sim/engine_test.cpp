@@ -69,7 +69,8 @@ TEST(Replay, FragmentationRateWhenArrivalsReachNinetyPercent) {
   ASSERT_EQ(in.target->size(), 2u);
   const RunResult r = *Simulate(in, "first-fit", 1, o);
   EXPECT_DOUBLE_EQ(r.steps[2].frag_milli, 375.0);
-  EXPECT_DOUBLE_EQ(r.frag_rate_at_90, 0.75);
+  ASSERT_TRUE(r.frag_rate_at_90.has_value());
+  EXPECT_DOUBLE_EQ(*r.frag_rate_at_90, 0.75);
   EXPECT_EQ(r.steps[2].pending_pods, 1);
 }
 
@@ -97,6 +98,26 @@ TEST(Replay, PodThatLeavesBeforeItRunsHasFailed) {
   EXPECT_EQ(Simulate(in, "fgd", 1, o)->failed_pods, 1);
 }
 
+TEST(Replay, ZeroLengthPodRunsAndLeaves) {
+  SimOptions o;
+  o.mode = SimMode::kReplay;
+  o.check_invariants = true;
+  const SimInput in = *PrepareSimulation({Node("n", 1)}, {Pod("z", 1, 1000, 3, 3), Pod("b", 1, 1000, 4, 9)}, o);
+  const RunResult r = *Simulate(in, "fgd", 1, o);
+  EXPECT_EQ(r.failed_pods, 0);
+  EXPECT_EQ(r.steps[1].running_pods, 0);  // z came and went at t=3
+  EXPECT_EQ(r.steps[2].running_pods, 1);  // b found the GPU free
+}
+
+TEST(Replay, PodThatNoNodeCouldEverTakeFailsAtOnce) {
+  SimOptions o;
+  o.mode = SimMode::kReplay;
+  const SimInput in = *PrepareSimulation({Node("n", 1)}, {Pod("big", 4, 1000, 0, 9)}, o);
+  const RunResult r = *Simulate(in, "gpufit", 1, o);
+  EXPECT_EQ(r.failed_pods, 1);
+  EXPECT_EQ(r.steps[0].pending_pods, 0);
+}
+
 TEST(Simulate, UnknownPolicyAndBadOptionsAreErrors) {
   SimOptions o;
   const SimInput in = *PrepareSimulation({Node("n", 1)}, {Pod("a", 1, 1000)}, o);
@@ -105,6 +126,12 @@ TEST(Simulate, UnknownPolicyAndBadOptionsAreErrors) {
   EXPECT_EQ(r.error().code, Code::kNotFound);
   o.inflation = 0.5;
   EXPECT_FALSE(PrepareSimulation({Node("n", 1)}, {Pod("a", 1, 1000)}, o).has_value());
+  o.inflation = 100;  // 1-milli-GPU copies to reach 100 x 16 nodes x 16 GPUs: 25.6 million
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 16; ++i) nodes.push_back(Node("n" + std::to_string(i), 16));
+  const Result<SimInput> huge = PrepareSimulation(nodes, {Pod("a", 1, 1)}, o);
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_THAT(huge.error().message, HasSubstr("more than 10000000 arrivals"));
   EXPECT_FALSE(PrepareSimulation({Node("n", 0)}, {Pod("a", 0, 0)}, SimOptions{}).has_value());  // no GPUs
 }
 
@@ -123,10 +150,29 @@ TEST(ParseSeeds, RangesAndLists) {
   EXPECT_THAT(*ParseSeeds("42-45"), ::testing::ElementsAre(42, 43, 44, 45));
   EXPECT_THAT(*ParseSeeds("1,5,9"), ::testing::ElementsAre(1, 5, 9));
   EXPECT_THAT(*ParseSeeds("3"), ::testing::ElementsAre(3));
-  for (const char* bad : {"", "a", "5-2", "1,,2", "-3"}) {
+  EXPECT_THAT(*ParseSeeds("18446744073709551614-18446744073709551615"),
+              ::testing::ElementsAre(18446744073709551614ULL, 18446744073709551615ULL));
+  for (const char* bad : {"", "a", "5-2", "1,,2", "-3", "1,1", "0-9999,10000-19999", "0-20000"}) {
     const Result<std::vector<std::uint64_t>> s = ParseSeeds(bad);
     ASSERT_FALSE(s.has_value()) << bad;
     EXPECT_THAT(s.error().message, HasSubstr("--seeds"));
+  }
+}
+
+TEST(RunBatch, ParallelRunsEqualSerialRuns) {
+  SimOptions o;
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 60; ++i) pods.push_back(Pod("p" + std::to_string(i), 1 + (i % 3 == 0), i % 3 ? 100 + 15 * i : 1000));
+  const SimInput in = *PrepareSimulation({Node("a", 4), Node("b", 8), Node("c", 2)}, pods, o);
+  const std::vector<std::string> policies = {"fgd", "gpufit", "random"};
+  const std::vector<std::uint64_t> seeds = {1, 2, 3};
+  const std::vector<RunResult> parallel = *RunBatch(in, policies, seeds, o, 3);
+  ASSERT_EQ(parallel.size(), 9u);
+  for (std::size_t j = 0; j < parallel.size(); ++j) {
+    const RunResult serial = *Simulate(in, policies[j / 3], seeds[j % 3], o);
+    EXPECT_EQ(parallel[j].policy, policies[j / 3]);
+    EXPECT_EQ(parallel[j].seed, seeds[j % 3]);
+    EXPECT_EQ(StepsCsv(parallel[j]), StepsCsv(serial));
   }
 }
 

@@ -49,7 +49,7 @@ std::string ComparisonJson(const std::vector<PolicySummary>& summaries, const Re
                   {"pods_submitted", r->pods_submitted},
                   {"alloc_ratio", r->alloc_ratio},
                   {"unallocated_gpus", r->unallocated_gpus},
-                  {"frag_rate_at_90", r->frag_rate_at_90},
+                  {"frag_rate_at_90", r->frag_rate_at_90 ? json(*r->frag_rate_at_90) : json(nullptr)},
                   {"failed_pods", r->failed_pods},
                   {"cpu_alloc_ratio", r->cpu_alloc_ratio},
                   {"cpu_stranded_milli", r->cpu_stranded.value},
@@ -79,7 +79,8 @@ std::string StepsCsv(const RunResult& run) {
       "failed_pods\n";
   std::size_t k = 0;
   for (const StepMetrics& s : run.steps) {
-    fmt::format_to(std::back_inserter(out), "{},{},{},{:.4f},{:.6f},{:.1f},{:.6f},{},{},{}\n", ++k, s.time_s,
+    fmt::format_to(std::back_inserter(out), "{},{},{},{:.4f},{:.6f},{:.1f},{:.6f},{},{},{}\n", ++k,
+                   s.time_s ? fmt::format("{}", *s.time_s) : std::string(),
                    s.arrived_pods, s.arrived_gpu_pct, s.alloc_ratio, s.frag_milli, s.frag_rate, s.running_pods,
                    s.pending_pods, s.failed_pods);
   }

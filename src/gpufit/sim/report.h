@@ -22,7 +22,7 @@ std::string ComparisonText(const std::vector<PolicySummary>& summaries, const Re
 std::string ComparisonJson(const std::vector<PolicySummary>& summaries, const ReportContext& context);
 
 // Header: step,time_s,arrived_pods,arrived_gpu_pct,alloc_ratio,frag_milli,frag_rate,
-// running_pods,pending_pods,failed_pods.
+// running_pods,pending_pods,failed_pods. time_s is empty in saturation mode (no clock).
 std::string StepsCsv(const RunResult& run);
 
 }  // namespace gpufit
