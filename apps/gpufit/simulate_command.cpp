@@ -1,5 +1,7 @@
 #include "simulate_command.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -25,7 +27,9 @@ std::vector<std::string> SplitPolicies(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    std::size_t end = comma == std::string::npos ? text.size() : comma;
+    while (start < end && text[start] == ' ') ++start;
+    while (end > start && text[end - 1] == ' ') --end;
     if (end > start) out.push_back(text.substr(start, end - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -64,9 +68,14 @@ int Run(const SimulateFlags& f) {
   options.inflation = f.inflation;
   options.check_invariants = f.check_invariants;
   options.keep_steps = !f.out_dir.empty();
+  if (!(f.inflation >= 1.0 && f.inflation <= 100.0))
+    return Fail(InvalidArgument("--inflation must be between 1 and 100, got {}", f.inflation));
   Result<SimInput> input = PrepareSimulation(std::move(*nodes), std::move(*pods), options);
   if (!input)
     return Fail(Error{input.error().code, fmt::format("{} with {}: {}", f.pods, f.nodes, input.error().message)});
+  if (!input->never_fit.empty())
+    std::fprintf(stderr, "gpufit: warning: %zu pods of %s fit no node of %s even when it is empty, e.g. %s\n",
+                 input->never_fit.size(), f.pods.c_str(), f.nodes.c_str(), input->never_fit.front().c_str());
   Result<std::vector<RunResult>> runs = RunBatch(*input, policies, *seeds, options, f.threads);
   if (!runs) return Fail(runs.error());
   const std::vector<PolicySummary> summaries = Summarize(*runs);
@@ -80,6 +89,13 @@ int Run(const SimulateFlags& f) {
     for (const RunResult& r : *runs)
       files.emplace_back(dir / fmt::format("steps-{}-seed{}.csv", r.policy, r.seed), StepsCsv(r));
     if (Result<void> w = WriteFilesAtomically(files); !w) return Fail(w.error());
+    // Step files of earlier runs into the same directory would now contradict simulate.json.
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      const bool ours = std::any_of(files.begin(), files.end(), [&](const auto& file) { return file.first == entry.path(); });
+      if (!ours && name.starts_with("steps-") && name.ends_with(".csv")) std::filesystem::remove(entry.path(), ec);
+    }
   }
   std::cout << (f.format == "json" ? json : text);
   return 0;
@@ -106,7 +122,8 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->add_option("--out", flags->out_dir,
-                  "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (atomically)")
+                  "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (each atomically; "
+                  "step files of earlier runs there are removed)")
       ->check(CLI::Validator(
           [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "DIR",
           "non-empty"));

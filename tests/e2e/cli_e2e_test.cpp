@@ -275,3 +275,25 @@ TEST(SimulateBadInput, ClearErrorsAndExitTwo) {
     EXPECT_FALSE(fs::exists(dir / "out" / "simulate.json"));
   }
 }
+
+TEST(Simulate, WarnsAboutPodsNoNodeCanTakeAndReplacesOldStepFiles) {
+  const fs::path dir = Scratch("simulate-small");
+  std::ofstream(dir / "nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,10000,2,T4\nn1,8000,10000,1,T4\n";
+  std::ofstream(dir / "pods.csv") << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\n"
+                                     "p0,1000,10,1,500,,0,1\np1,1000,10,1,1000,H100,0,1\np2,1000,10,0,0,,0,1\n";
+  const std::string files = "--nodes " + (dir / "nodes.csv").string() + " --pods " + (dir / "pods.csv").string();
+  const fs::path out = dir / "out";
+  ASSERT_EQ(Gpufit("simulate " + files + " --policy fgd,best-fit --seeds 1-2 --out " + out.string(), dir).exit_code, 0);
+  EXPECT_TRUE(fs::exists(out / "steps-best-fit-seed2.csv"));
+  const CliRun r = Gpufit("simulate " + files + " --policy gpufit --seeds 3 --format json --out " + out.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // p1 asks for an H100 and the cluster has only T4s: said once, on stderr.
+  EXPECT_THAT(r.err, HasSubstr("warning: 1 pods of"));
+  EXPECT_THAT(r.err, HasSubstr("p1: 0/2 nodes fit: 2 GPU type not accepted (gpu_spec)"));
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pods_never_fit"], 1);
+  EXPECT_GE(j["policies"][0]["failed_pods_mean"].get<double>(), 1.0);
+  // The earlier run's step files are gone; this run's is there.
+  EXPECT_FALSE(fs::exists(out / "steps-best-fit-seed2.csv"));
+  EXPECT_TRUE(fs::exists(out / "steps-gpufit-seed3.csv"));
+}

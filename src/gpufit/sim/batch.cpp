@@ -80,7 +80,7 @@ std::vector<PolicySummary> Summarize(const std::vector<RunResult>& runs) {
     }
     s.alloc_ratio = SpreadOf(alloc);
     s.unallocated_gpus = SpreadOf(unalloc);
-    s.frag_rate_at_90 = SpreadOf(frag);
+    if (!frag.empty()) s.frag_rate_at_90 = SpreadOf(frag);
     s.failed_pods = SpreadOf(failed);
   }
   return out;
@@ -91,7 +91,7 @@ Result<std::uint64_t> ParseSeed(std::string_view t, const std::string& whole) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size())
-    return InvalidArgument("--seeds '{}': '{}' is not a whole number >= 0", whole, t);
+    return InvalidArgument("--seeds '{}': expected whole numbers >= 0, as 42-51 or 1,2,3", whole);
   return v;
 }
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ struct PolicySummary {
   std::string policy;
   std::vector<const RunResult*> runs;  // one per seed
   Spread alloc_ratio, unallocated_gpus, failed_pods;
-  Spread frag_rate_at_90;  // over the runs whose arrivals reached 90% (0 when none did)
+  std::optional<Spread> frag_rate_at_90;  // over the runs whose arrivals reached 90%; none if no run did
 };
 
 // Groups runs by policy, in first-appearance order.

@@ -224,8 +224,14 @@ Result<SimInput> PrepareSimulation(std::vector<NodeSpec> nodes, std::vector<PodS
           "GPUs x {} (use fewer nodes, a smaller --inflation, or --mode replay)",
           kMaxArrivals, mean, cluster->total_gpus(), options.inflation);
   }
-  SimInput in{std::move(nodes), std::move(pods), std::move(*cluster), {}, nullptr};
+  SimInput in{std::move(nodes), std::move(pods), std::move(*cluster), {}, nullptr, {}};
   for (const PodSpec& p : in.pods) in.workloads.push_back(in.initial.WorkloadFor(p));
+  Result<Policy> probe = MakePolicy("first-fit", PolicyContext{});
+  Rng unused(0);
+  for (std::size_t i = 0; i < in.pods.size(); ++i) {
+    const Policy::Decision d = probe->Place(in.workloads[i], in.initial, unused);
+    if (d.node < 0) in.never_fit.push_back(in.pods[i].name + ": " + d.why);
+  }
   in.target = std::make_shared<const std::vector<TypicalPod>>(TypicalPods(in.pods, in.initial, options.target));
   return in;
 }

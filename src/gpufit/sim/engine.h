@@ -74,6 +74,9 @@ struct SimInput {
   ClusterState initial;
   std::vector<Workload> workloads;  // pods resolved against the cluster
   std::shared_ptr<const std::vector<TypicalPod>> target;
+  // Trace pods that no node could take even empty, as "pod: reason" (a GPU type no node
+  // has, more GPUs, CPU or memory than any node); they fail in every run.
+  std::vector<std::string> never_fit;
 };
 
 // Errors: kInvalidArgument for an empty or malformed cluster or pod list, an inflation out

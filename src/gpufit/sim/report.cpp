@@ -19,12 +19,17 @@ std::string ComparisonText(const std::vector<PolicySummary>& summaries, const Re
   out += fmt::format("{:<16} {:>16} {:>20} {:>18} {:>16}\n", "policy", "GPU alloc %", "unallocated GPUs",
                      "frag rate @90 %", "failed pods");
   for (const PolicySummary& s : summaries) {
-    out += fmt::format("{:<16} {:>9.2f} ±{:>5.2f} {:>12.1f} ±{:>6.1f} {:>10.2f} ±{:>5.2f} {:>9.1f} ±{:>5.1f}\n", s.policy,
+    const std::string frag = s.frag_rate_at_90 ? fmt::format("{:>10.2f} ±{:>5.2f}", 100 * s.frag_rate_at_90->mean,
+                                                             100 * s.frag_rate_at_90->sd)
+                                               : fmt::format("{:>18}", "n/a");
+    out += fmt::format("{:<16} {:>9.2f} ±{:>5.2f} {:>12.1f} ±{:>6.1f} {} {:>9.1f} ±{:>5.1f}\n", s.policy,
                        100 * s.alloc_ratio.mean, 100 * s.alloc_ratio.sd, s.unallocated_gpus.mean,
-                       s.unallocated_gpus.sd, 100 * s.frag_rate_at_90.mean, 100 * s.frag_rate_at_90.sd,
-                       s.failed_pods.mean, s.failed_pods.sd);
+                       s.unallocated_gpus.sd, frag, s.failed_pods.mean, s.failed_pods.sd);
   }
-  out += "(mean ± standard deviation over seeds)\n";
+  out += "(mean ± sample standard deviation over seeds; n/a: arrivals never reached 90% of the GPUs)\n";
+  if (!in.never_fit.empty())
+    out += fmt::format("{} trace pods fit no node even in an empty cluster, e.g. {}\n", in.never_fit.size(),
+                       in.never_fit.front());
   return out;
 }
 
@@ -33,13 +38,14 @@ std::string ComparisonJson(const std::vector<PolicySummary>& summaries, const Re
   const SimInput& in = *c.input;
   json root = {{"schema_version", 1},
                {"mode", ModeName(c.options->mode)},
-               {"inflation", c.options->inflation},
+               {"inflation", c.options->mode == SimMode::kSaturation ? json(c.options->inflation) : json(nullptr)},
                {"nodes_file", c.nodes_file},
                {"pods_file", c.pods_file},
                {"nodes", in.nodes.size()},
                {"gpus", in.initial.total_gpus()},
                {"trace_pods", in.pods.size()},
                {"typical_pod_shapes", in.target->size()},
+               {"pods_never_fit", in.never_fit.size()},
                {"seeds", c.seeds}};
   json policies = json::array();
   for (const PolicySummary& s : summaries) {
@@ -63,8 +69,8 @@ std::string ComparisonJson(const std::vector<PolicySummary>& summaries, const Re
                         {"alloc_ratio_sd", s.alloc_ratio.sd},
                         {"unallocated_gpus_mean", s.unallocated_gpus.mean},
                         {"unallocated_gpus_sd", s.unallocated_gpus.sd},
-                        {"frag_rate_at_90_mean", s.frag_rate_at_90.mean},
-                        {"frag_rate_at_90_sd", s.frag_rate_at_90.sd},
+                        {"frag_rate_at_90_mean", s.frag_rate_at_90 ? json(s.frag_rate_at_90->mean) : json(nullptr)},
+                        {"frag_rate_at_90_sd", s.frag_rate_at_90 ? json(s.frag_rate_at_90->sd) : json(nullptr)},
                         {"failed_pods_mean", s.failed_pods.mean},
                         {"failed_pods_sd", s.failed_pods.sd},
                         {"runs", std::move(runs)}});
