@@ -9,7 +9,6 @@
 #include <string>
 
 #include "bench_util.h"
-
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
 #include "gpufit/ingest/telemetry_readers.h"

@@ -10,6 +10,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 
+#include "cli_common.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
@@ -18,7 +19,6 @@
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_writers.h"
 #include "gpufit/plan/replay.h"
-#include "cli_common.h"
 #include "simulate_command.h"
 
 namespace {
@@ -219,7 +219,8 @@ int main(int argc, char** argv) {
     const std::string command = argv[1];
     const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
     if (known.empty()) {
-      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, demo)\n", argv[1]);
+      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, demo)\n",
+                   argv[1]);
       return 2;
     }
   }

@@ -93,7 +93,8 @@ int Run(const SimulateFlags& f) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      const bool ours = std::any_of(files.begin(), files.end(), [&](const auto& file) { return file.first == entry.path(); });
+      const bool ours =
+          std::any_of(files.begin(), files.end(), [&](const auto& file) { return file.first == entry.path(); });
       if (!ours && name.starts_with("steps-") && name.ends_with(".csv")) std::filesystem::remove(entry.path(), ec);
     }
   }
@@ -109,7 +110,8 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
   cmd->add_option("--nodes", flags->nodes, "node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)")
       ->required();
   cmd->add_option("--pods", flags->pods, "pod list CSV (openb format)")->required();
-  cmd->add_option("--policy", flags->policies, "comma-separated policies: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
+  cmd->add_option("--policy", flags->policies,
+                  "comma-separated policies: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
       ->capture_default_str();
   cmd->add_option("--mode", flags->mode, "saturation (inflate and shuffle, nothing leaves) or replay (trace times)")
       ->check(CLI::IsMember({"saturation", "replay"}))
@@ -124,9 +126,9 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
   cmd->add_option("--out", flags->out_dir,
                   "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (each atomically; "
                   "step files of earlier runs there are removed)")
-      ->check(CLI::Validator(
-          [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "DIR",
-          "non-empty"));
+      ->check(
+          CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                         "DIR", "non-empty"));
   cmd->add_option("--threads", flags->threads, "parallel runs (default 0: one per core)")->check(CLI::Range(0u, 256u));
   cmd->add_flag("--check-invariants", flags->check_invariants,
                 "check capacities and constraints after every event (slow; for debugging)");

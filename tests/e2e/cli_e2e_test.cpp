@@ -220,8 +220,8 @@ TEST(Simulate, ComparesPoliciesAsJsonAndWritesStepFiles) {
   ASSERT_EQ(j["policies"].size(), 2u);
   const auto& fgd = j["policies"][0];
   EXPECT_EQ(fgd["policy"], "fgd");
-  for (const char* field : {"alloc_ratio_mean", "alloc_ratio_sd", "unallocated_gpus_mean", "frag_rate_at_90_mean",
-                            "failed_pods_mean"})
+  for (const char* field :
+       {"alloc_ratio_mean", "alloc_ratio_sd", "unallocated_gpus_mean", "frag_rate_at_90_mean", "failed_pods_mean"})
     EXPECT_TRUE(fgd.contains(field)) << field;
   ASSERT_EQ(fgd["runs"].size(), 2u);
   EXPECT_EQ(fgd["runs"][0]["seed"], 42);
@@ -262,7 +262,8 @@ TEST(SimulateBadInput, ClearErrorsAndExitTwo) {
   const Case cases[] = {
       {"--nodes " + nodes + " --pods " + (dir / "pods.csv").string(), "pods.csv:2: column 'gpu_milli'"},
       {"--nodes " + nodes + " --pods " + (dir / "missing.csv").string(), "missing.csv: no such file"},
-      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --policy fgd,tetris", "unknown policy 'tetris'"},
+      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --policy fgd,tetris",
+       "unknown policy 'tetris'"},
       {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --seeds 9-3", "--seeds '9-3'"},
       {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --inflation 0.5", "--inflation"},
   };
@@ -279,8 +280,9 @@ TEST(SimulateBadInput, ClearErrorsAndExitTwo) {
 TEST(Simulate, WarnsAboutPodsNoNodeCanTakeAndReplacesOldStepFiles) {
   const fs::path dir = Scratch("simulate-small");
   std::ofstream(dir / "nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,10000,2,T4\nn1,8000,10000,1,T4\n";
-  std::ofstream(dir / "pods.csv") << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\n"
-                                     "p0,1000,10,1,500,,0,1\np1,1000,10,1,1000,H100,0,1\np2,1000,10,0,0,,0,1\n";
+  std::ofstream(dir / "pods.csv")
+      << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\n"
+         "p0,1000,10,1,500,,0,1\np1,1000,10,1,1000,H100,0,1\np2,1000,10,0,0,,0,1\n";
   const std::string files = "--nodes " + (dir / "nodes.csv").string() + " --pods " + (dir / "pods.csv").string();
   const fs::path out = dir / "out";
   ASSERT_EQ(Gpufit("simulate " + files + " --policy fgd,best-fit --seeds 1-2 --out " + out.string(), dir).exit_code, 0);

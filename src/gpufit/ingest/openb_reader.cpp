@@ -76,8 +76,8 @@ Result<std::vector<NodeSpec>> ReadOpenbNodes(const std::string& path) {
 }
 
 Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
-  static constexpr std::array<const char*, 8> kColumns = {
-      "name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "creation_time", "deletion_time"};
+  static constexpr std::array<const char*, 8> kColumns = {"name",      "cpu_milli", "memory_mib",    "num_gpu",
+                                                          "gpu_milli", "gpu_spec",  "creation_time", "deletion_time"};
   std::vector<PodSpec> pods;
   std::unordered_set<std::string> names;
   Result<void> ok = ForEachCsvRow<8>(path, kColumns, [&](const CsvRow<8>& row) -> Result<void> {
@@ -110,8 +110,8 @@ Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
       const Result<std::int64_t> deleted = WholeNumber(row, 7);
       if (!deleted) return deleted.error();
       if (*deleted < *created)
-        return InvalidArgument("{}:{}: column 'deletion_time': {} is before creation_time {}", path, row.line,
-                               *deleted, *created);
+        return InvalidArgument("{}:{}: column 'deletion_time': {} is before creation_time {}", path, row.line, *deleted,
+                               *created);
       deletion = Seconds(static_cast<double>(*deleted));
     }
     if (!names.emplace(*name).second)

@@ -10,8 +10,8 @@
 namespace gpufit {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::DataDir;
+using ::testing::HasSubstr;
 using testing::TempDir;
 
 const char* kPodHeader =
@@ -40,7 +40,7 @@ TEST(ReadOpenbPods, RealPodListHas8152PodsOf3078Sharing) {
   ASSERT_EQ(pods->size(), 8152u);
   int sharing = 0;
   for (const PodSpec& p : *pods) sharing += p.SharesGpu();
-  EXPECT_EQ(sharing, 3078);  // the count of pods asking for a fraction of one GPU
+  EXPECT_EQ(sharing, 3078);            // the count of pods asking for a fraction of one GPU
   const PodSpec& second = (*pods)[1];  // openb-pod-0001,6000,12288,1,460,,LS,Running,427061,12902960,427061
   EXPECT_EQ(second.cpu.value, 6000);
   EXPECT_EQ(second.gpu_per_gpu.value, 460);
@@ -51,7 +51,8 @@ TEST(ReadOpenbPods, RealPodListHas8152PodsOf3078Sharing) {
 
 TEST(ReadOpenbPods, GpuSpecIsSplitOnBars) {
   TempDir dir;
-  const std::string path = dir.Write("pods.csv", std::string(kPodHeader) + "p0,1000,10,1,500,T4|V100M32,LS,Running,0,,\n");
+  const std::string path =
+      dir.Write("pods.csv", std::string(kPodHeader) + "p0,1000,10,1,500,T4|V100M32,LS,Running,0,,\n");
   const Result<std::vector<PodSpec>> pods = ReadOpenbPods(path);
   ASSERT_TRUE(pods.has_value()) << pods.error().message;
   EXPECT_THAT((*pods)[0].gpu_models, ::testing::ElementsAre("T4", "V100M32"));
@@ -74,7 +75,8 @@ TEST(ReadOpenbPods, BadRowsAreRejectedWithLineAndColumn) {
       {"zero milli with a GPU", "p0,1,10,1,0,,LS,Running,0,1,0", "column 'gpu_milli': must be 1..1000"},
       {"milli without GPU", "p0,1,10,0,300,,LS,Running,0,1,0", "a pod with num_gpu 0 must ask for 0"},
       {"shared multi-GPU", "p0,1,10,2,500,,LS,Running,0,1,0", "a pod with 2 GPUs takes whole GPUs"},
-      {"leaves before it comes", "p0,1,10,0,0,,LS,Running,9,3,0", "column 'deletion_time': 3 is before creation_time 9"},
+      {"leaves before it comes", "p0,1,10,0,0,,LS,Running,9,3,0",
+       "column 'deletion_time': 3 is before creation_time 9"},
       {"empty name", ",1,10,0,0,,LS,Running,0,1,0", "column 'name': empty value"},
   };
   for (const BadPod& c : cases) {
@@ -90,8 +92,8 @@ TEST(ReadOpenbPods, BadRowsAreRejectedWithLineAndColumn) {
 
 TEST(ReadOpenbPods, DuplicateNameIsRejected) {
   TempDir dir;
-  const std::string path = dir.Write("pods.csv", std::string(kPodHeader) + "p0,1,10,0,0,,LS,Running,0,1,0\n" +
-                                                     "p0,1,10,0,0,,LS,Running,0,1,0\n");
+  const std::string path = dir.Write(
+      "pods.csv", std::string(kPodHeader) + "p0,1,10,0,0,,LS,Running,0,1,0\n" + "p0,1,10,0,0,,LS,Running,0,1,0\n");
   const Result<std::vector<PodSpec>> pods = ReadOpenbPods(path);
   ASSERT_FALSE(pods.has_value());
   EXPECT_THAT(pods.error().message, HasSubstr("pods.csv:3: column 'name': pod 'p0' appears twice"));
@@ -125,7 +127,8 @@ TEST(ReadOpenbNodes, BadNodesAreRejected) {
     EXPECT_THAT(nodes.error().message, HasSubstr(c.expected));
   }
   TempDir dir;
-  const Result<std::vector<NodeSpec>> empty = ReadOpenbNodes(dir.Write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\n"));
+  const Result<std::vector<NodeSpec>> empty =
+      ReadOpenbNodes(dir.Write("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\n"));
   ASSERT_FALSE(empty.has_value());
   EXPECT_THAT(empty.error().message, HasSubstr("no nodes"));
 }

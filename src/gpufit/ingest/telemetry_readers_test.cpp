@@ -1,13 +1,13 @@
 #include "gpufit/ingest/telemetry_readers.h"
 
-#include "gpufit/core/test_support.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include "gpufit/core/test_support.h"
 
 namespace gpufit {
 namespace {

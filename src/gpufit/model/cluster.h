@@ -17,10 +17,10 @@ namespace gpufit {
 
 struct NodeSpec {
   std::string name;
-  MilliCpu cpu;            // allocatable CPU
-  MiB memory;              // allocatable host memory
-  int gpu_count = 0;       // whole GPUs on the node, 0..kMaxGpusPerNode
-  std::string gpu_model;   // GPU type label (e.g. "T4", "V100M32"); empty when gpu_count == 0
+  MilliCpu cpu;           // allocatable CPU
+  MiB memory;             // allocatable host memory
+  int gpu_count = 0;      // whole GPUs on the node, 0..kMaxGpusPerNode
+  std::string gpu_model;  // GPU type label (e.g. "T4", "V100M32"); empty when gpu_count == 0
 };
 
 // A pod's request. gpu_count == 0: CPU only (gpu_per_gpu is 0). gpu_count == 1 and

@@ -30,8 +30,9 @@ std::int64_t GpuPackingScore::Score(const Workload& w, const NodeState& n) {
   // GPUs by free milli-GPU, least free first (stable), the first that fit are taken.
   std::array<int, kMaxGpusPerNode> order{};
   for (int g = 0; g < n.gpu_count; ++g) order[static_cast<std::size_t>(g)] = g;
-  std::stable_sort(order.begin(), order.begin() + n.gpu_count,
-                   [&](int a, int b) { return n.gpu_free[static_cast<std::size_t>(a)] < n.gpu_free[static_cast<std::size_t>(b)]; });
+  std::stable_sort(order.begin(), order.begin() + n.gpu_count, [&](int a, int b) {
+    return n.gpu_free[static_cast<std::size_t>(a)] < n.gpu_free[static_cast<std::size_t>(b)];
+  });
   int need = w.gpu_count;
   int idle_taken = 0;
   std::int64_t free_pct_sum = 0;
@@ -55,8 +56,10 @@ std::int64_t GpuClusteringScore::Score(const Workload& w, const NodeState& n) {
   for (int c : n.pods_by_gpu_kind) kinds += c > 0;
   const std::int64_t used_part = 25 * (8000 - n.gpu_free_total().value) / 8000;
   int band = 0;
-  if (n.pods_by_gpu_kind[kind] > 0) band = kinds == 1 ? 75 : 50;
-  else if (kinds == 0) band = 25;
+  if (n.pods_by_gpu_kind[kind] > 0)
+    band = kinds == 1 ? 75 : 50;
+  else if (kinds == 0)
+    band = 25;
   return static_cast<int>(used_part) + band;
 }
 

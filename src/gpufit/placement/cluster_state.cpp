@@ -1,8 +1,8 @@
 #include "gpufit/placement/cluster_state.h"
 
 #include <algorithm>
-#include <bit>
 #include <atomic>
+#include <bit>
 #include <cassert>
 
 namespace gpufit {

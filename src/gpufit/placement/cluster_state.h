@@ -29,10 +29,10 @@ struct Workload {
   MilliCpu cpu{};
   MiB memory{};
   int gpu_count = 0;
-  GpuMilli gpu_per_gpu{};           // on each GPU; < 1000 only when sharing one GPU
-  bool any_model = true;            // no GPU type constraint
-  std::uint64_t model_mask = 0;     // when constrained: bit m = ClusterState model m accepted
-                                    // (0: none of the listed types exists in this cluster)
+  GpuMilli gpu_per_gpu{};        // on each GPU; < 1000 only when sharing one GPU
+  bool any_model = true;         // no GPU type constraint
+  std::uint64_t model_mask = 0;  // when constrained: bit m = ClusterState model m accepted
+                                 // (0: none of the listed types exists in this cluster)
 
   bool SharesGpu() const { return gpu_count == 1 && gpu_per_gpu.value < 1000; }
   GpuMilli TotalGpu() const { return {gpu_per_gpu.value * gpu_count}; }
@@ -46,7 +46,7 @@ struct NodeState {
   MiB memory_capacity;
   MiB memory_used;
   int gpu_count = 0;
-  int model = -1;                                   // index in ClusterState::models(); -1 without GPUs
+  int model = -1;                                    // index in ClusterState::models(); -1 without GPUs
   std::array<GpuMilli, kMaxGpusPerNode> gpu_free{};  // per GPU; 1000 when idle; 0 past gpu_count
   // Pods on the node by GPU kind, for GPU clustering: [0] pods sharing a GPU, [k] pods
   // with k whole GPUs. CPU-only pods are not counted.

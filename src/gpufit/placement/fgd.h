@@ -26,9 +26,9 @@ class FgdModel {
   explicit FgdModel(std::shared_ptr<const std::vector<TypicalPod>> target) : target_(std::move(target)) {}
 
   struct Choice {
-    int score = 0;       // 0..100, the simulator's integer score
-    double delta = 0;    // F_n(M) before - after, milli-GPU (higher is better)
-    GpuSet gpus = 0;     // the GPUs the pod would take
+    int score = 0;     // 0..100, the simulator's integer score
+    double delta = 0;  // F_n(M) before - after, milli-GPU (higher is better)
+    GpuSet gpus = 0;   // the GPUs the pod would take
   };
 
   // Sets the pod that Evaluate answers for. Cheap when the shape repeats.

@@ -31,9 +31,9 @@ struct TypicalPod {
 };
 
 struct TypicalPodsOptions {
-  double popularity = 0.95;       // keep the most frequent shapes until they cover this share of pods
-  bool include_cpu_pods = true;   // count CPU-only pods (the simulator's IsInvolvedCpuPods)
-  double gpu_weight = 0;          // > 0: a whole-GPU pod counts 1 + gpu_count * gpu_weight (GpuResWeight)
+  double popularity = 0.95;      // keep the most frequent shapes until they cover this share of pods
+  bool include_cpu_pods = true;  // count CPU-only pods (the simulator's IsInvolvedCpuPods)
+  double gpu_weight = 0;         // > 0: a whole-GPU pod counts 1 + gpu_count * gpu_weight (GpuResWeight)
 };
 
 // The target workload from a trace: shapes (CPU, GPU count, milli-GPU per GPU, GPU types)

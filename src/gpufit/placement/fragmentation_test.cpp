@@ -23,8 +23,7 @@ TypicalPod Shape(std::int64_t cpu, int gpus, std::int64_t milli, double share) {
 //   half a GPU, 4 cores (share .5): fits on GPU 0; GPU 1's 300 are a fragment -> .5 * 300
 //   one GPU, 2 cores (share .25):   fits on GPU 0; fragment 300                -> .25 * 300
 //   CPU only (share .25):           uses no GPU: all 1300 are a fragment       -> .25 * 1300
-const std::vector<TypicalPod> kTarget = {Shape(4000, 1, 500, 0.5), Shape(2000, 1, 1000, 0.25),
-                                         Shape(1000, 0, 0, 0.25)};
+const std::vector<TypicalPod> kTarget = {Shape(4000, 1, 500, 0.5), Shape(2000, 1, 1000, 0.25), Shape(1000, 0, 0, 0.25)};
 
 TEST(FragMilli, CountsGpusTooSmallForEachTypicalPod) {
   EXPECT_DOUBLE_EQ(FragMilli(Node(8000, {1000, 300}), kTarget), 0.5 * 300 + 0.25 * 300 + 0.25 * 1300);
@@ -88,8 +87,8 @@ PodSpec Pod(std::int64_t cpu, int gpus, std::int64_t milli, std::vector<std::str
 }
 
 ClusterState OneT4Node() {
-  return *ClusterState::FromSpecs({{.name = "n", .cpu = MilliCpu{8000}, .memory = MiB{1}, .gpu_count = 1,
-                                    .gpu_model = "T4"}});
+  return *ClusterState::FromSpecs(
+      {{.name = "n", .cpu = MilliCpu{8000}, .memory = MiB{1}, .gpu_count = 1, .gpu_model = "T4"}});
 }
 
 TEST(TypicalPods, KeepsTheMostFrequentShapesUntilThePopularityIsReached) {
@@ -97,8 +96,8 @@ TEST(TypicalPods, KeepsTheMostFrequentShapesUntilThePopularityIsReached) {
   std::vector<PodSpec> pods;
   for (int i = 0; i < 5; ++i) pods.push_back(Pod(1000, 1, 500));   // A
   for (int i = 0; i < 3; ++i) pods.push_back(Pod(2000, 1, 1000));  // B
-  pods.push_back(Pod(3000, 0, 0));                                  // C
-  pods.push_back(Pod(4000, 2, 1000));                               // D
+  pods.push_back(Pod(3000, 0, 0));                                 // C
+  pods.push_back(Pod(4000, 2, 1000));                              // D
   const std::vector<TypicalPod> t = TypicalPods(pods, OneT4Node(), {.popularity = 0.8});
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t[0].cpu.value, 1000);

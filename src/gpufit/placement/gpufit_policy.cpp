@@ -49,8 +49,7 @@ GpufitModel::Choice GpufitModel::Compute(const NodeState& node) const {
   const double stranded_before = Stranded(now);
   auto value_of = [&](GpuSet gpus) {
     const NodeFree after = now.After(workload_, gpus);
-    return (frag_before - FragMilli(after, *target_)) -
-           options_.stranding_weight * (Stranded(after) - stranded_before);
+    return (frag_before - FragMilli(after, *target_)) - options_.stranding_weight * (Stranded(after) - stranded_before);
   };
   if (!workload_.SharesGpu()) {
     const GpuSet gpus = FirstIdleGpus(workload_, node);

@@ -7,8 +7,8 @@
 
 namespace gpufit {
 
-Policy::Policy(std::string name, std::vector<std::unique_ptr<FilterPlugin>> filters,
-               std::vector<WeightedScore> scores, std::unique_ptr<GpuPicker> picker, TieBreak tie_break)
+Policy::Policy(std::string name, std::vector<std::unique_ptr<FilterPlugin>> filters, std::vector<WeightedScore> scores,
+               std::unique_ptr<GpuPicker> picker, TieBreak tie_break)
     : name_(std::move(name)),
       filters_(std::move(filters)),
       scores_(std::move(scores)),

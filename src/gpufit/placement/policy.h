@@ -30,10 +30,10 @@ class Policy {
          std::unique_ptr<GpuPicker> picker, TieBreak tie_break);
 
   struct Decision {
-    int node = -1;       // < 0: no node fits
+    int node = -1;  // < 0: no node fits
     GpuSet gpus = 0;
-    Verdict verdict;     // when no node fits: kNever if no node could ever take the pod
-    std::string why;     // when no node fits, e.g. "0/3 nodes fit: 2 insufficient cpu, 1 too few idle GPUs"
+    Verdict verdict;  // when no node fits: kNever if no node could ever take the pod
+    std::string why;  // when no node fits, e.g. "0/3 nodes fit: 2 insufficient cpu, 1 too few idle GPUs"
   };
 
   // Chooses a node and GPUs for `w`; changes nothing in `cluster`. Uses `rng` for ties

@@ -17,11 +17,11 @@ using testing::MakeCluster;
 using testing::MakeWorkload;
 
 std::shared_ptr<const std::vector<TypicalPod>> Target() {
-  return std::make_shared<const std::vector<TypicalPod>>(std::vector<TypicalPod>{
-      {.cpu = MilliCpu{8000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{1000}, .share = 0.4},
-      {.cpu = MilliCpu{4000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{500}, .share = 0.3},
-      {.cpu = MilliCpu{2000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{250}, .share = 0.2},
-      {.cpu = MilliCpu{16000}, .gpu_count = 0, .gpu_per_gpu = GpuMilli{0}, .share = 0.1}});
+  return std::make_shared<const std::vector<TypicalPod>>(
+      std::vector<TypicalPod>{{.cpu = MilliCpu{8000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{1000}, .share = 0.4},
+                              {.cpu = MilliCpu{4000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{500}, .share = 0.3},
+                              {.cpu = MilliCpu{2000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{250}, .share = 0.2},
+                              {.cpu = MilliCpu{16000}, .gpu_count = 0, .gpu_per_gpu = GpuMilli{0}, .share = 0.1}});
 }
 
 Policy Make(std::string_view name) {
@@ -158,7 +158,8 @@ TEST(Policy, FgdMatchesBruteForceOnSmallClusters) {
     const Workload w = RandomPod(rng);
     const std::vector<int> order = RandomOrder(c.nodes().size(), rng);
     const Option expected = BruteForce(c, w, order, [&](const NodeState& n, GpuSet gpus) {
-      const double delta = testing::FragOracle(NodeFree::Of(n), *target) - testing::FragOracle(FreeAfter(n, w, gpus), *target);
+      const double delta =
+          testing::FragOracle(NodeFree::Of(n), *target) - testing::FragOracle(FreeAfter(n, w, gpus), *target);
       return std::floor(100.0 / (1.0 + std::exp(-delta / 1000.0)));  // the simulator's integer score
     });
     Policy p = Make("fgd");

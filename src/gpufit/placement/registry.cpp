@@ -101,8 +101,8 @@ Result<Policy> MakePolicy(std::string_view name, const PolicyContext& context) {
   filters.push_back(std::make_unique<MemoryFits>());
   std::vector<WeightedScore> scores;
   for (const auto& [plugin, weight] : spec->scores) scores.push_back({ScoreRegistry().at(plugin)(shared), weight});
-  return Policy(std::string(spec->name), std::move(filters), std::move(scores), PickerRegistry().at(spec->picker)(shared),
-                spec->tie_break);
+  return Policy(std::string(spec->name), std::move(filters), std::move(scores),
+                PickerRegistry().at(spec->picker)(shared), spec->tie_break);
 }
 
 }  // namespace gpufit

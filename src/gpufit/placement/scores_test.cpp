@@ -54,7 +54,7 @@ TEST(GpuClusteringScore, KeepsPodsOfOneKindTogether) {
   c.Place(2, MakeWorkload({.gpus = 2}), 0b11);  // a 2-GPU pod on node 2
   GpuClusteringScore s;
   const Workload share = MakeWorkload({.milli = 300});
-  EXPECT_EQ(s.Score(share, c.node(0)), 25);                  // no GPU pod yet: 25 + 0
+  EXPECT_EQ(s.Score(share, c.node(0)), 25);                     // no GPU pod yet: 25 + 0
   EXPECT_EQ(s.Score(share, c.node(1)), 75 + 25 * 1000 / 8000);  // only sharing pods: 75 + 3
   EXPECT_EQ(s.Score(share, c.node(2)), 0 + 25 * 2000 / 8000);   // other kinds only: 0 + 6
 }
@@ -85,8 +85,8 @@ TEST(FgdScore, CachedScoreFollowsNodeChanges) {
   FgdScore score(model);
   const Workload half = MakeWorkload({.milli = 500});
   score.PreScore(half, c);
-  const std::int64_t idle = score.Score(half, c.node(0));  // [1000,1000] -> [500,1000]: delta -500
-  c.Place(0, half, 0b01);                                  // now [500, 1000]
+  const std::int64_t idle = score.Score(half, c.node(0));    // [1000,1000] -> [500,1000]: delta -500
+  c.Place(0, half, 0b01);                                    // now [500, 1000]
   const std::int64_t shared = score.Score(half, c.node(0));  // -> [0, 1000]: delta +500
   EXPECT_EQ(idle, 37);
   EXPECT_EQ(shared, 62);
@@ -111,8 +111,8 @@ TEST(GpufitScore, PenalizesGpusLeftWithoutCpu) {
   // nothing. FGD's fragment: on node 0 the target pod no longer gets its 10 cores, so all
   // 2000 free milli-GPU become fragment; on node 1 nothing changes.
   const ClusterState c = MakeCluster({{.cpu = 24000, .gpus = 2}, {.cpu = 64000, .gpus = 2}});
-  auto target = std::make_shared<const std::vector<TypicalPod>>(std::vector<TypicalPod>{
-      {.cpu = MilliCpu{10000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{1000}, .share = 1.0}});
+  auto target = std::make_shared<const std::vector<TypicalPod>>(
+      std::vector<TypicalPod>{{.cpu = MilliCpu{10000}, .gpu_count = 1, .gpu_per_gpu = GpuMilli{1000}, .share = 1.0}});
   auto model = std::make_shared<GpufitModel>(target, GpufitPolicyOptions{.stranding_weight = 2});
   EXPECT_DOUBLE_EQ(model->rho(), 10.0);
   GpufitScore score(model);

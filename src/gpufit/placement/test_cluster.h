@@ -20,8 +20,11 @@ struct NodeArgs {
 inline ClusterState MakeCluster(const std::vector<NodeArgs>& nodes) {
   std::vector<NodeSpec> specs;
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    specs.push_back({.name = "n" + std::to_string(i), .cpu = MilliCpu{nodes[i].cpu},
-                     .memory = MiB{nodes[i].memory}, .gpu_count = nodes[i].gpus, .gpu_model = nodes[i].model});
+    specs.push_back({.name = "n" + std::to_string(i),
+                     .cpu = MilliCpu{nodes[i].cpu},
+                     .memory = MiB{nodes[i].memory},
+                     .gpu_count = nodes[i].gpus,
+                     .gpu_model = nodes[i].model});
   ClusterState c = *ClusterState::FromSpecs(specs);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const int id = static_cast<int>(i);
@@ -43,7 +46,10 @@ struct PodArgs {
 };
 
 inline Workload MakeWorkload(const PodArgs& p) {
-  return {.cpu = MilliCpu{p.cpu}, .memory = MiB{p.memory}, .gpu_count = p.gpus, .gpu_per_gpu = GpuMilli{p.gpus ? p.milli : 0}};
+  return {.cpu = MilliCpu{p.cpu},
+          .memory = MiB{p.memory},
+          .gpu_count = p.gpus,
+          .gpu_per_gpu = GpuMilli{p.gpus ? p.milli : 0}};
 }
 
 }  // namespace gpufit::testing

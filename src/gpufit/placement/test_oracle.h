@@ -20,8 +20,10 @@ inline double FragOracle(const NodeFree& n, std::span<const TypicalPod> target) 
     double too_small = 0;  // free milli-GPU on GPUs with less free than t asks for
     for (int g = 0; g < n.gpu_count; ++g) {
       const double f = static_cast<double>(n.gpu[static_cast<std::size_t>(g)].value);
-      if (f >= static_cast<double>(t.gpu_per_gpu.value)) ++gpus_that_fit;
-      else too_small += f;
+      if (f >= static_cast<double>(t.gpu_per_gpu.value))
+        ++gpus_that_fit;
+      else
+        too_small += f;
     }
     const bool fits = !cpu_only && type_ok && n.cpu >= t.cpu && gpus_that_fit >= t.gpu_count;
     frag += t.share * (fits ? too_small : free_total);

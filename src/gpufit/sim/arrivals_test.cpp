@@ -76,8 +76,8 @@ TEST(SaturationArrivals, OpenbDefaultInflatesToAbout10866Pods) {
   // GPU request of a uniformly drawn pod (6,086,800 milli-GPU over 8152 pods).
   double requested = 0;
   for (const PodSpec& p : pods) requested += static_cast<double>(p.TotalGpu().value);
-  const double expected = static_cast<double>(pods.size()) +
-                          (1.3 * static_cast<double>(capacity.value) - requested) / (requested / static_cast<double>(pods.size()));
+  const double expected = static_cast<double>(pods.size()) + (1.3 * static_cast<double>(capacity.value) - requested) /
+                                                                 (requested / static_cast<double>(pods.size()));
   double mean = 0;
   for (std::uint64_t seed = 42; seed <= 51; ++seed) {
     SCOPED_TRACE(seed);

@@ -82,17 +82,22 @@ class Run {
       if (e.arrival) {
         Arrive(e.pod);
         const Outcome o = TryPlace(e.pod);
-        if (o == Outcome::kPlaced) slot[e.pod] = static_cast<int>(placed_.size()) - 1;
-        else if (o == Outcome::kNever) ++failed_;  // no node could ever take it: no point waiting
-        else pending.push_back(e.pod);
+        if (o == Outcome::kPlaced)
+          slot[e.pod] = static_cast<int>(placed_.size()) - 1;
+        else if (o == Outcome::kNever)
+          ++failed_;  // no node could ever take it: no point waiting
+        else
+          pending.push_back(e.pod);
       } else if (slot[e.pod] >= 0) {
         Depart(static_cast<std::size_t>(slot[e.pod]), slot);
         slot[e.pod] = -1;
         for (std::size_t k = pending.size(); k > 0; --k) {  // retry the waiting pods in order
           const std::size_t p = pending.front();
           pending.pop_front();
-          if (TryPlace(p) == Outcome::kPlaced) slot[p] = static_cast<int>(placed_.size()) - 1;
-          else pending.push_back(p);
+          if (TryPlace(p) == Outcome::kPlaced)
+            slot[p] = static_cast<int>(placed_.size()) - 1;
+          else
+            pending.push_back(p);
         }
       } else if (const auto it = std::find(pending.begin(), pending.end(), e.pod); it != pending.end()) {
         pending.erase(it);  // left before it ever ran

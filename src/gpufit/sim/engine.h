@@ -31,20 +31,20 @@ enum class SimMode { kSaturation, kReplay };
 
 struct SimOptions {
   SimMode mode = SimMode::kSaturation;
-  double inflation = 1.3;          // saturation: submit until requested GPUs reach this x capacity
-  bool check_invariants = false;   // run sim/invariants.h after every event (tests); slow on big traces
-  bool keep_steps = true;          // keep per-event metrics in RunResult::steps (about 80 bytes each)
-  TypicalPodsOptions target;       // FGD's target workload, from the (uninflated) trace
+  double inflation = 1.3;         // saturation: submit until requested GPUs reach this x capacity
+  bool check_invariants = false;  // run sim/invariants.h after every event (tests); slow on big traces
+  bool keep_steps = true;         // keep per-event metrics in RunResult::steps (about 80 bytes each)
+  TypicalPodsOptions target;      // FGD's target workload, from the (uninflated) trace
 };
 
 // The cluster after one event.
 struct StepMetrics {
   std::optional<double> time_s;  // replay: trace time of the event; saturation: none
   std::int64_t arrived_pods = 0;
-  double arrived_gpu_pct = 0;    // GPUs requested by all arrivals so far, % of capacity
-  double alloc_ratio = 0;        // allocated milli-GPU / capacity
-  double frag_milli = 0;         // cluster fragmentation, sum of F_n(M), milli-GPU
-  double frag_rate = 0;          // frag_milli / free milli-GPU (0 when none is free)
+  double arrived_gpu_pct = 0;  // GPUs requested by all arrivals so far, % of capacity
+  double alloc_ratio = 0;      // allocated milli-GPU / capacity
+  double frag_milli = 0;       // cluster fragmentation, sum of F_n(M), milli-GPU
+  double frag_rate = 0;        // frag_milli / free milli-GPU (0 when none is free)
   std::int64_t running_pods = 0;
   std::int64_t pending_pods = 0;  // replay: waiting now
   std::int64_t failed_pods = 0;   // saturation: fit nowhere so far
@@ -58,12 +58,12 @@ struct RunResult {
   std::int64_t failed_pods = 0;  // saturation: fit nowhere; replay: never placed
   // Saturation: at the end (all arrived). Replay: time-weighted mean over the trace.
   double alloc_ratio = 0;
-  double unallocated_gpus = 0;   // (capacity - allocated) / 1000 at the same point
+  double unallocated_gpus = 0;            // (capacity - allocated) / 1000 at the same point
   std::optional<double> frag_rate_at_90;  // fragmentation rate when arrivals first reach 90% of capacity
   std::optional<double> unallocated_gpus_at_first_failure;  // saturation
-  double cpu_alloc_ratio = 0;    // allocated CPU / capacity at the end (saturation) or mean (replay)
-  MilliCpu cpu_stranded;         // free CPU on GPU nodes with no free GPU, at the end
-  MiB memory_stranded;           // free memory on GPU nodes with no free GPU, at the end
+  double cpu_alloc_ratio = 0;      // allocated CPU / capacity at the end (saturation) or mean (replay)
+  MilliCpu cpu_stranded;           // free CPU on GPU nodes with no free GPU, at the end
+  MiB memory_stranded;             // free memory on GPU nodes with no free GPU, at the end
   std::vector<StepMetrics> steps;  // one per event when SimOptions::keep_steps
 };
 
@@ -81,8 +81,7 @@ struct SimInput {
 
 // Errors: kInvalidArgument for an empty or malformed cluster or pod list, an inflation out
 // of [1, 100], or a saturation run that would need more than 10 million arrivals.
-Result<SimInput> PrepareSimulation(std::vector<NodeSpec> nodes, std::vector<PodSpec> pods,
-                                   const SimOptions& options);
+Result<SimInput> PrepareSimulation(std::vector<NodeSpec> nodes, std::vector<PodSpec> pods, const SimOptions& options);
 
 // One run. Errors: kNotFound for an unknown policy; kInternal if an invariant breaks
 // (only checked with check_invariants).

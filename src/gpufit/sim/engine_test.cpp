@@ -38,8 +38,8 @@ TEST(Saturation, TwoGpusFourWholeGpuPods) {
   SimOptions o;
   o.inflation = 1.0;
   o.check_invariants = true;
-  const SimInput in = *PrepareSimulation({Node("n", 2)}, {Pod("a", 1, 1000), Pod("b", 1, 1000), Pod("c", 1, 1000),
-                                                          Pod("d", 1, 1000)}, o);
+  const SimInput in = *PrepareSimulation(
+      {Node("n", 2)}, {Pod("a", 1, 1000), Pod("b", 1, 1000), Pod("c", 1, 1000), Pod("d", 1, 1000)}, o);
   const Result<RunResult> r = Simulate(in, "best-fit", 42, o);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->pods_submitted, 4);
@@ -162,7 +162,8 @@ TEST(ParseSeeds, RangesAndLists) {
 TEST(RunBatch, ParallelRunsEqualSerialRuns) {
   SimOptions o;
   std::vector<PodSpec> pods;
-  for (int i = 0; i < 60; ++i) pods.push_back(Pod("p" + std::to_string(i), 1 + (i % 3 == 0), i % 3 ? 100 + 15 * i : 1000));
+  for (int i = 0; i < 60; ++i)
+    pods.push_back(Pod("p" + std::to_string(i), 1 + (i % 3 == 0), i % 3 ? 100 + 15 * i : 1000));
   const SimInput in = *PrepareSimulation({Node("a", 4), Node("b", 8), Node("c", 2)}, pods, o);
   const std::vector<std::string> policies = {"fgd", "gpufit", "random"};
   const std::vector<std::uint64_t> seeds = {1, 2, 3};

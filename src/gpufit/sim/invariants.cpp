@@ -18,7 +18,8 @@ std::string CheckInvariants(const ClusterState& cluster, const std::vector<Place
       return fmt::format("pod #{} asked for {} GPUs and got {}", i, w.gpu_count, std::popcount(p.gpus));
     if ((p.gpus >> node.gpu_count) != 0) return fmt::format("pod #{} got a GPU that node {} lacks", i, p.node);
     if (w.gpu_count > 0 && !w.AcceptsModel(node.model))
-      return fmt::format("pod #{} runs on GPU type '{}' it does not accept", i, cluster.models()[static_cast<std::size_t>(node.model)]);
+      return fmt::format("pod #{} runs on GPU type '{}' it does not accept", i,
+                         cluster.models()[static_cast<std::size_t>(node.model)]);
     const std::size_t k = static_cast<std::size_t>(p.node);
     cpu[k] += w.cpu.value;
     mem[k] += w.memory.value;

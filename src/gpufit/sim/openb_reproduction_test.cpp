@@ -41,8 +41,9 @@ class OpenbSaturation : public ::testing::Test {
 };
 
 TEST_F(OpenbSaturation, DefaultTraceBaselinesMatchThePaperAndGpufitBeatsFgd) {
-  const Published published[] = {{"fgd", 95.39},        {"best-fit", 93.08},       {"gpu-packing", 92.00},
-                                 {"gpu-clustering", 91.88}, {"dot-product", 90.85}, {"random", 87.47}};
+  const Published published[] = {{"fgd", 95.39},         {"best-fit", 93.08},
+                                 {"gpu-packing", 92.00}, {"gpu-clustering", 91.88},
+                                 {"dot-product", 90.85}, {"random", 87.47}};
   std::vector<std::string> policies;
   for (const Published& p : published) policies.push_back(p.policy);
   policies.push_back("gpufit");

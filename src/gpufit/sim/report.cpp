@@ -11,11 +11,12 @@ const char* ModeName(SimMode m) { return m == SimMode::kSaturation ? "saturation
 
 std::string ComparisonText(const std::vector<PolicySummary>& summaries, const ReportContext& c) {
   const SimInput& in = *c.input;
-  std::string out = fmt::format("{} mode{}: {} nodes, {} GPUs, {} trace pods, {} seed(s)\n", ModeName(c.options->mode),
-                                c.options->mode == SimMode::kSaturation
-                                    ? fmt::format(" (arrivals up to {:.0f}% of GPU capacity)", 100 * c.options->inflation)
-                                    : std::string(),
-                                in.nodes.size(), in.initial.total_gpus(), in.pods.size(), c.seeds.size());
+  std::string out =
+      fmt::format("{} mode{}: {} nodes, {} GPUs, {} trace pods, {} seed(s)\n", ModeName(c.options->mode),
+                  c.options->mode == SimMode::kSaturation
+                      ? fmt::format(" (arrivals up to {:.0f}% of GPU capacity)", 100 * c.options->inflation)
+                      : std::string(),
+                  in.nodes.size(), in.initial.total_gpus(), in.pods.size(), c.seeds.size());
   out += fmt::format("{:<16} {:>16} {:>20} {:>18} {:>16}\n", "policy", "GPU alloc %", "unallocated GPUs",
                      "frag rate @90 %", "failed pods");
   for (const PolicySummary& s : summaries) {
@@ -23,8 +24,8 @@ std::string ComparisonText(const std::vector<PolicySummary>& summaries, const Re
                                                              100 * s.frag_rate_at_90->sd)
                                                : fmt::format("{:>18}", "n/a");
     out += fmt::format("{:<16} {:>9.2f} ±{:>5.2f} {:>12.1f} ±{:>6.1f} {} {:>9.1f} ±{:>5.1f}\n", s.policy,
-                       100 * s.alloc_ratio.mean, 100 * s.alloc_ratio.sd, s.unallocated_gpus.mean,
-                       s.unallocated_gpus.sd, frag, s.failed_pods.mean, s.failed_pods.sd);
+                       100 * s.alloc_ratio.mean, 100 * s.alloc_ratio.sd, s.unallocated_gpus.mean, s.unallocated_gpus.sd,
+                       frag, s.failed_pods.mean, s.failed_pods.sd);
   }
   out += "(mean ± sample standard deviation over seeds; n/a: arrivals never reached 90% of the GPUs)\n";
   if (!in.never_fit.empty())
@@ -86,9 +87,8 @@ std::string StepsCsv(const RunResult& run) {
   std::size_t k = 0;
   for (const StepMetrics& s : run.steps) {
     fmt::format_to(std::back_inserter(out), "{},{},{},{:.4f},{:.6f},{:.1f},{:.6f},{},{},{}\n", ++k,
-                   s.time_s ? fmt::format("{}", *s.time_s) : std::string(),
-                   s.arrived_pods, s.arrived_gpu_pct, s.alloc_ratio, s.frag_milli, s.frag_rate, s.running_pods,
-                   s.pending_pods, s.failed_pods);
+                   s.time_s ? fmt::format("{}", *s.time_s) : std::string(), s.arrived_pods, s.arrived_gpu_pct,
+                   s.alloc_ratio, s.frag_milli, s.frag_rate, s.running_pods, s.pending_pods, s.failed_pods);
   }
   return out;
 }
