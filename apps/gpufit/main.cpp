@@ -19,6 +19,7 @@
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_writers.h"
 #include "gpufit/plan/replay.h"
+#include "mig_command.h"
 #include "simulate_command.h"
 
 namespace {
@@ -214,12 +215,13 @@ int main(int argc, char** argv) {
 
   int rc = 0;
   cli::AddSimulateCommand(app, rc);
+  cli::AddMigCommand(app, rc);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
     const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
     if (known.empty()) {
-      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, demo)\n",
+      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, demo)\n",
                    argv[1]);
       return 2;
     }

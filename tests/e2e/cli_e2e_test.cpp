@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -298,4 +299,80 @@ TEST(Simulate, WarnsAboutPodsNoNodeCanTakeAndReplacesOldStepFiles) {
   // The earlier run's step files are gone; this run's is there.
   EXPECT_FALSE(fs::exists(out / "steps-best-fit-seed2.csv"));
   EXPECT_TRUE(fs::exists(out / "steps-gpufit-seed3.csv"));
+}
+
+TEST(MigCheck, ValidLayoutJsonHasPlacementsAndCreationOrder) {
+  const fs::path dir = Scratch("mig-check");
+  const CliRun r = Gpufit("mig check --gpu h100-80gb --profiles 3g.40gb,2g.20gb,1g.10gb,1g.10gb --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["valid"].get<bool>());
+  ASSERT_EQ(j["placements"].size(), 4u);
+  EXPECT_EQ(j["creation_order"][0]["profile"], "3g.40gb");  // largest first
+  EXPECT_EQ(j["creation_order"][0]["resource"], "nvidia.com/mig-3g.40gb");
+  EXPECT_EQ(j["stranded_compute_slices"], 0);
+  // Slot by slot: sizes 4, 2, 1, 1 memory slices, no slice used twice, all within 0..7.
+  const std::map<std::string, int> size = {{"3g.40gb", 4}, {"2g.20gb", 2}, {"1g.10gb", 1}};
+  std::vector<int> used(8, 0);
+  for (const auto& p : j["placements"])
+    for (int s = p["start"].get<int>(); s < p["start"].get<int>() + size.at(p["profile"]); ++s) ++used.at(s);
+  for (int u : used) EXPECT_LE(u, 1);
+}
+
+TEST(MigCheck, InvalidLayoutExitsThreeWithAReason) {
+  const fs::path dir = Scratch("mig-invalid");
+  const CliRun r = Gpufit("mig check --gpu a100-40gb --profiles 4g.20gb,3g.20gb,1g.5gb --format json", dir);
+  EXPECT_EQ(r.exit_code, 3);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["valid"].get<bool>());
+  EXPECT_THAT(j["reason"].get<std::string>(), HasSubstr("memory slices"));
+}
+
+TEST(MigFree, CreatableProfilesAndFewestMoves) {
+  const fs::path dir = Scratch("mig-free");
+  const CliRun r = Gpufit("mig free --gpu h100-80gb --instances 1g.10gb@1,1g.10gb@5 --want 3g.40gb --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["creatable"]["2g.20gb"], 1);
+  EXPECT_FALSE(j["creatable"].contains("3g.40gb"));
+  EXPECT_EQ(j["largest_creatable"], "2g.20gb");
+  EXPECT_EQ(j["moves"]["count"], 1);
+}
+
+TEST(MigBadInput, ClearErrorsAndExitTwo) {
+  const fs::path dir = Scratch("mig-bad");
+  const std::pair<std::string, std::string> cases[] = {
+      {"mig check --gpu h100-80gb --profiles 3g.40", "not a MIG profile name"},
+      {"mig check --gpu h100-80gb --profiles 1g.5gb", "h100-80gb does not offer MIG profile '1g.5gb'"},
+      {"mig check --gpu h100-80gb --profiles 1g.10gb+me,1g.10gb+me", "at most one"},
+      {"mig free --gpu h100-80gb --instances 3g.40gb@2", "allows 3g.40gb to start only at memory slice 0, 4"},
+      {"mig free --gpu h100-80gb --instances 3g.40gb", "must be PROFILE@START"},
+      {"mig check --gpu t4 --profiles 1g.5gb", "no MIG-capable GPU 't4'"},
+  };
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(args);
+    const CliRun r = Gpufit(args, dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr(message));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(MigPlan, GenTd26OnH100IsOptimalAndSafe) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("mig-plan");
+  const CliRun r = Gpufit(
+      "mig plan --telemetry " + GenTd26() + " --gpu h100-80gb --format json --out " + (dir / "out").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workloads"], 143);
+  EXPECT_TRUE(j["optimal"].get<bool>());
+  EXPECT_EQ(j["gpus"], j["lower_bound"]);
+  EXPECT_LE(j["gpus"].get<int>(), j["first_fit_gpus"].get<int>());
+  EXPECT_EQ(j["replay_pods_exceeding_instance_memory"], 0);
+  EXPECT_EQ(j["soft_sharing"]["gpus"], 56);  // gpufit plan on the same telemetry (issue 2)
+  for (const auto& a : j["assignments"]) EXPECT_THAT(a["resource"].get<std::string>(), HasSubstr("nvidia.com/mig-"));
+  const std::string yaml = Slurp(dir / "out" / "mig-parted.yaml");
+  EXPECT_THAT(yaml, HasSubstr("version: v1\nmig-configs:\n"));
+  EXPECT_THAT(yaml, HasSubstr("mig-enabled: true"));
 }

@@ -20,9 +20,9 @@ struct MigProfile {
   std::string name;  // exactly as NVIDIA writes it: "1g.10gb", "1g.10gb+me", "3g.40gb"
   int compute_slices = 0;
   int memory_slices = 0;
-  std::vector<int> starts;  // allowed first memory slice, ascending
-  int max_count = 0;        // most instances of this profile on one GPU
-  MiB memory{};             // memory of the MIG device
+  std::vector<int> starts;          // allowed first memory slice, ascending
+  int max_count = 0;                // most instances of this profile on one GPU
+  MiB memory{};                     // memory of the MIG device
   bool memory_estimated = false;    // GPU memory x slices / 8, not observed
   bool placement_inferred = false;  // starts not observed on this GPU model
 

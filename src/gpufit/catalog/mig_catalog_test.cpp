@@ -12,8 +12,8 @@ using ::testing::HasSubstr;
 TEST(MigCatalog, EmbeddedHasTheSixMigGpusOfTheIssueAndB200) {
   std::vector<std::string> ids;
   for (const MigGpu& g : MigCatalog::Embedded().gpus()) ids.push_back(g.id);
-  EXPECT_THAT(ids, ElementsAre("a30-24gb", "a100-40gb", "a100-80gb", "h100-80gb", "h100-94gb-nvl", "h200-141gb",
-                               "b200-180gb"));
+  EXPECT_THAT(
+      ids, ElementsAre("a30-24gb", "a100-40gb", "a100-80gb", "h100-80gb", "h100-94gb-nvl", "h200-141gb", "b200-180gb"));
 }
 
 TEST(MigCatalog, H100ProfilesAsTheMigGuideLists) {

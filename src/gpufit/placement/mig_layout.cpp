@@ -126,9 +126,9 @@ MigLayoutCheck CheckMigLayout(const MigGpu& gpu, const std::vector<const MigProf
   SortLargestFirst(order);
   std::vector<int> starts(order.size());
   if (!PlaceAll(order, 0, 0, starts)) {
-    const MigProfile* tight = *std::min_element(order.begin(), order.end(), [](const MigProfile* a, const MigProfile* b) {
-      return a->starts.size() < b->starts.size();
-    });
+    const MigProfile* tight =
+        *std::min_element(order.begin(), order.end(),
+                          [](const MigProfile* a, const MigProfile* b) { return a->starts.size() < b->starts.size(); });
     check.reason = fmt::format(
         "the instances fit by size but not by position: no choice of allowed start slots avoids overlap "
         "(e.g. {} may start only at memory slice {})",
@@ -212,8 +212,10 @@ MigMoves FewestMigMoves(const MigGpu& gpu, const std::vector<MigInstance>& exist
       Slices fixed = 0;
       std::vector<const MigProfile*> to_place = {&want};
       for (std::size_t i = 0; i < n; ++i) {
-        if (pick[i]) to_place.push_back(existing[i].profile);
-        else fixed |= MaskOf(*existing[i].profile, existing[i].start);
+        if (pick[i])
+          to_place.push_back(existing[i].profile);
+        else
+          fixed |= MaskOf(*existing[i].profile, existing[i].start);
       }
       std::vector<int> starts(to_place.size());
       if (PlaceAll(to_place, 0, fixed, starts)) {

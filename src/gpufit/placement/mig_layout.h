@@ -28,10 +28,10 @@ struct MigInstance {
 
 struct MigLayoutCheck {
   bool valid = false;
-  std::string reason;                      // why not, in words, when invalid
-  std::vector<MigInstance> placements;     // one concrete placement, when valid
-  std::vector<MigInstance> creation_order; // largest first, with explicit starts
-  int stranded_compute_slices = 0;         // free compute slices no further instance can use
+  std::string reason;                       // why not, in words, when invalid
+  std::vector<MigInstance> placements;      // one concrete placement, when valid
+  std::vector<MigInstance> creation_order;  // largest first, with explicit starts
+  int stranded_compute_slices = 0;          // free compute slices no further instance can use
 };
 
 // Whether `profiles` (a multiset; pointers into `gpu`) fit on one GPU, and how.
@@ -43,7 +43,7 @@ Result<void> ValidateMigInstances(const MigGpu& gpu, const std::vector<MigInstan
 
 struct MigFreeCapacity {
   std::vector<std::pair<const MigProfile*, int>> creatable;  // profile -> how many could be added (> 0 only)
-  const MigProfile* largest_creatable = nullptr;              // most compute, then memory; none if nothing fits
+  const MigProfile* largest_creatable = nullptr;             // most compute, then memory; none if nothing fits
   int free_memory_slices = 0;
   int unusable_free_memory_slices = 0;  // free slices that no creatable instance can cover
 };
@@ -52,7 +52,7 @@ struct MigFreeCapacity {
 MigFreeCapacity FreeMigCapacity(const MigGpu& gpu, const std::vector<MigInstance>& existing);
 
 struct MigMoves {
-  bool possible = false;              // false: `want` cannot fit even on an empty GPU with the rest
+  bool possible = false;                // false: `want` cannot fit even on an empty GPU with the rest
   std::vector<MigInstance> moved_from;  // existing instances to destroy, at their old starts
   std::vector<MigInstance> moved_to;    // the same instances re-created, at their new starts
   int want_start = 0;

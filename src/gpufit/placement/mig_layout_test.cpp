@@ -77,7 +77,8 @@ void ForEachMultiset(const MigGpu& gpu, const std::function<void(const std::vect
 }
 
 TEST(CheckMigLayout, EveryMultisetAgreesWithBruteForceAndEveryPlacementIsCreatable) {
-  for (const char* id : {"a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb", "h100-94gb-nvl", "a30-24gb", "b200-180gb"}) {
+  for (const char* id :
+       {"a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb", "h100-94gb-nvl", "a30-24gb", "b200-180gb"}) {
     SCOPED_TRACE(id);
     const MigGpu& gpu = Gpu(id);
     int layouts = 0, valid = 0;
@@ -104,7 +105,8 @@ TEST(CheckMigLayout, TheGuidesExampleLayoutsAreValid) {
   const MigGpu& a100 = Gpu("a100-40gb");
   EXPECT_TRUE(CheckMigLayout(a100, Profiles(a100, {"3g.20gb", "3g.20gb"})).valid);
   EXPECT_TRUE(CheckMigLayout(a100, Profiles(a100, {"1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"})).valid);
-  EXPECT_TRUE(CheckMigLayout(a100, Profiles(a100, {"1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb", "2g.10gb"})).valid);
+  EXPECT_TRUE(
+      CheckMigLayout(a100, Profiles(a100, {"1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb", "1g.5gb", "2g.10gb"})).valid);
 }
 
 TEST(CheckMigLayout, SaysWhyInWords) {
@@ -136,7 +138,8 @@ TEST(CheckMigLayout, PositionConflictsAreExplained) {
 TEST(CheckMigLayout, StrandedComputeSlices) {
   const MigGpu& h100 = Gpu("h100-80gb");
   // 3 x 2g.20gb at 0, 2, 4 and 1g.20gb at 6: all 7 compute slices used.
-  EXPECT_EQ(CheckMigLayout(h100, Profiles(h100, {"2g.20gb", "2g.20gb", "2g.20gb", "1g.20gb"})).stranded_compute_slices, 0);
+  EXPECT_EQ(CheckMigLayout(h100, Profiles(h100, {"2g.20gb", "2g.20gb", "2g.20gb", "1g.20gb"})).stranded_compute_slices,
+            0);
   // 4 x 1g.20gb take all 8 memory slices and only 4 compute slices: 3 stranded.
   EXPECT_EQ(CheckMigLayout(h100, Profiles(h100, {"1g.20gb", "1g.20gb", "1g.20gb", "1g.20gb"})).stranded_compute_slices,
             3);
@@ -154,10 +157,10 @@ TEST(FreeMigCapacity, CountsWhatStillFitsAndWhatIsUnusable) {
   const MigFreeCapacity f = FreeMigCapacity(h100, At(h100, {{"1g.10gb", 1}, {"1g.10gb", 5}}));
   std::map<std::string, int> creatable;
   for (const auto& [p, n] : f.creatable) creatable[p->name] = n;
-  EXPECT_EQ(creatable["1g.10gb"], 5);   // at 0, 2, 3, 4, 6 (7 is no 1g.10gb start; the max 7 - 2 allows 5)
-  EXPECT_EQ(creatable["2g.20gb"], 1);   // only at 2 (0-1 and 4-5 are taken)
+  EXPECT_EQ(creatable["1g.10gb"], 5);         // at 0, 2, 3, 4, 6 (7 is no 1g.10gb start; the max 7 - 2 allows 5)
+  EXPECT_EQ(creatable["2g.20gb"], 1);         // only at 2 (0-1 and 4-5 are taken)
   EXPECT_EQ(creatable.count("3g.40gb"), 0u);  // needs 0-3 or 4-7, both broken
-  EXPECT_EQ(creatable["1g.20gb"], 2);   // at 2 and 6
+  EXPECT_EQ(creatable["1g.20gb"], 2);         // at 2 and 6
   EXPECT_EQ(f.free_memory_slices, 6);
   EXPECT_EQ(f.unusable_free_memory_slices, 0);  // slice 7: 1g.20gb at 6 covers it
   ASSERT_NE(f.largest_creatable, nullptr);

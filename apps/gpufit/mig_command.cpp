@@ -1,0 +1,276 @@
+#include "mig_command.h"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "gpufit/analyze/profile.h"
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/catalog/mig_catalog.h"
+#include "gpufit/core/atomic_file.h"
+#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/optimize/mig_planner.h"
+#include "gpufit/placement/mig_layout.h"
+#include "gpufit/plan/plan.h"
+
+namespace gpufit::cli {
+namespace {
+
+using nlohmann::json;
+
+struct MigFlags {
+  std::string gpu, profiles, instances, want, format = "text", telemetry, out_dir;
+  double headroom = 0.10;
+  double max_seconds = 30;
+};
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    if (end > start) out.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+json Instances(const std::vector<MigInstance>& xs) {
+  json a = json::array();
+  for (const MigInstance& i : xs)
+    a.push_back({{"profile", i.profile->name}, {"start", i.start}, {"resource", i.profile->resource_name()}});
+  return a;
+}
+
+std::string Words(const std::vector<MigInstance>& xs) {
+  std::string out;
+  for (const MigInstance& i : xs) out += fmt::format("{}{}@{}", out.empty() ? "" : ", ", i.profile->name, i.start);
+  return out.empty() ? "none" : out;
+}
+
+int Check(const MigFlags& f) {
+  Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
+  if (!gpu) return Fail(gpu.error());
+  std::vector<const MigProfile*> profiles;
+  int media = 0;
+  for (const std::string& name : Split(f.profiles)) {
+    Result<const MigProfile*> p = (*gpu)->Profile(name);
+    if (!p) return Fail(Error{p.error().code, "--profiles: " + p.error().message});
+    media += (*p)->media_extension();
+    profiles.push_back(*p);
+  }
+  if (profiles.empty()) return Fail(InvalidArgument("--profiles: give at least one profile"));
+  if (media > 1)
+    return Fail(InvalidArgument("--profiles: {} media-extension (+me) instances, a GPU holds at most one", media));
+  const MigLayoutCheck c = CheckMigLayout(**gpu, profiles);
+  if (f.format == "json") {
+    json j = {{"gpu", f.gpu},
+              {"valid", c.valid},
+              {"reason", c.valid ? json(nullptr) : json(c.reason)},
+              {"placements", Instances(c.placements)},
+              {"creation_order", Instances(c.creation_order)},
+              {"stranded_compute_slices", c.valid ? json(c.stranded_compute_slices) : json(nullptr)}};
+    std::cout << j.dump(2) << "\n";
+  } else if (c.valid) {
+    std::cout << fmt::format(
+        "valid on {}\nplacements (profile@first memory slice): {}\ncreate in this order: {}\n"
+        "stranded compute slices: {}\n",
+        f.gpu, Words(c.placements), Words(c.creation_order), c.stranded_compute_slices);
+  } else {
+    std::cout << fmt::format("not valid on {}: {}\n", f.gpu, c.reason);
+  }
+  return c.valid ? 0 : 3;
+}
+
+Result<std::vector<MigInstance>> ParseInstances(const MigGpu& gpu, const std::string& text) {
+  std::vector<MigInstance> out;
+  for (const std::string& item : Split(text)) {
+    const std::size_t at = item.find('@');
+    if (at == std::string::npos)
+      return InvalidArgument("--instances: '{}' must be PROFILE@START, e.g. 3g.40gb@4", item);
+    Result<const MigProfile*> p = gpu.Profile(item.substr(0, at));
+    if (!p) return Error{p.error().code, "--instances: " + p.error().message};
+    int start = -1;
+    const std::string s = item.substr(at + 1);
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), start);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || start < 0)
+      return InvalidArgument("--instances: '{}': the start must be a memory slice number", item);
+    out.push_back({*p, start});
+  }
+  if (Result<void> ok = ValidateMigInstances(gpu, out); !ok)
+    return Error{ok.error().code, "--instances: " + ok.error().message};
+  return out;
+}
+
+int Free(const MigFlags& f) {
+  Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
+  if (!gpu) return Fail(gpu.error());
+  Result<std::vector<MigInstance>> existing = ParseInstances(**gpu, f.instances);
+  if (!existing) return Fail(existing.error());
+  const MigProfile* want = nullptr;
+  if (!f.want.empty()) {
+    Result<const MigProfile*> p = (*gpu)->Profile(f.want);
+    if (!p) return Fail(Error{p.error().code, "--want: " + p.error().message});
+    want = *p;
+  }
+  const MigFreeCapacity free = FreeMigCapacity(**gpu, *existing);
+  json creatable = json::object();
+  for (const auto& [p, n] : free.creatable) creatable[p->name] = n;
+  json j = {{"gpu", f.gpu},
+            {"instances", Instances(*existing)},
+            {"creatable", creatable},
+            {"largest_creatable", free.largest_creatable ? json(free.largest_creatable->name) : json(nullptr)},
+            {"free_memory_slices", free.free_memory_slices},
+            {"unusable_free_slices", free.unusable_free_memory_slices}};
+  std::string moves_text;
+  if (want) {
+    const MigMoves m = FewestMigMoves(**gpu, *existing, *want);
+    j["moves"] = {{"want", want->name},
+                  {"possible", m.possible},
+                  {"count", m.possible ? json(m.moved_from.size()) : json(nullptr)},
+                  {"destroy", Instances(m.moved_from)},
+                  {"recreate", Instances(m.moved_to)},
+                  {"want_start", m.possible ? json(m.want_start) : json(nullptr)}};
+    moves_text =
+        !m.possible ? fmt::format("{} cannot be created on {} with these instances, however moved\n", want->name, f.gpu)
+        : m.moved_from.empty() ? fmt::format("{} can be created now at memory slice {}\n", want->name, m.want_start)
+                               : fmt::format("to create {} at memory slice {}: destroy {}, re-create them as {}\n",
+                                             want->name, m.want_start, Words(m.moved_from), Words(m.moved_to));
+  }
+  if (f.format == "json") {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::string list;
+    for (const auto& [p, n] : free.creatable) list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", p->name, n);
+    std::cout << fmt::format("creatable now (each alone): {}\nfree memory slices: {} ({} unusable)\n{}",
+                             list.empty() ? "nothing" : list, free.free_memory_slices, free.unusable_free_memory_slices,
+                             moves_text);
+  }
+  return 0;
+}
+
+int Plan(const MigFlags& f) {
+  Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
+  if (!gpu) return Fail(gpu.error());
+  if (!(f.headroom >= 0 && f.headroom <= 10)) return Fail(InvalidArgument("--headroom must be in [0, 10]"));
+  const Result<Telemetry> tel = ReadTelemetry(f.telemetry);
+  if (!tel) return Fail(tel.error());
+  if (!f.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.out_dir, ec);
+    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
+  }
+  // Right-sizing as in `plan`: each pod needs its peak GPU memory plus the headroom.
+  std::vector<MigWorkload> workloads;
+  const std::vector<PodProfile> profiles = ProfileAll(*tel);
+  for (const PodProfile& p : profiles)
+    workloads.push_back({p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + f.headroom)))}, 0});
+  MigPlanOptions options;
+  options.max_seconds = f.max_seconds;
+  const Result<MigPlan> plan = PlanMigLayouts(**gpu, workloads, options);
+  if (!plan) return Fail(plan.error());
+  // Replay: every sample of every pod against its instance's memory.
+  int exceeding = 0;
+  for (std::size_t i = 0; i < tel->pods.size(); ++i) {
+    const MigAssignment& a = plan->assignments[i];
+    if (a.gpu < 0) continue;
+    const MiB memory = (*(*gpu)->Profile(a.profile))->memory;
+    const auto& s = tel->pods[i].fb_used_mib;
+    exceeding += std::any_of(s.begin(), s.end(), [&](float v) { return v > static_cast<float>(memory.value); });
+  }
+  // Soft sharing (co-location without isolation) on the same telemetry, when the GPU is in the catalog.
+  json soft = nullptr;
+  if (GpuCatalog::Embedded().Find(f.gpu)) {
+    PlanOptions po;
+    po.target_gpu = f.gpu;
+    po.headroom = f.headroom;
+    const Result<gpufit::Plan> shared = BuildPlan(*tel, GpuCatalog::Embedded(), po, f.telemetry);
+    if (shared) soft = {{"gpus", shared->totals.gpus_after}, {"lower_bound", shared->totals.gpus_lower_bound}};
+  }
+  json gpus = json::array();
+  for (const MigGpuPlan& g : plan->gpu_plans) {
+    json inst = json::array();
+    for (std::size_t i = 0; i < g.instances.size(); ++i)
+      inst.push_back({{"profile", g.instances[i].profile->name},
+                      {"start", g.instances[i].start},
+                      {"workload", g.workloads[i].empty() ? json(nullptr) : json(g.workloads[i])}});
+    gpus.push_back({{"config", g.config}, {"instances_in_creation_order", inst}});
+  }
+  json assignments = json::array();
+  for (const MigAssignment& a : plan->assignments)
+    assignments.push_back({{"workload", a.workload},
+                           {"gpu", a.gpu},
+                           {"profile", a.profile.empty() ? json(nullptr) : json(a.profile)},
+                           {"resource", a.resource.empty() ? json(nullptr) : json(a.resource)}});
+  const json j = {{"gpu", f.gpu},
+                  {"telemetry", f.telemetry},
+                  {"headroom", f.headroom},
+                  {"workloads", workloads.size()},
+                  {"gpus", plan->gpus},
+                  {"lower_bound", plan->lower_bound},
+                  {"optimal", plan->optimal},
+                  {"gap", plan->gap},
+                  {"first_fit_gpus", plan->first_fit_gpus},
+                  {"soft_sharing", soft},
+                  {"replay_pods_exceeding_instance_memory", exceeding},
+                  {"too_big", plan->too_big},
+                  {"configs", plan->configs},
+                  {"gpu_plans", gpus},
+                  {"assignments", assignments}};
+  const std::string yaml = MigPartedConfig(*plan);
+  const std::string text = fmt::format(
+      "MIG plan on {}: {} GPUs for {} pods (lower bound {}, {}; first-fit decreasing: {})\n"
+      "soft sharing on the same GPU model (gpufit plan): {}\n"
+      "replay: {} pods exceed their instance's memory\n{} distinct layouts: {}\n",
+      f.gpu, plan->gpus, workloads.size(), plan->lower_bound, plan->optimal ? "optimal" : "time limit",
+      plan->first_fit_gpus,
+      soft.is_null() ? std::string("n/a (not in the GPU catalog)") : fmt::format("{} GPUs", soft["gpus"].get<int>()),
+      exceeding, plan->configs.size(), nlohmann::json(plan->configs).dump());
+  if (!f.out_dir.empty()) {
+    const std::filesystem::path dir(f.out_dir);
+    if (Result<void> w =
+            WriteFilesAtomically({{dir / "mig-plan.json", j.dump(2) + "\n"}, {dir / "mig-parted.yaml", yaml}});
+        !w)
+      return Fail(w.error());
+  }
+  std::cout << (f.format == "json" ? j.dump(2) + "\n" : text);
+  return 0;
+}
+
+}  // namespace
+
+void AddMigCommand(CLI::App& app, int& rc) {
+  auto flags = std::make_shared<MigFlags>();
+  CLI::App* mig = app.add_subcommand("mig", "NVIDIA MIG layouts: check a layout, see what still fits");
+  mig->require_subcommand(1);
+  CLI::App* check = mig->add_subcommand("check",
+                                        "is this multiset of MIG profiles valid on one GPU; where and in "
+                                        "what order to create it (exit 3 if not valid)");
+  check->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
+  check->add_option("--profiles", flags->profiles, "profiles as NVIDIA names them, e.g. 3g.40gb,2g.20gb,1g.10gb")
+      ->required();
+  check->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  check->callback([flags, &rc] { rc = Check(*flags); });
+  CLI::App* free = mig->add_subcommand("free", "what can still be created next to existing instances");
+  free->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
+  free->add_option("--instances", flags->instances, "existing instances as PROFILE@START, e.g. 1g.10gb@1,1g.10gb@5");
+  free->add_option("--want", flags->want, "a profile to make room for, with the fewest instance moves");
+  free->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  free->callback([flags, &rc] { rc = Free(*flags); });
+  CLI::App* plan = mig->add_subcommand("plan", "fewest MIG GPUs for pods sized by their telemetry peaks (exact MIP)");
+  plan->add_option("--telemetry", flags->telemetry, "GenTD26 directory or long CSV file")->required();
+  plan->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
+  plan->add_option("--headroom", flags->headroom, "memory need = peak x (1 + headroom)")->capture_default_str();
+  plan->add_option("--max-seconds", flags->max_seconds, "solver time limit")->check(CLI::Range(0.1, 3600.0));
+  plan->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  plan->add_option("--out", flags->out_dir, "also write mig-plan.json and mig-parted.yaml here (atomically)");
+  plan->callback([flags, &rc] { rc = Plan(*flags); });
+}
+
+}  // namespace gpufit::cli

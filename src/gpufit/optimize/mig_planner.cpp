@@ -1,0 +1,215 @@
+#include "gpufit/optimize/mig_planner.h"
+
+#include <coin/Cbc_C_Interface.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+namespace gpufit {
+namespace {
+
+std::vector<const MigProfile*> Expand(const std::map<const MigProfile*, int>& layout) {
+  std::vector<const MigProfile*> out;
+  for (const auto& [p, n] : layout)
+    for (int i = 0; i < n; ++i) out.push_back(p);
+  return out;
+}
+
+bool Adequate(const MigProfile& p, const MigWorkload& w) {
+  return !p.media_extension() && p.memory >= w.memory_need && p.compute_slices >= w.compute_slices_need;
+}
+
+// The smallest adequate profile: fewest memory slices, then compute slices.
+const MigProfile* Smallest(const MigGpu& gpu, const MigWorkload& w) {
+  const MigProfile* best = nullptr;
+  for (const MigProfile& p : gpu.profiles) {
+    if (!Adequate(p, w)) continue;
+    if (!best || p.memory_slices < best->memory_slices ||
+        (p.memory_slices == best->memory_slices && p.compute_slices < best->compute_slices))
+      best = &p;
+  }
+  return best;
+}
+
+int FirstFitGpus(const MigGpu& gpu, const std::vector<const MigProfile*>& needs) {
+  std::vector<const MigProfile*> order = needs;
+  std::stable_sort(order.begin(), order.end(), [](const MigProfile* a, const MigProfile* b) {
+    return a->memory_slices != b->memory_slices ? a->memory_slices > b->memory_slices
+                                                : a->compute_slices > b->compute_slices;
+  });
+  std::vector<std::vector<const MigProfile*>> gpus;
+  for (const MigProfile* p : order) {
+    bool placed = false;
+    for (auto& g : gpus) {
+      g.push_back(p);
+      if (CheckMigLayout(gpu, g).valid) {
+        placed = true;
+        break;
+      }
+      g.pop_back();
+    }
+    if (!placed) gpus.push_back({p});
+  }
+  return static_cast<int>(gpus.size());
+}
+
+}  // namespace
+
+std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu) {
+  std::vector<const MigProfile*> plain;
+  for (const MigProfile& p : gpu.profiles)
+    if (!p.media_extension()) plain.push_back(&p);
+  std::vector<std::map<const MigProfile*, int>> layouts;
+  std::vector<int> count(plain.size(), 0);
+  while (true) {
+    std::map<const MigProfile*, int> layout;
+    for (std::size_t k = 0; k < plain.size(); ++k)
+      if (count[k] > 0) layout[plain[k]] = count[k];
+    if (!layout.empty() && CheckMigLayout(gpu, Expand(layout)).valid) layouts.push_back(layout);
+    std::size_t k = 0;
+    while (k < plain.size() && ++count[k] > plain[k]->max_count) count[k++] = 0;
+    if (k == plain.size()) break;
+  }
+  return layouts;
+}
+
+Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>& workloads,
+                               const MigPlanOptions& options) {
+  MigPlan plan;
+  plan.gpu_model = gpu.id;
+  // Classes: workloads with the same adequate profiles.
+  std::vector<const MigProfile*> plain;
+  for (const MigProfile& p : gpu.profiles)
+    if (!p.media_extension()) plain.push_back(&p);
+  std::map<std::vector<bool>, std::vector<std::size_t>> classes;
+  std::vector<const MigProfile*> smallest;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    std::vector<bool> ok(plain.size());
+    bool any = false;
+    for (std::size_t k = 0; k < plain.size(); ++k) any |= (ok[k] = Adequate(*plain[k], workloads[i]));
+    plan.assignments.push_back({workloads[i].name, -1, "", ""});
+    if (!any) {
+      plan.too_big.push_back(workloads[i].name);
+      continue;
+    }
+    classes[ok].push_back(i);
+    smallest.push_back(Smallest(gpu, workloads[i]));
+  }
+  if (classes.empty()) return plan;
+  plan.first_fit_gpus = FirstFitGpus(gpu, smallest);
+
+  const std::vector<std::map<const MigProfile*, int>> layouts = MigLayouts(gpu);
+  const int nl = static_cast<int>(layouts.size()), np = static_cast<int>(plain.size());
+  const int nc = static_cast<int>(classes.size());
+  // Columns: x_L, then y_cp for adequate (c, p). Rows: classes, then profiles.
+  std::vector<int> start = {0}, index;
+  std::vector<double> value, collb, colub, obj;
+  for (const auto& layout : layouts) {
+    for (int k = 0; k < np; ++k) {
+      const auto it = layout.find(plain[static_cast<std::size_t>(k)]);
+      if (it == layout.end()) continue;
+      index.push_back(nc + k);
+      value.push_back(-it->second);
+    }
+    start.push_back(static_cast<int>(index.size()));
+    collb.push_back(0);
+    colub.push_back(static_cast<double>(workloads.size()));
+    obj.push_back(1);
+  }
+  struct YCol {
+    int c, k;
+  };
+  std::vector<YCol> ycols;
+  std::vector<double> rowlb, rowub;
+  int c = 0;
+  for (const auto& [ok, members] : classes) {
+    for (int k = 0; k < np; ++k) {
+      if (!ok[static_cast<std::size_t>(k)]) continue;
+      index.push_back(c);
+      value.push_back(1);
+      index.push_back(nc + k);
+      value.push_back(1);
+      start.push_back(static_cast<int>(index.size()));
+      collb.push_back(0);
+      colub.push_back(static_cast<double>(members.size()));
+      obj.push_back(0);
+      ycols.push_back({c, k});
+    }
+    rowlb.push_back(static_cast<double>(members.size()));
+    rowub.push_back(static_cast<double>(members.size()));
+    ++c;
+  }
+  for (int k = 0; k < np; ++k) {
+    rowlb.push_back(-1e30);
+    rowub.push_back(0);
+  }
+  const int ncols = nl + static_cast<int>(ycols.size());
+  Cbc_Model* model = Cbc_newModel();
+  Cbc_loadProblem(model, ncols, nc + np, start.data(), index.data(), value.data(), collb.data(), colub.data(),
+                  obj.data(), rowlb.data(), rowub.data());
+  for (int j = 0; j < ncols; ++j) Cbc_setInteger(model, j);
+  Cbc_setLogLevel(model, 0);
+  Cbc_setMaximumSeconds(model, options.max_seconds);
+  Cbc_solve(model);
+  const double* x = Cbc_getColSolution(model);
+  if (!x || Cbc_getObjValue(model) > 1e20) {
+    Cbc_deleteModel(model);
+    return Internal("CBC found no MIG plan for {} workloads on {}", workloads.size(), gpu.id);
+  }
+  std::vector<long> sol(static_cast<std::size_t>(ncols));
+  for (int j = 0; j < ncols; ++j) sol[static_cast<std::size_t>(j)] = std::lround(x[j]);
+  plan.optimal = Cbc_isProvenOptimal(model) != 0;
+  const double bound = Cbc_getBestPossibleObjValue(model);
+  Cbc_deleteModel(model);
+
+  // Expand: GPUs per used layout, one named config per layout.
+  std::map<const MigProfile*, std::deque<std::pair<int, int>>> slots;  // profile -> (gpu, instance)
+  int config_no = 0;
+  for (int l = 0; l < nl; ++l) {
+    const long copies = sol[static_cast<std::size_t>(l)];
+    if (copies <= 0) continue;
+    const std::string name = fmt::format("gpufit-{}", ++config_no);
+    for (const auto& [p, n] : layouts[static_cast<std::size_t>(l)]) plan.configs[name][p->name] = n;
+    const MigLayoutCheck check = CheckMigLayout(gpu, Expand(layouts[static_cast<std::size_t>(l)]));
+    for (long g = 0; g < copies; ++g) {
+      const int id = static_cast<int>(plan.gpu_plans.size());
+      plan.gpu_plans.push_back({name, check.creation_order, std::vector<std::string>(check.creation_order.size())});
+      for (std::size_t i = 0; i < check.creation_order.size(); ++i)
+        slots[check.creation_order[i].profile].emplace_back(id, static_cast<int>(i));
+    }
+  }
+  plan.gpus = static_cast<int>(plan.gpu_plans.size());
+  std::vector<std::vector<std::size_t>> members;
+  for (const auto& [ok, m] : classes) members.push_back(m);
+  std::vector<std::size_t> next(members.size(), 0);
+  for (std::size_t j = 0; j < ycols.size(); ++j) {
+    const YCol& y = ycols[j];
+    const MigProfile* p = plain[static_cast<std::size_t>(y.k)];
+    for (long n = 0; n < sol[static_cast<std::size_t>(nl) + j]; ++n) {
+      const std::size_t w = members[static_cast<std::size_t>(y.c)][next[static_cast<std::size_t>(y.c)]++];
+      const auto [g, i] = slots[p].front();
+      slots[p].pop_front();
+      plan.gpu_plans[static_cast<std::size_t>(g)].workloads[static_cast<std::size_t>(i)] = workloads[w].name;
+      plan.assignments[w] = {workloads[w].name, g, p->name, p->resource_name()};
+    }
+  }
+  plan.lower_bound = static_cast<int>(std::ceil(bound - 1e-6));
+  if (plan.optimal) plan.lower_bound = plan.gpus;
+  plan.gap = plan.gpus > 0 ? static_cast<double>(plan.gpus - plan.lower_bound) / plan.gpus : 0;
+  return plan;
+}
+
+std::string MigPartedConfig(const MigPlan& plan) {
+  std::string out = fmt::format("# mig-parted config written by gpufit for {} ({} GPUs).\n", plan.gpu_model, plan.gpus);
+  out += "# Apply with: nvidia-mig-parted apply -f THIS_FILE -c <name>, or label a node\n";
+  out += "# nvidia.com/mig.config=<name> for the GPU Operator's MIG manager.\nversion: v1\nmig-configs:\n";
+  for (const auto& [name, profiles] : plan.configs) {
+    out += fmt::format("  {}:\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n", name);
+    for (const auto& [profile, count] : profiles) out += fmt::format("        \"{}\": {}\n", profile, count);
+  }
+  return out;
+}
+
+}  // namespace gpufit

@@ -1,0 +1,77 @@
+// MIG layout planner: choose a MIG layout per GPU and an instance per workload so that
+// the number of GPUs of one MIG-capable model is minimal.
+//
+// A workload can run in any instance with at least its memory need (and compute need);
+// "+me" profiles are left out (no workload here asks for media engines). Workloads with
+// the same set of adequate profiles form one class, so the problem is small whatever the
+// workload count:
+//   minimize  sum_L x_L                                     (GPUs with layout L)
+//   s.t.      sum_p y_cp = n_c                  for every class c (p adequate for c)
+//             sum_c y_cp <= sum_L count_L(p) x_L  for every profile p
+//             x, y >= 0 integer,
+// over every valid layout L of the GPU model (placement/mig_layout.h enumerates them).
+// Solved exactly with COIN-OR CBC (branch and cut); CBC's proven bound gives the gap
+// (0 when optimal; under a time limit the incumbent and its gap). First-fit decreasing
+// onto the fullest valid layout is reported beside it as the heuristic baseline.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpufit/catalog/mig_catalog.h"
+#include "gpufit/core/result.h"
+#include "gpufit/placement/mig_layout.h"
+
+namespace gpufit {
+
+struct MigWorkload {
+  std::string name;
+  MiB memory_need{};            // e.g. peak GPU memory x 1.1
+  int compute_slices_need = 0;  // 0: any
+};
+
+struct MigPlanOptions {
+  double max_seconds = 30;  // CBC time limit; the best plan found so far is kept
+};
+
+struct MigGpuPlan {
+  std::string config;                  // mig-parted config name of its layout
+  std::vector<MigInstance> instances;  // in creation order, explicit starts
+  std::vector<std::string> workloads;  // workload in instances[i], "" if spare
+};
+
+struct MigAssignment {
+  std::string workload;
+  int gpu = -1;  // index into MigPlan::gpus; -1 when no profile is big enough
+  std::string profile;
+  std::string resource;  // e.g. nvidia.com/mig-3g.40gb
+};
+
+struct MigPlan {
+  std::string gpu_model;
+  int gpus = 0;
+  int lower_bound = 0;  // ceil(CBC's proven bound)
+  bool optimal = false;
+  double gap = 0;          // (gpus - lower_bound) / gpus
+  int first_fit_gpus = 0;  // the heuristic baseline
+  std::vector<MigGpuPlan> gpu_plans;
+  std::vector<MigAssignment> assignments;                     // in workload order
+  std::vector<std::string> too_big;                           // workloads no profile fits (they need a whole GPU)
+  std::map<std::string, std::map<std::string, int>> configs;  // config name -> profile -> count
+};
+
+// All valid layouts of `gpu` without "+me" profiles, each as profile -> count (sorted by
+// profile name); with the empty layout left out.
+std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu);
+
+// Errors: kInternal if the solver fails.
+Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>& workloads,
+                               const MigPlanOptions& options = {});
+
+// The mig-parted config file (github.com/NVIDIA/mig-parted, `version: v1`) with one named
+// config per distinct layout of the plan, `devices: all`: a node whose GPUs share a layout
+// gets the label nvidia.com/mig.config=<name>.
+std::string MigPartedConfig(const MigPlan& plan);
+
+}  // namespace gpufit

@@ -1,0 +1,96 @@
+#include "gpufit/optimize/mig_planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+
+namespace gpufit {
+namespace {
+
+const MigGpu& H100() { return **MigCatalog::Embedded().Find("h100-80gb"); }
+
+MigWorkload W(std::string name, std::int64_t mib) { return {std::move(name), MiB{mib}, 0}; }
+
+// Brute force for tiny cases: the fewest GPUs such that the workloads, each on some
+// adequate profile, split into per-GPU multisets that are valid layouts.
+int BruteForceGpus(const MigGpu& gpu, const std::vector<MigWorkload>& ws) {
+  for (int gpus = 1; gpus <= static_cast<int>(ws.size()); ++gpus) {
+    std::vector<std::vector<const MigProfile*>> bins(static_cast<std::size_t>(gpus));
+    std::function<bool(std::size_t)> go = [&](std::size_t i) {
+      if (i == ws.size()) return true;
+      for (const MigProfile& p : gpu.profiles) {
+        if (p.media_extension() || p.memory < ws[i].memory_need) continue;
+        for (auto& b : bins) {
+          b.push_back(&p);
+          if (CheckMigLayout(gpu, b).valid && go(i + 1)) return true;
+          b.pop_back();
+        }
+      }
+      return false;
+    };
+    if (go(0)) return gpus;
+  }
+  return static_cast<int>(ws.size());
+}
+
+TEST(MigLayouts, H100HasEveryValidLayoutWithoutMediaExtension) {
+  const auto layouts = MigLayouts(H100());
+  EXPECT_GT(layouts.size(), 20u);
+  for (const auto& l : layouts)
+    for (const auto& [p, n] : l) EXPECT_FALSE(p->media_extension());
+}
+
+TEST(PlanMigLayouts, MatchesBruteForceOnSmallCases) {
+  // Needs by hand, H100 profiles: 9984 (1g.10gb), 20090 (1g.20gb/2g.20gb), 40448 (3g/4g), 81152 (7g) MiB.
+  const std::vector<std::vector<MigWorkload>> cases = {
+      {W("a", 30000), W("b", 30000), W("c", 15000)},                    // 3g + 3g | 1g.20gb: 2 GPUs
+      {W("a", 30000), W("b", 9000), W("c", 9000), W("d", 15000)},       // 3g + 1g.20gb + 1g + 1g: 1 GPU
+      {W("a", 70000), W("b", 5000)},                                    // 7g | 1g: 2 GPUs
+      {W("a", 15000), W("b", 15000), W("c", 15000), W("d", 15000), W("e", 15000)},  // 4 x 1g.20gb fill 8 slices
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Result<MigPlan> plan = PlanMigLayouts(H100(), cases[i]);
+    ASSERT_TRUE(plan.has_value()) << plan.error().message;
+    EXPECT_EQ(plan->gpus, BruteForceGpus(H100(), cases[i]));
+    EXPECT_TRUE(plan->optimal);
+    EXPECT_EQ(plan->gap, 0);
+    // Every workload sits in an instance with at least its memory, on a valid layout.
+    for (const MigAssignment& a : plan->assignments) {
+      ASSERT_GE(a.gpu, 0) << a.workload;
+      EXPECT_THAT(a.resource, ::testing::StartsWith("nvidia.com/mig-"));
+    }
+    for (const MigGpuPlan& g : plan->gpu_plans) EXPECT_TRUE(ValidateMigInstances(H100(), g.instances).has_value());
+  }
+}
+
+TEST(PlanMigLayouts, TooBigWorkloadsAreReported) {
+  const Result<MigPlan> plan = PlanMigLayouts(H100(), {W("huge", 90000), W("small", 1000)});
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_THAT(plan->too_big, ::testing::ElementsAre("huge"));
+  EXPECT_EQ(plan->gpus, 1);
+  EXPECT_EQ(plan->assignments[0].gpu, -1);
+}
+
+TEST(MigPartedConfig, ParsesAsYamlInTheDocumentedFormat) {
+  const MigPlan plan = *PlanMigLayouts(H100(), {W("a", 30000), W("b", 30000), W("c", 15000)});
+  const YAML::Node root = YAML::Load(MigPartedConfig(plan));
+  EXPECT_EQ(root["version"].as<std::string>(), "v1");
+  ASSERT_TRUE(root["mig-configs"].IsMap());
+  int gpus_described = 0;
+  for (const auto& config : root["mig-configs"]) {
+    const YAML::Node device = config.second[0];
+    EXPECT_EQ(device["devices"].as<std::string>(), "all");
+    EXPECT_TRUE(device["mig-enabled"].as<bool>());
+    for (const auto& profile : device["mig-devices"]) {
+      EXPECT_TRUE((*H100().Profile(profile.first.as<std::string>()))->max_count >= profile.second.as<int>());
+    }
+    ++gpus_described;
+  }
+  EXPECT_GE(gpus_described, 1);
+}
+
+}  // namespace
+}  // namespace gpufit
