@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -23,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 struct MigFlags {
-  std::string gpu, profiles, instances, want, format = "text", telemetry, out_dir;
+  std::string gpu, profiles, instances, want, format = "text", telemetry, out_dir, strategy = "mixed", current, target;
   double headroom = 0.10;
   double max_seconds = 30;
 };
@@ -68,7 +70,12 @@ int Check(const MigFlags& f) {
   if (profiles.empty()) return Fail(InvalidArgument("--profiles: give at least one profile"));
   if (media > 1)
     return Fail(InvalidArgument("--profiles: {} media-extension (+me) instances, a GPU holds at most one", media));
-  const MigLayoutCheck c = CheckMigLayout(**gpu, profiles);
+  MigLayoutCheck c = CheckMigLayout(**gpu, profiles);
+  const MigStrategy strategy = f.strategy == "single" ? MigStrategy::kSingle : MigStrategy::kMixed;
+  if (const std::string broken = MigStrategyProblem(strategy, {profiles}); c.valid && !broken.empty()) {
+    c = MigLayoutCheck{};
+    c.reason = broken;
+  }
   if (f.format == "json") {
     json j = {{"gpu", f.gpu},
               {"valid", c.valid},
@@ -88,30 +95,29 @@ int Check(const MigFlags& f) {
   return c.valid ? 0 : 3;
 }
 
-Result<std::vector<MigInstance>> ParseInstances(const MigGpu& gpu, const std::string& text) {
+Result<std::vector<MigInstance>> ParseInstances(const MigGpu& gpu, const std::string& text, const char* flag) {
   std::vector<MigInstance> out;
   for (const std::string& item : Split(text)) {
     const std::size_t at = item.find('@');
-    if (at == std::string::npos)
-      return InvalidArgument("--instances: '{}' must be PROFILE@START, e.g. 3g.40gb@4", item);
+    if (at == std::string::npos) return InvalidArgument("{}: '{}' must be PROFILE@START, e.g. 3g.40gb@4", flag, item);
     Result<const MigProfile*> p = gpu.Profile(item.substr(0, at));
-    if (!p) return Error{p.error().code, "--instances: " + p.error().message};
+    if (!p) return Error{p.error().code, std::string(flag) + ": " + p.error().message};
     int start = -1;
     const std::string s = item.substr(at + 1);
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), start);
     if (s.empty() || ec != std::errc() || end != s.data() + s.size() || start < 0)
-      return InvalidArgument("--instances: '{}': the start must be a memory slice number", item);
+      return InvalidArgument("{}: '{}': the start must be a memory slice number", flag, item);
     out.push_back({*p, start});
   }
   if (Result<void> ok = ValidateMigInstances(gpu, out); !ok)
-    return Error{ok.error().code, "--instances: " + ok.error().message};
+    return Error{ok.error().code, std::string(flag) + ": " + ok.error().message};
   return out;
 }
 
 int Free(const MigFlags& f) {
   Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
   if (!gpu) return Fail(gpu.error());
-  Result<std::vector<MigInstance>> existing = ParseInstances(**gpu, f.instances);
+  Result<std::vector<MigInstance>> existing = ParseInstances(**gpu, f.instances, "--instances");
   if (!existing) return Fail(existing.error());
   const MigProfile* want = nullptr;
   if (!f.want.empty()) {
@@ -173,6 +179,7 @@ int Plan(const MigFlags& f) {
     workloads.push_back({p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + f.headroom)))}, 0});
   MigPlanOptions options;
   options.max_seconds = f.max_seconds;
+  options.strategy = f.strategy == "single" ? MigStrategy::kSingle : MigStrategy::kMixed;
   const Result<MigPlan> plan = PlanMigLayouts(**gpu, workloads, options);
   if (!plan) return Fail(plan.error());
   // Replay: every sample of every pod against its instance's memory.
@@ -209,6 +216,7 @@ int Plan(const MigFlags& f) {
                            {"profile", a.profile.empty() ? json(nullptr) : json(a.profile)},
                            {"resource", a.resource.empty() ? json(nullptr) : json(a.resource)}});
   const json j = {{"gpu", f.gpu},
+                  {"strategy", f.strategy},
                   {"telemetry", f.telemetry},
                   {"headroom", f.headroom},
                   {"workloads", workloads.size()},
@@ -243,6 +251,58 @@ int Plan(const MigFlags& f) {
   return 0;
 }
 
+int Reconfigure(const MigFlags& f) {
+  Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
+  if (!gpu) return Fail(gpu.error());
+  // --current PROFILE@START[=POD],...: the pods tell which ones must move first.
+  std::string plain;
+  std::map<std::pair<std::string, int>, std::string> pod_at;
+  for (const std::string& item : Split(f.current)) {
+    const std::size_t eq = item.find('=');
+    const std::string inst = item.substr(0, eq);
+    plain += (plain.empty() ? "" : ",") + inst;
+    if (eq != std::string::npos) {
+      const std::size_t at = inst.find('@');
+      if (at != std::string::npos) pod_at[{inst.substr(0, at), std::atoi(inst.c_str() + at + 1)}] = item.substr(eq + 1);
+    }
+  }
+  Result<std::vector<MigInstance>> current = ParseInstances(**gpu, plain, "--current");
+  if (!current) return Fail(current.error());
+  std::vector<const MigProfile*> target;
+  for (const std::string& name : Split(f.target)) {
+    Result<const MigProfile*> p = (*gpu)->Profile(name);
+    if (!p) return Fail(Error{p.error().code, "--target: " + p.error().message});
+    target.push_back(*p);
+  }
+  const MigReconfiguration r = PlanMigReconfiguration(**gpu, *current, target);
+  json pods = json::array();
+  json destroy = json::array();
+  for (const MigInstance& i : r.destroy) {
+    const auto it = pod_at.find({i.profile->name, i.start});
+    destroy.push_back({{"profile", i.profile->name},
+                       {"start", i.start},
+                       {"pod", it == pod_at.end() ? json(nullptr) : json(it->second)}});
+    if (it != pod_at.end()) pods.push_back(it->second);
+  }
+  const json j = {{"gpu", f.gpu},
+                  {"possible", r.possible},
+                  {"reason", r.possible ? json(nullptr) : json(r.reason)},
+                  {"keep", Instances(r.keep)},
+                  {"destroy", destroy},
+                  {"create_in_order", Instances(r.create)},
+                  {"pods_to_move_first", pods}};
+  if (f.format == "json") {
+    std::cout << j.dump(2) << "\n";
+  } else if (!r.possible) {
+    std::cout << fmt::format("target layout not valid on {}: {}\n", f.gpu, r.reason);
+  } else {
+    std::cout << fmt::format("keep: {}\nmove these pods first: {}\ndestroy: {}\ncreate, in this order: {}\n",
+                             Words(r.keep), pods.empty() ? std::string("none") : pods.dump(), Words(r.destroy),
+                             Words(r.create));
+  }
+  return r.possible ? 0 : 3;
+}
+
 }  // namespace
 
 void AddMigCommand(CLI::App& app, int& rc) {
@@ -256,6 +316,8 @@ void AddMigCommand(CLI::App& app, int& rc) {
   check->add_option("--profiles", flags->profiles, "profiles as NVIDIA names them, e.g. 3g.40gb,2g.20gb,1g.10gb")
       ->required();
   check->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  check->add_option("--strategy", flags->strategy, "GPU Operator MIG strategy: mixed or single (one profile per node)")
+      ->check(CLI::IsMember({"mixed", "single"}));
   check->callback([flags, &rc] { rc = Check(*flags); });
   CLI::App* free = mig->add_subcommand("free", "what can still be created next to existing instances");
   free->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
@@ -270,7 +332,18 @@ void AddMigCommand(CLI::App& app, int& rc) {
   plan->add_option("--max-seconds", flags->max_seconds, "solver time limit")->check(CLI::Range(0.1, 3600.0));
   plan->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   plan->add_option("--out", flags->out_dir, "also write mig-plan.json and mig-parted.yaml here (atomically)");
+  plan->add_option("--strategy", flags->strategy, "GPU Operator MIG strategy: mixed or single (one profile per node)")
+      ->check(CLI::IsMember({"mixed", "single"}));
   plan->callback([flags, &rc] { rc = Plan(*flags); });
+  CLI::App* re = mig->add_subcommand("reconfigure",
+                                     "from the current instances to a target layout: what to keep, "
+                                     "destroy and create, and which pods move first (exit 3 if the "
+                                     "target is not valid)");
+  re->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
+  re->add_option("--current", flags->current, "instances now, PROFILE@START[=POD], e.g. 3g.40gb@0=web-1,1g.10gb@4");
+  re->add_option("--target", flags->target, "the layout wanted, e.g. 3g.40gb,2g.20gb,2g.20gb")->required();
+  re->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  re->callback([flags, &rc] { rc = Reconfigure(*flags); });
 }
 
 }  // namespace gpufit::cli

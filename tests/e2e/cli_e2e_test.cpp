@@ -376,3 +376,23 @@ TEST(MigPlan, GenTd26OnH100IsOptimalAndSafe) {
   EXPECT_THAT(yaml, HasSubstr("version: v1\nmig-configs:\n"));
   EXPECT_THAT(yaml, HasSubstr("mig-enabled: true"));
 }
+
+TEST(MigReconfigure, SaysWhatToKeepDestroyAndCreateAndWhichPodsMoveFirst) {
+  const fs::path dir = Scratch("mig-reconfigure");
+  const CliRun r = Gpufit(
+      "mig reconfigure --gpu h100-80gb --current 3g.40gb@4=web-1,1g.10gb@0=batch-2,1g.10gb@1 "
+      "--target 3g.40gb,2g.20gb,1g.10gb --format json",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["possible"].get<bool>());
+  // 3g.40gb@4 stays, the 2g.20gb goes to slices 2-3, one of the two 1g.10gb in 0-1 stays and
+  // the other (the target has one) is destroyed.
+  EXPECT_EQ(j["keep"].size(), 2u);
+  EXPECT_EQ(j["destroy"].size(), 1u);
+  ASSERT_EQ(j["create_in_order"].size(), 1u);
+  EXPECT_EQ(j["create_in_order"][0]["profile"], "2g.20gb");
+  const CliRun bad = Gpufit("mig reconfigure --gpu h100-80gb --current 3g.40gb@1 --target 3g.40gb", dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--current: 3g.40gb@1"));
+}

@@ -57,7 +57,7 @@ int FirstFitGpus(const MigGpu& gpu, const std::vector<const MigProfile*>& needs)
 
 }  // namespace
 
-std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu) {
+std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu, MigStrategy strategy) {
   std::vector<const MigProfile*> plain;
   for (const MigProfile& p : gpu.profiles)
     if (!p.media_extension()) plain.push_back(&p);
@@ -67,7 +67,8 @@ std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu) {
     std::map<const MigProfile*, int> layout;
     for (std::size_t k = 0; k < plain.size(); ++k)
       if (count[k] > 0) layout[plain[k]] = count[k];
-    if (!layout.empty() && CheckMigLayout(gpu, Expand(layout)).valid) layouts.push_back(layout);
+    const bool allowed = strategy == MigStrategy::kMixed || layout.size() == 1;
+    if (!layout.empty() && allowed && CheckMigLayout(gpu, Expand(layout)).valid) layouts.push_back(layout);
     std::size_t k = 0;
     while (k < plain.size() && ++count[k] > plain[k]->max_count) count[k++] = 0;
     if (k == plain.size()) break;
@@ -100,7 +101,7 @@ Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>
   if (classes.empty()) return plan;
   plan.first_fit_gpus = FirstFitGpus(gpu, smallest);
 
-  const std::vector<std::map<const MigProfile*, int>> layouts = MigLayouts(gpu);
+  const std::vector<std::map<const MigProfile*, int>> layouts = MigLayouts(gpu, options.strategy);
   const int nl = static_cast<int>(layouts.size()), np = static_cast<int>(plain.size());
   const int nc = static_cast<int>(classes.size());
   // Columns: x_L, then y_cp for adequate (c, p). Rows: classes, then profiles.

@@ -32,7 +32,8 @@ struct MigWorkload {
 };
 
 struct MigPlanOptions {
-  double max_seconds = 30;  // CBC time limit; the best plan found so far is kept
+  double max_seconds = 30;                     // CBC time limit; the best plan found so far is kept
+  MigStrategy strategy = MigStrategy::kMixed;  // kSingle: only layouts of one profile
 };
 
 struct MigGpuPlan {
@@ -61,9 +62,9 @@ struct MigPlan {
   std::map<std::string, std::map<std::string, int>> configs;  // config name -> profile -> count
 };
 
-// All valid layouts of `gpu` without "+me" profiles, each as profile -> count (sorted by
-// profile name); with the empty layout left out.
-std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu);
+// All valid layouts of `gpu` without "+me" profiles, each as profile -> count; the empty
+// layout left out; under kSingle only layouts of one profile.
+std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu, MigStrategy strategy = MigStrategy::kMixed);
 
 // Errors: kInternal if the solver fails.
 Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>& workloads,

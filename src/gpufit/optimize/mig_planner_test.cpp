@@ -45,9 +45,9 @@ TEST(MigLayouts, H100HasEveryValidLayoutWithoutMediaExtension) {
 TEST(PlanMigLayouts, MatchesBruteForceOnSmallCases) {
   // Needs by hand, H100 profiles: 9984 (1g.10gb), 20090 (1g.20gb/2g.20gb), 40448 (3g/4g), 81152 (7g) MiB.
   const std::vector<std::vector<MigWorkload>> cases = {
-      {W("a", 30000), W("b", 30000), W("c", 15000)},                    // 3g + 3g | 1g.20gb: 2 GPUs
-      {W("a", 30000), W("b", 9000), W("c", 9000), W("d", 15000)},       // 3g + 1g.20gb + 1g + 1g: 1 GPU
-      {W("a", 70000), W("b", 5000)},                                    // 7g | 1g: 2 GPUs
+      {W("a", 30000), W("b", 30000), W("c", 15000)},                                // 3g + 3g | 1g.20gb: 2 GPUs
+      {W("a", 30000), W("b", 9000), W("c", 9000), W("d", 15000)},                   // 3g + 1g.20gb + 1g + 1g: 1 GPU
+      {W("a", 70000), W("b", 5000)},                                                // 7g | 1g: 2 GPUs
       {W("a", 15000), W("b", 15000), W("c", 15000), W("d", 15000), W("e", 15000)},  // 4 x 1g.20gb fill 8 slices
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -64,6 +64,18 @@ TEST(PlanMigLayouts, MatchesBruteForceOnSmallCases) {
     }
     for (const MigGpuPlan& g : plan->gpu_plans) EXPECT_TRUE(ValidateMigInstances(H100(), g.instances).has_value());
   }
+}
+
+TEST(PlanMigLayouts, SingleStrategyUsesOneProfilePerGpuAndCanCostMore) {
+  // 3g + 1g.20gb + 1g + 1g fit one GPU mixed; with one profile per GPU: 3g | 1g.20gb x2 (the
+  // two 1g.10gb needs fit 1g.20gb too): 2 GPUs.
+  const std::vector<MigWorkload> ws = {W("a", 30000), W("b", 9000), W("c", 9000), W("d", 15000)};
+  MigPlanOptions single;
+  single.strategy = MigStrategy::kSingle;
+  const MigPlan plan = *PlanMigLayouts(H100(), ws, single);
+  EXPECT_EQ(plan.gpus, 2);
+  for (const auto& [name, profiles] : plan.configs) EXPECT_EQ(profiles.size(), 1u) << name;
+  EXPECT_EQ(PlanMigLayouts(H100(), ws)->gpus, 1);
 }
 
 TEST(PlanMigLayouts, TooBigWorkloadsAreReported) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 
 namespace gpufit {
@@ -232,6 +233,79 @@ MigMoves FewestMigMoves(const MigGpu& gpu, const std::vector<MigInstance>& exist
     } while (std::prev_permutation(pick.begin(), pick.end()));
   }
   return moves;
+}
+
+MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<MigInstance>& current,
+                                          const std::vector<const MigProfile*>& target) {
+  MigReconfiguration r;
+  const MigLayoutCheck check = CheckMigLayout(gpu, target);
+  if (!check.valid) {
+    r.reason = check.reason;
+    return r;
+  }
+  // Every placement of the target (exhaustive), scored by the current instances it keeps.
+  std::vector<const MigProfile*> order = target;
+  SortLargestFirst(order);
+  std::vector<int> starts(order.size()), best_starts;
+  int best_kept = -1;
+  std::function<void(std::size_t, Slices)> search = [&](std::size_t i, Slices used) {
+    if (i == order.size()) {
+      std::vector<bool> taken(current.size(), false);
+      int kept = 0;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        for (std::size_t c = 0; c < current.size(); ++c) {
+          if (!taken[c] && current[c].profile == order[k] && current[c].start == starts[k]) {
+            taken[c] = true;
+            ++kept;
+            break;
+          }
+        }
+      }
+      if (kept > best_kept) {
+        best_kept = kept;
+        best_starts = starts;
+      }
+      return;
+    }
+    for (int s : order[i]->starts) {
+      const Slices m = MaskOf(*order[i], s);
+      if (used & m) continue;
+      starts[i] = s;
+      search(i + 1, used | m);
+    }
+  };
+  search(0, 0);
+  r.possible = true;
+  std::vector<bool> kept(current.size(), false);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    bool matched = false;
+    for (std::size_t c = 0; c < current.size() && !matched; ++c) {
+      if (!kept[c] && current[c].profile == order[k] && current[c].start == best_starts[k]) {
+        kept[c] = true;
+        matched = true;
+        r.keep.push_back(current[c]);
+      }
+    }
+    if (!matched) r.create.push_back({order[k], best_starts[k]});  // largest first already
+  }
+  for (std::size_t c = 0; c < current.size(); ++c)
+    if (!kept[c]) r.destroy.push_back(current[c]);
+  return r;
+}
+
+std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus) {
+  if (strategy == MigStrategy::kMixed) return {};
+  const MigProfile* only = nullptr;
+  for (const auto& gpu : node_gpus) {
+    for (const MigProfile* p : gpu) {
+      if (!only) only = p;
+      if (p != only)
+        return fmt::format(
+            "the single strategy needs one profile on every MIG GPU of a node, got {} and {} (use mixed)", only->name,
+            p->name);
+    }
+  }
+  return {};
 }
 
 }  // namespace gpufit

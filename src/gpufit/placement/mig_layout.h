@@ -62,4 +62,25 @@ struct MigMoves {
 // can be created; no moves when it already fits.
 MigMoves FewestMigMoves(const MigGpu& gpu, const std::vector<MigInstance>& existing, const MigProfile& want);
 
+struct MigReconfiguration {
+  bool possible = false;             // false: the target layout is not valid on this GPU
+  std::string reason;                // why not
+  std::vector<MigInstance> keep;     // current instances that stay where they are
+  std::vector<MigInstance> destroy;  // current instances to destroy (their pods move first)
+  std::vector<MigInstance> create;   // new instances, in creation order, explicit starts
+};
+
+// From the current instances to a target multiset of profiles, keeping as many current
+// instances (same profile at the same start) as any valid placement of the target allows.
+MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<MigInstance>& current,
+                                          const std::vector<const MigProfile*>& target);
+
+// The GPU Operator's MIG strategies (NVIDIA k8s-device-plugin): under "single" every MIG
+// instance on a node has the same profile (each is advertised as nvidia.com/gpu); under
+// "mixed" each profile is its own resource (nvidia.com/mig-<profile>).
+enum class MigStrategy { kSingle, kMixed };
+
+// Why these per-GPU layouts of one node break `strategy`, or empty when they do not.
+std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus);
+
 }  // namespace gpufit

@@ -199,5 +199,38 @@ TEST(ValidateMigInstances, BadStartsOverlapsAndMediaExtensions) {
               HasSubstr("media-extension"));
 }
 
+TEST(PlanMigReconfiguration, KeepsWhatItCanAndCreatesTheRestLargestFirst) {
+  const MigGpu& h100 = Gpu("h100-80gb");
+  // Now: 3g.40gb@0, 1g.10gb@4, 1g.10gb@5. Target: 3g.40gb + 2g.20gb x2. 2g.20gb starts
+  // only at 0, 2 or 4: with the 3g at 0 just 4 is left for two of them, so the 3g must
+  // move to 4 and the 2g go to 0 and 2; nothing stays.
+  const MigReconfiguration r = PlanMigReconfiguration(h100, At(h100, {{"3g.40gb", 0}, {"1g.10gb", 4}, {"1g.10gb", 5}}),
+                                                      Profiles(h100, {"3g.40gb", "2g.20gb", "2g.20gb"}));
+  ASSERT_TRUE(r.possible);
+  EXPECT_TRUE(r.keep.empty());
+  EXPECT_EQ(r.destroy.size(), 3u);
+  ASSERT_EQ(r.create.size(), 3u);
+  EXPECT_EQ(r.create[0].profile->name, "3g.40gb");
+  EXPECT_EQ(r.create[0].start, 4);
+  EXPECT_TRUE(ValidateMigInstances(h100, r.create).has_value());
+  // Target 3g.40gb + 1g.10gb x2 keeps all three where they are.
+  const MigReconfiguration same =
+      PlanMigReconfiguration(h100, At(h100, {{"3g.40gb", 0}, {"1g.10gb", 4}, {"1g.10gb", 5}}),
+                             Profiles(h100, {"3g.40gb", "1g.10gb", "1g.10gb"}));
+  EXPECT_EQ(same.keep.size(), 3u);
+  EXPECT_TRUE(same.destroy.empty());
+  EXPECT_TRUE(same.create.empty());
+}
+
+TEST(MigStrategyProblem, SingleNeedsOneProfilePerNode) {
+  const MigGpu& h100 = Gpu("h100-80gb");
+  EXPECT_EQ(
+      MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb", "1g.10gb"}), Profiles(h100, {"1g.10gb"})}),
+      "");
+  EXPECT_THAT(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"3g.40gb"}), Profiles(h100, {"1g.10gb"})}),
+              HasSubstr("single strategy needs one profile"));
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kMixed, {Profiles(h100, {"3g.40gb"}), Profiles(h100, {"1g.10gb"})}), "");
+}
+
 }  // namespace
 }  // namespace gpufit
