@@ -81,6 +81,10 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
   cmd->add_option("--search-budget", f.options.search_budget,
                   "packing search effort per thread, in sample evaluations (0 = first-fit decreasing only)");
   cmd->add_option("--catalog", f.catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
+  cmd->add_option_function<std::string>(
+         "--isolation", [&f](const std::string& v) { f.options.mig_isolation = v == "mig"; },
+         "none (default), or mig: also plan one MIG instance per pod (tenants that must not share memory)")
+      ->check(CLI::IsMember({"none", "mig"}));
   AddOutputOptions(cmd, f.output);
 }
 
@@ -221,7 +225,8 @@ int main(int argc, char** argv) {
     const std::string command = argv[1];
     const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
     if (known.empty()) {
-      std::fprintf(stderr, "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, demo)\n",
+      std::fprintf(stderr,
+                   "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, demo)\n",
                    argv[1]);
       return 2;
     }

@@ -396,3 +396,22 @@ TEST(MigReconfigure, SaysWhatToKeepDestroyAndCreateAndWhichPodsMoveFirst) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("--current: 3g.40gb@1"));
 }
+
+TEST(PlanIsolation, MigIsolationIsComparedWithSoftSharing) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("plan-mig");
+  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu h200-141gb --isolation mig --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& mig = j["mig_isolation"];
+  ASSERT_TRUE(mig.is_object());
+  EXPECT_TRUE(mig["optimal"].get<bool>());
+  EXPECT_EQ(mig["replay_pods_exceeding_instance_memory"], 0);
+  EXPECT_GE(mig["gpus"].get<int>(), j["totals"]["gpus_after"].get<int>());  // isolation never packs tighter here
+  // Cost: MIG GPUs x the H200's on-demand price x 730 h.
+  EXPECT_NEAR(mig["usd_per_month"].get<double>(),
+              mig["gpus"].get<double>() * j["target_gpu"]["on_demand_usd_per_gpu_hour"].get<double>() * 730, 1e-6);
+  const CliRun l4 = Gpufit("plan --telemetry " + GenTd26() + " --gpu l4 --isolation mig", dir);
+  EXPECT_EQ(l4.exit_code, 2);
+  EXPECT_THAT(l4.err, HasSubstr("l4 does not support MIG"));
+}

@@ -101,6 +101,26 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   t.usd_per_month_after =
       (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value + too_big_usd_per_hour) *
       kHoursPerMonth;
+  if (options.mig_isolation) {
+    const Result<const MigGpu*> mig_gpu = MigCatalog::Embedded().Find(options.target_gpu);
+    if (!mig_gpu) return FailedPrecondition("--isolation mig: {} does not support MIG", options.target_gpu);
+    std::vector<MigWorkload> workloads;
+    for (const PodProfile& p : plan.profiles)
+      workloads.push_back(
+          {p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + options.headroom)))}, 0});
+    Result<MigPlan> mig = PlanMigLayouts(**mig_gpu, workloads);
+    if (!mig) return mig.error();
+    for (std::size_t i = 0; i < telemetry.pods.size() && i < mig->assignments.size(); ++i) {
+      const MigAssignment& a = mig->assignments[i];
+      if (a.gpu < 0) continue;
+      const float memory = static_cast<float>((*(*mig_gpu)->Profile(a.profile))->memory.value);
+      const std::vector<float>& series = telemetry.pods[i].fb_used_mib;
+      plan.mig_pods_exceeding += std::any_of(series.begin(), series.end(), [&](float v) { return v > memory; });
+    }
+    plan.mig_usd_per_month = static_cast<double>(mig->gpus + static_cast<int>(mig->too_big.size())) *
+                             target->on_demand_per_gpu_hour.value * kHoursPerMonth;
+    plan.mig = std::move(*mig);
+  }
   return plan;
 }
 

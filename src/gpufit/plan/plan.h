@@ -23,6 +23,7 @@
 #include "gpufit/model/telemetry.h"
 #include "gpufit/optimize/colocate.h"
 #include "gpufit/optimize/lower_bound.h"
+#include "gpufit/optimize/mig_planner.h"
 #include "gpufit/optimize/rightsize.h"
 #include "gpufit/plan/replay.h"
 
@@ -37,6 +38,9 @@ struct PlanOptions {
   std::uint64_t seed = 1;
   std::int64_t search_budget = ColocateOptions{}.search_budget;
   unsigned threads = ColocateOptions{}.threads;
+  // Also plan hardware isolation: one MIG instance per pod on the target (a MIG-capable
+  // model), for tenants that must not share GPU memory (optimize/mig_planner.h).
+  bool mig_isolation = false;
 };
 
 struct PlanTotals {
@@ -65,10 +69,17 @@ struct Plan {
   PlanTotals totals;
   std::vector<std::string> skipped;  // pods left out of the telemetry, with reasons
   std::int64_t search_evaluations = 0;
+  // With options.mig_isolation: the MIG plan for the same pods (peak x (1 + headroom)),
+  // its monthly cost (MIG GPUs plus one whole target GPU per pod too big for any
+  // instance) and the replay: pods whose memory ever exceeds their instance's.
+  std::optional<MigPlan> mig;
+  double mig_usd_per_month = 0;
+  int mig_pods_exceeding = 0;
 };
 
 // Errors: kNotFound for an unknown GPU id; kInvalidArgument for options out of range
-// (each names the option); kInternal if the replay finds the packing unsafe (a bug).
+// (each names the option); kFailedPrecondition for MIG isolation on a GPU without MIG;
+// kInternal if the replay finds the packing unsafe (a bug).
 Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options,
                        const std::string& source);
 

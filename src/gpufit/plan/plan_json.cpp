@@ -104,6 +104,24 @@ std::string PlanToJson(const Plan& plan) {
         {"safe", plan.replay.safe}}},
       {"search_evaluations", plan.search_evaluations},
   };
+  j["mig_isolation"] = nullptr;
+  if (plan.mig) {
+    json assignments = json::array();
+    for (const MigAssignment& a : plan.mig->assignments)
+      assignments.push_back({{"pod", a.workload},
+                             {"gpu", a.gpu},
+                             {"profile", a.profile.empty() ? json(nullptr) : json(a.profile)},
+                             {"resource", a.resource.empty() ? json(nullptr) : json(a.resource)}});
+    j["mig_isolation"] = {{"gpus", plan.mig->gpus},
+                          {"lower_bound", plan.mig->lower_bound},
+                          {"optimal", plan.mig->optimal},
+                          {"gap", plan.mig->gap},
+                          {"too_big", plan.mig->too_big},
+                          {"usd_per_month", plan.mig_usd_per_month},
+                          {"replay_pods_exceeding_instance_memory", plan.mig_pods_exceeding},
+                          {"configs", plan.mig->configs},
+                          {"assignments", assignments}};
+  }
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
