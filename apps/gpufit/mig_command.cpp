@@ -25,7 +25,8 @@ namespace {
 using nlohmann::json;
 
 struct MigFlags {
-  std::string gpu, profiles, instances, want, format = "text", telemetry, out_dir, strategy = "mixed", current, target;
+  std::string gpu, profiles, instances, want, format = "text", telemetry, out_dir, strategy = "mixed", current, target,
+                                              objective = "gpus", max_gpus;
   double headroom = 0.10;
   double max_seconds = 30;
 };
@@ -162,8 +163,29 @@ int Free(const MigFlags& f) {
 }
 
 int Plan(const MigFlags& f) {
-  Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
-  if (!gpu) return Fail(gpu.error());
+  // The pool: one or more MIG-capable models, priced from the GPU catalog.
+  std::vector<MigPoolGpu> pool;
+  const std::vector<std::string> ids = Split(f.gpu);
+  const std::vector<std::string> limits = Split(f.max_gpus);
+  if (!limits.empty() && limits.size() != ids.size())
+    return Fail(InvalidArgument("--max-gpus: give one limit per --gpu model ({}), got {}", ids.size(), limits.size()));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(ids[i]);
+    if (!gpu) return Fail(gpu.error());
+    MigPoolGpu m{*gpu, 1.0, -1};
+    if (const Result<GpuModel> priced = GpuCatalog::Embedded().Find(ids[i])) {
+      m.usd_per_gpu_hour = priced->on_demand_per_gpu_hour.value;
+    } else if (f.objective == "cost") {
+      return Fail(InvalidArgument("--objective cost: {} has no price in the GPU catalog", ids[i]));
+    }
+    if (!limits.empty()) {
+      const auto [end, ec] = std::from_chars(limits[i].data(), limits[i].data() + limits[i].size(), m.max_gpus);
+      if (ec != std::errc() || end != limits[i].data() + limits[i].size() || m.max_gpus < 0)
+        return Fail(InvalidArgument("--max-gpus: '{}' is not a whole number >= 0", limits[i]));
+    }
+    pool.push_back(m);
+  }
+  if (pool.empty()) return Fail(InvalidArgument("--gpu: give at least one MIG-capable GPU id"));
   if (!(f.headroom >= 0 && f.headroom <= 10)) return Fail(InvalidArgument("--headroom must be in [0, 10]"));
   const Result<Telemetry> tel = ReadTelemetry(f.telemetry);
   if (!tel) return Fail(tel.error());
@@ -180,20 +202,22 @@ int Plan(const MigFlags& f) {
   MigPlanOptions options;
   options.max_seconds = f.max_seconds;
   options.strategy = f.strategy == "single" ? MigStrategy::kSingle : MigStrategy::kMixed;
-  const Result<MigPlan> plan = PlanMigLayouts(**gpu, workloads, options);
+  options.minimize_cost = f.objective == "cost";
+  const Result<MigPlan> plan = PlanMigPool(pool, workloads, options);
   if (!plan) return Fail(plan.error());
   // Replay: every sample of every pod against its instance's memory.
   int exceeding = 0;
   for (std::size_t i = 0; i < tel->pods.size(); ++i) {
     const MigAssignment& a = plan->assignments[i];
     if (a.gpu < 0) continue;
-    const MiB memory = (*(*gpu)->Profile(a.profile))->memory;
+    const MigGpu& model = **MigCatalog::Embedded().Find(plan->gpu_plans[static_cast<std::size_t>(a.gpu)].gpu_model);
+    const MiB memory = (*model.Profile(a.profile))->memory;
     const auto& s = tel->pods[i].fb_used_mib;
     exceeding += std::any_of(s.begin(), s.end(), [&](float v) { return v > static_cast<float>(memory.value); });
   }
   // Soft sharing (co-location without isolation) on the same telemetry, when the GPU is in the catalog.
   json soft = nullptr;
-  if (GpuCatalog::Embedded().Find(f.gpu)) {
+  if (pool.size() == 1 && GpuCatalog::Embedded().Find(f.gpu)) {
     PlanOptions po;
     po.target_gpu = f.gpu;
     po.headroom = f.headroom;
@@ -207,8 +231,11 @@ int Plan(const MigFlags& f) {
       inst.push_back({{"profile", g.instances[i].profile->name},
                       {"start", g.instances[i].start},
                       {"workload", g.workloads[i].empty() ? json(nullptr) : json(g.workloads[i])}});
-    gpus.push_back({{"config", g.config}, {"instances_in_creation_order", inst}});
+    gpus.push_back({{"config", g.config}, {"gpu_model", g.gpu_model}, {"instances_in_creation_order", inst}});
   }
+  json labels = json::object();  // what the GPU Operator's MIG manager reads on a node
+  for (const auto& [name, layout] : plan->configs)
+    labels[name] = {{"nvidia.com/mig.config", name}, {"nvidia.com/mig.strategy", f.strategy}};
   json assignments = json::array();
   for (const MigAssignment& a : plan->assignments)
     assignments.push_back({{"workload", a.workload},
@@ -222,23 +249,29 @@ int Plan(const MigFlags& f) {
                   {"workloads", workloads.size()},
                   {"gpus", plan->gpus},
                   {"lower_bound", plan->lower_bound},
+                  {"bound", plan->bound},
                   {"optimal", plan->optimal},
                   {"gap", plan->gap},
                   {"first_fit_gpus", plan->first_fit_gpus},
                   {"soft_sharing", soft},
                   {"replay_pods_exceeding_instance_memory", exceeding},
                   {"too_big", plan->too_big},
+                  {"objective", f.objective},
+                  {"objective_value", plan->objective},
                   {"configs", plan->configs},
+                  {"node_labels", labels},
                   {"gpu_plans", gpus},
                   {"assignments", assignments}};
   const std::string yaml = MigPartedConfig(*plan);
   const std::string text = fmt::format(
-      "MIG plan on {}: {} GPUs for {} pods (lower bound {}, {}; first-fit decreasing: {})\n"
+      "MIG plan on {}: {} GPUs for {} pods ({} {:.2f}, proven bound {:.2f}, gap {:.1f}%, {}); "
+      "first-fit decreasing on {}: {} GPUs\n"
       "soft sharing on the same GPU model (gpufit plan): {}\n"
       "replay: {} pods exceed their instance's memory\n{} distinct layouts: {}\n",
-      f.gpu, plan->gpus, workloads.size(), plan->lower_bound, plan->optimal ? "optimal" : "time limit",
-      plan->first_fit_gpus,
-      soft.is_null() ? std::string("n/a (not in the GPU catalog)") : fmt::format("{} GPUs", soft["gpus"].get<int>()),
+      f.gpu, plan->gpus, workloads.size(), f.objective == "cost" ? "USD/hour" : "GPUs", plan->objective, plan->bound,
+      100 * plan->gap, plan->optimal ? "optimal" : "time limit", ids.front(), plan->first_fit_gpus,
+      soft.is_null() ? std::string(pool.size() > 1 ? "n/a (a pool of several models)" : "n/a (no catalog price)")
+                     : fmt::format("{} GPUs", soft["gpus"].get<int>()),
       exceeding, plan->configs.size(), nlohmann::json(plan->configs).dump());
   if (!f.out_dir.empty()) {
     const std::filesystem::path dir(f.out_dir);
@@ -327,7 +360,11 @@ void AddMigCommand(CLI::App& app, int& rc) {
   free->callback([flags, &rc] { rc = Free(*flags); });
   CLI::App* plan = mig->add_subcommand("plan", "fewest MIG GPUs for pods sized by their telemetry peaks (exact MIP)");
   plan->add_option("--telemetry", flags->telemetry, "GenTD26 directory or long CSV file")->required();
-  plan->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
+  plan->add_option("--gpu", flags->gpu, "MIG-capable GPU ids, e.g. h100-80gb or h100-80gb,h200-141gb (a pool)")
+      ->required();
+  plan->add_option("--objective", flags->objective, "minimize gpus (default) or cost (on-demand catalog prices)")
+      ->check(CLI::IsMember({"gpus", "cost"}));
+  plan->add_option("--max-gpus", flags->max_gpus, "GPUs available per --gpu model, e.g. 40,20 (default: no limit)");
   plan->add_option("--headroom", flags->headroom, "memory need = peak x (1 + headroom)")->capture_default_str();
   plan->add_option("--max-seconds", flags->max_seconds, "solver time limit")->check(CLI::Range(0.1, 3600.0));
   plan->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));

@@ -78,46 +78,67 @@ std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu, MigS
 
 Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>& workloads,
                                const MigPlanOptions& options) {
+  return PlanMigPool({{&gpu, 1.0, -1}}, workloads, options);
+}
+
+Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vector<MigWorkload>& workloads,
+                            const MigPlanOptions& options) {
   MigPlan plan;
-  plan.gpu_model = gpu.id;
-  // Classes: workloads with the same adequate profiles.
-  std::vector<const MigProfile*> plain;
-  for (const MigProfile& p : gpu.profiles)
-    if (!p.media_extension()) plain.push_back(&p);
+  if (pool.empty()) return InvalidArgument("the MIG pool has no GPU model");
+  for (const MigPoolGpu& m : pool) plan.gpu_model += (plan.gpu_model.empty() ? "" : ",") + m.gpu->id;
+  // "Slots": (model, profile) pairs without media extension. Classes: workloads with the
+  // same adequate slots.
+  struct Slot {
+    std::size_t model;
+    const MigProfile* profile;
+  };
+  std::vector<Slot> plain;
+  for (std::size_t m = 0; m < pool.size(); ++m)
+    for (const MigProfile& p : pool[m].gpu->profiles)
+      if (!p.media_extension()) plain.push_back({m, &p});
   std::map<std::vector<bool>, std::vector<std::size_t>> classes;
-  std::vector<const MigProfile*> smallest;
+  std::vector<const MigProfile*> smallest;  // on the first model, for the baseline
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     std::vector<bool> ok(plain.size());
     bool any = false;
-    for (std::size_t k = 0; k < plain.size(); ++k) any |= (ok[k] = Adequate(*plain[k], workloads[i]));
+    for (std::size_t k = 0; k < plain.size(); ++k) any |= (ok[k] = Adequate(*plain[k].profile, workloads[i]));
     plan.assignments.push_back({workloads[i].name, -1, "", ""});
     if (!any) {
       plan.too_big.push_back(workloads[i].name);
       continue;
     }
     classes[ok].push_back(i);
-    smallest.push_back(Smallest(gpu, workloads[i]));
+    if (const MigProfile* p = Smallest(*pool[0].gpu, workloads[i])) smallest.push_back(p);
   }
   if (classes.empty()) return plan;
-  plan.first_fit_gpus = FirstFitGpus(gpu, smallest);
+  plan.first_fit_gpus = FirstFitGpus(*pool[0].gpu, smallest);
 
-  const std::vector<std::map<const MigProfile*, int>> layouts = MigLayouts(gpu, options.strategy);
+  struct LayoutCol {
+    std::size_t model;
+    std::map<const MigProfile*, int> layout;
+  };
+  std::vector<LayoutCol> layouts;
+  for (std::size_t m = 0; m < pool.size(); ++m)
+    for (auto& l : MigLayouts(*pool[m].gpu, options.strategy)) layouts.push_back({m, std::move(l)});
   const int nl = static_cast<int>(layouts.size()), np = static_cast<int>(plain.size());
-  const int nc = static_cast<int>(classes.size());
-  // Columns: x_L, then y_cp for adequate (c, p). Rows: classes, then profiles.
+  const int nc = static_cast<int>(classes.size()), nm = static_cast<int>(pool.size());
+  // Columns: x_L, then y_cs for adequate (class, slot). Rows: classes, slots, model limits.
   std::vector<int> start = {0}, index;
   std::vector<double> value, collb, colub, obj;
-  for (const auto& layout : layouts) {
+  for (const LayoutCol& col : layouts) {
     for (int k = 0; k < np; ++k) {
-      const auto it = layout.find(plain[static_cast<std::size_t>(k)]);
-      if (it == layout.end()) continue;
+      if (plain[static_cast<std::size_t>(k)].model != col.model) continue;
+      const auto it = col.layout.find(plain[static_cast<std::size_t>(k)].profile);
+      if (it == col.layout.end()) continue;
       index.push_back(nc + k);
       value.push_back(-it->second);
     }
+    index.push_back(nc + np + static_cast<int>(col.model));
+    value.push_back(1);
     start.push_back(static_cast<int>(index.size()));
     collb.push_back(0);
     colub.push_back(static_cast<double>(workloads.size()));
-    obj.push_back(1);
+    obj.push_back(options.minimize_cost ? pool[col.model].usd_per_gpu_hour : 1.0);
   }
   struct YCol {
     int c, k;
@@ -146,39 +167,47 @@ Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>
     rowlb.push_back(-1e30);
     rowub.push_back(0);
   }
+  for (int m = 0; m < nm; ++m) {
+    rowlb.push_back(0);
+    rowub.push_back(pool[static_cast<std::size_t>(m)].max_gpus < 0 ? 1e30 : pool[static_cast<std::size_t>(m)].max_gpus);
+  }
   const int ncols = nl + static_cast<int>(ycols.size());
   Cbc_Model* model = Cbc_newModel();
-  Cbc_loadProblem(model, ncols, nc + np, start.data(), index.data(), value.data(), collb.data(), colub.data(),
+  Cbc_loadProblem(model, ncols, nc + np + nm, start.data(), index.data(), value.data(), collb.data(), colub.data(),
                   obj.data(), rowlb.data(), rowub.data());
   for (int j = 0; j < ncols; ++j) Cbc_setInteger(model, j);
   Cbc_setLogLevel(model, 0);
   Cbc_setMaximumSeconds(model, options.max_seconds);
   Cbc_solve(model);
   const double* x = Cbc_getColSolution(model);
-  if (!x || Cbc_getObjValue(model) > 1e20) {
+  if (!x || Cbc_isProvenInfeasible(model) || Cbc_getObjValue(model) > 1e20) {
     Cbc_deleteModel(model);
-    return Internal("CBC found no MIG plan for {} workloads on {}", workloads.size(), gpu.id);
+    return FailedPrecondition("no MIG plan fits {} workloads into the GPUs allowed ({})", workloads.size(),
+                              plan.gpu_model);
   }
   std::vector<long> sol(static_cast<std::size_t>(ncols));
   for (int j = 0; j < ncols; ++j) sol[static_cast<std::size_t>(j)] = std::lround(x[j]);
   plan.optimal = Cbc_isProvenOptimal(model) != 0;
   const double bound = Cbc_getBestPossibleObjValue(model);
+  const double objective = Cbc_getObjValue(model);
   Cbc_deleteModel(model);
 
   // Expand: GPUs per used layout, one named config per layout.
-  std::map<const MigProfile*, std::deque<std::pair<int, int>>> slots;  // profile -> (gpu, instance)
+  std::map<std::pair<std::size_t, const MigProfile*>, std::deque<std::pair<int, int>>> slots;
   int config_no = 0;
   for (int l = 0; l < nl; ++l) {
     const long copies = sol[static_cast<std::size_t>(l)];
     if (copies <= 0) continue;
+    const LayoutCol& col = layouts[static_cast<std::size_t>(l)];
     const std::string name = fmt::format("gpufit-{}", ++config_no);
-    for (const auto& [p, n] : layouts[static_cast<std::size_t>(l)]) plan.configs[name][p->name] = n;
-    const MigLayoutCheck check = CheckMigLayout(gpu, Expand(layouts[static_cast<std::size_t>(l)]));
+    for (const auto& [p, n] : col.layout) plan.configs[name][p->name] = n;
+    const MigLayoutCheck check = CheckMigLayout(*pool[col.model].gpu, Expand(col.layout));
     for (long g = 0; g < copies; ++g) {
       const int id = static_cast<int>(plan.gpu_plans.size());
-      plan.gpu_plans.push_back({name, check.creation_order, std::vector<std::string>(check.creation_order.size())});
+      plan.gpu_plans.push_back(
+          {name, pool[col.model].gpu->id, check.creation_order, std::vector<std::string>(check.creation_order.size())});
       for (std::size_t i = 0; i < check.creation_order.size(); ++i)
-        slots[check.creation_order[i].profile].emplace_back(id, static_cast<int>(i));
+        slots[{col.model, check.creation_order[i].profile}].emplace_back(id, static_cast<int>(i));
     }
   }
   plan.gpus = static_cast<int>(plan.gpu_plans.size());
@@ -186,19 +215,19 @@ Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>
   for (const auto& [ok, m] : classes) members.push_back(m);
   std::vector<std::size_t> next(members.size(), 0);
   for (std::size_t j = 0; j < ycols.size(); ++j) {
-    const YCol& y = ycols[j];
-    const MigProfile* p = plain[static_cast<std::size_t>(y.k)];
+    const Slot& slot = plain[static_cast<std::size_t>(ycols[j].k)];
     for (long n = 0; n < sol[static_cast<std::size_t>(nl) + j]; ++n) {
-      const std::size_t w = members[static_cast<std::size_t>(y.c)][next[static_cast<std::size_t>(y.c)]++];
-      const auto [g, i] = slots[p].front();
-      slots[p].pop_front();
+      const std::size_t w = members[static_cast<std::size_t>(ycols[j].c)][next[static_cast<std::size_t>(ycols[j].c)]++];
+      const auto [g, i] = slots[{slot.model, slot.profile}].front();
+      slots[{slot.model, slot.profile}].pop_front();
       plan.gpu_plans[static_cast<std::size_t>(g)].workloads[static_cast<std::size_t>(i)] = workloads[w].name;
-      plan.assignments[w] = {workloads[w].name, g, p->name, p->resource_name()};
+      plan.assignments[w] = {workloads[w].name, g, slot.profile->name, slot.profile->resource_name()};
     }
   }
-  plan.lower_bound = static_cast<int>(std::ceil(bound - 1e-6));
-  if (plan.optimal) plan.lower_bound = plan.gpus;
-  plan.gap = plan.gpus > 0 ? static_cast<double>(plan.gpus - plan.lower_bound) / plan.gpus : 0;
+  plan.objective = objective;
+  plan.bound = plan.optimal ? objective : std::min(bound, objective);
+  plan.lower_bound = options.minimize_cost ? 0 : static_cast<int>(std::ceil(plan.bound - 1e-6));
+  plan.gap = objective > 0 ? std::max(0.0, (objective - plan.bound) / objective) : 0;
   return plan;
 }
 

@@ -12,7 +12,8 @@
 // over every valid layout L of the GPU model (placement/mig_layout.h enumerates them).
 // Solved exactly with COIN-OR CBC (branch and cut); CBC's proven bound gives the gap
 // (0 when optimal; under a time limit the incumbent and its gap). First-fit decreasing
-// onto the fullest valid layout is reported beside it as the heuristic baseline.
+// (each workload on its smallest adequate profile, onto the first GPU whose layout stays
+// valid) is reported beside it as the heuristic baseline.
 #pragma once
 
 #include <map>
@@ -34,10 +35,19 @@ struct MigWorkload {
 struct MigPlanOptions {
   double max_seconds = 30;                     // CBC time limit; the best plan found so far is kept
   MigStrategy strategy = MigStrategy::kMixed;  // kSingle: only layouts of one profile
+  bool minimize_cost = false;                  // minimize the sum of GPU prices, not the GPU count
+};
+
+// One GPU model of a pool: its price and how many GPUs of it there are (-1: no limit).
+struct MigPoolGpu {
+  const MigGpu* gpu = nullptr;
+  double usd_per_gpu_hour = 1.0;
+  int max_gpus = -1;
 };
 
 struct MigGpuPlan {
   std::string config;                  // mig-parted config name of its layout
+  std::string gpu_model;               // the pool model this GPU is
   std::vector<MigInstance> instances;  // in creation order, explicit starts
   std::vector<std::string> workloads;  // workload in instances[i], "" if spare
 };
@@ -50,12 +60,14 @@ struct MigAssignment {
 };
 
 struct MigPlan {
-  std::string gpu_model;
+  std::string gpu_model;  // the pool's models, comma-separated
   int gpus = 0;
-  int lower_bound = 0;  // ceil(CBC's proven bound)
+  double objective = 0;  // GPUs, or USD per hour with minimize_cost
+  double bound = 0;      // CBC's proven lower bound on the objective
+  int lower_bound = 0;   // GPU objective: fewest GPUs possible (ceil of the bound)
   bool optimal = false;
-  double gap = 0;          // (gpus - lower_bound) / gpus
-  int first_fit_gpus = 0;  // the heuristic baseline
+  double gap = 0;          // (objective - bound) / objective; 0 when optimal
+  int first_fit_gpus = 0;  // the heuristic baseline: the first model, the workloads it can hold
   std::vector<MigGpuPlan> gpu_plans;
   std::vector<MigAssignment> assignments;                     // in workload order
   std::vector<std::string> too_big;                           // workloads no profile fits (they need a whole GPU)
@@ -66,9 +78,16 @@ struct MigPlan {
 // layout left out; under kSingle only layouts of one profile.
 std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu, MigStrategy strategy = MigStrategy::kMixed);
 
-// Errors: kInternal if the solver fails.
+// One GPU model, no limit. Errors: kFailedPrecondition if the solver finds no plan.
 Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>& workloads,
                                const MigPlanOptions& options = {});
+
+// A pool of MIG-capable models: the same program with x_L over every model's layouts,
+// the objective the GPU count or the cost, and each model's GPU limit.
+// Errors: kInvalidArgument for an empty pool; kFailedPrecondition when the limits leave
+// no plan.
+Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vector<MigWorkload>& workloads,
+                            const MigPlanOptions& options = {});
 
 // The mig-parted config file (github.com/NVIDIA/mig-parted, `version: v1`) with one named
 // config per distinct layout of the plan, `devices: all`: a node whose GPUs share a layout

@@ -78,6 +78,28 @@ TEST(PlanMigLayouts, SingleStrategyUsesOneProfilePerGpuAndCanCostMore) {
   EXPECT_EQ(PlanMigLayouts(H100(), ws)->gpus, 1);
 }
 
+TEST(PlanMigPool, CostObjectivePicksTheCheaperModelAndLimitsHold) {
+  const MigGpu& h100 = H100();
+  const MigGpu& h200 = **MigCatalog::Embedded().Find("h200-141gb");
+  // Two 60 GB pods: an H200 holds both (3g.71gb x2), H100 needs two 7g.80gb.
+  const std::vector<MigWorkload> ws = {W("a", 60000), W("b", 60000)};
+  MigPlanOptions cost;
+  cost.minimize_cost = true;
+  // H200 at 8 $/h vs two H100 at 6.88: one H200 is cheaper.
+  const MigPlan cheap = *PlanMigPool({{&h100, 6.88, -1}, {&h200, 8.0, -1}}, ws, cost);
+  EXPECT_EQ(cheap.gpus, 1);
+  EXPECT_EQ(cheap.gpu_plans[0].gpu_model, "h200-141gb");
+  EXPECT_DOUBLE_EQ(cheap.objective, 8.0);
+  // No H200 allowed: two H100.
+  const MigPlan limited = *PlanMigPool({{&h100, 6.88, -1}, {&h200, 8.0, 0}}, ws, cost);
+  EXPECT_EQ(limited.gpus, 2);
+  EXPECT_DOUBLE_EQ(limited.objective, 2 * 6.88);
+  // A limit that leaves no plan is an error, not a wrong plan.
+  const Result<MigPlan> none = PlanMigPool({{&h100, 6.88, 1}, {&h200, 8.0, 0}}, ws, cost);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().code, Code::kFailedPrecondition);
+}
+
 TEST(PlanMigLayouts, TooBigWorkloadsAreReported) {
   const Result<MigPlan> plan = PlanMigLayouts(H100(), {W("huge", 90000), W("small", 1000)});
   ASSERT_TRUE(plan.has_value());
