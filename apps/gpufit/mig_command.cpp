@@ -29,6 +29,7 @@ struct MigFlags {
                                               objective = "gpus", max_gpus;
   double headroom = 0.10;
   double max_seconds = 30;
+  int compute_slices = 0;
 };
 
 std::vector<std::string> Split(const std::string& text) {
@@ -47,7 +48,12 @@ std::vector<std::string> Split(const std::string& text) {
 json Instances(const std::vector<MigInstance>& xs) {
   json a = json::array();
   for (const MigInstance& i : xs)
-    a.push_back({{"profile", i.profile->name}, {"start", i.start}, {"resource", i.profile->resource_name()}});
+    a.push_back({{"profile", i.profile->name},
+                 {"start", i.start},
+                 {"resource", i.profile->resource_name()},
+                 {"memory_mib", i.profile->memory.value},
+                 {"memory_estimated", i.profile->memory_estimated},
+                 {"placement_inferred", i.profile->placement_inferred}});
   return a;
 }
 
@@ -198,7 +204,8 @@ int Plan(const MigFlags& f) {
   std::vector<MigWorkload> workloads;
   const std::vector<PodProfile> profiles = ProfileAll(*tel);
   for (const PodProfile& p : profiles)
-    workloads.push_back({p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + f.headroom)))}, 0});
+    workloads.push_back(
+        {p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + f.headroom)))}, f.compute_slices});
   MigPlanOptions options;
   options.max_seconds = f.max_seconds;
   options.strategy = f.strategy == "single" ? MigStrategy::kSingle : MigStrategy::kMixed;
@@ -234,8 +241,7 @@ int Plan(const MigFlags& f) {
     gpus.push_back({{"config", g.config}, {"gpu_model", g.gpu_model}, {"instances_in_creation_order", inst}});
   }
   json labels = json::object();  // what the GPU Operator's MIG manager reads on a node
-  for (const auto& [name, layout] : plan->configs)
-    labels[name] = {{"nvidia.com/mig.config", name}, {"nvidia.com/mig.strategy", f.strategy}};
+  for (const auto& [name, layout] : plan->configs) labels[name] = {{"nvidia.com/mig.config", name}};
   json assignments = json::array();
   for (const MigAssignment& a : plan->assignments)
     assignments.push_back({{"workload", a.workload},
@@ -307,7 +313,13 @@ int Reconfigure(const MigFlags& f) {
     if (!p) return Fail(Error{p.error().code, "--target: " + p.error().message});
     target.push_back(*p);
   }
-  const MigReconfiguration r = PlanMigReconfiguration(**gpu, *current, target);
+  int media = 0;
+  for (const MigProfile* p : target) media += p->media_extension();
+  if (media > 1)
+    return Fail(InvalidArgument("--target: {} media-extension (+me) instances, a GPU holds at most one", media));
+  std::vector<bool> occupied;
+  for (const MigInstance& i : *current) occupied.push_back(pod_at.count({i.profile->name, i.start}) > 0);
+  const MigReconfiguration r = PlanMigReconfiguration(**gpu, *current, target, occupied);
   json pods = json::array();
   json destroy = json::array();
   for (const MigInstance& i : r.destroy) {
@@ -365,6 +377,9 @@ void AddMigCommand(CLI::App& app, int& rc) {
   plan->add_option("--objective", flags->objective, "minimize gpus (default) or cost (on-demand catalog prices)")
       ->check(CLI::IsMember({"gpus", "cost"}));
   plan->add_option("--max-gpus", flags->max_gpus, "GPUs available per --gpu model, e.g. 40,20 (default: no limit)");
+  plan->add_option("--compute-slices", flags->compute_slices,
+                   "compute slices every pod needs at least (default 0: any)")
+      ->check(CLI::Range(0, 8));
   plan->add_option("--headroom", flags->headroom, "memory need = peak x (1 + headroom)")->capture_default_str();
   plan->add_option("--max-seconds", flags->max_seconds, "solver time limit")->check(CLI::Range(0.1, 3600.0));
   plan->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 
 #include "gpufit/catalog/embedded_mig_profiles.h"
 
@@ -20,9 +19,25 @@ std::string MigProfile::resource_name() const {
   return r;
 }
 
+namespace {
+// NVIDIA's form: <digits>g.<digits>gb, optionally followed by +me.
+bool LooksLikeProfile(std::string_view n) {
+  auto digits = [&](std::size_t& i) {
+    const std::size_t from = i;
+    while (i < n.size() && n[i] >= '0' && n[i] <= '9') ++i;
+    return i > from;
+  };
+  std::size_t i = 0;
+  if (!digits(i) || n.substr(i, 2) != "g.") return false;
+  i += 2;
+  if (!digits(i) || n.substr(i, 2) != "gb") return false;
+  i += 2;
+  return i == n.size() || n.substr(i) == "+me";
+}
+}  // namespace
+
 Result<const MigProfile*> MigGpu::Profile(std::string_view name) const {
-  static const std::regex kForm(R"(\d+g\.\d+gb(\+me)?)");
-  if (!std::regex_match(name.begin(), name.end(), kForm))
+  if (!LooksLikeProfile(name))
     return InvalidArgument("'{}' is not a MIG profile name (NVIDIA writes them like 3g.40gb or 1g.10gb+me)", name);
   for (const MigProfile& p : profiles) {
     if (p.name == name) return &p;
@@ -103,6 +118,8 @@ Result<MigCatalog> MigCatalog::Parse(std::string_view yaml_text, std::string_vie
     gpu.compute_slices = *c_slices;
     gpu.memory_slices = *m_slices;
     gpu.max_instances = *max_inst;
+    if (g["pci_device_ids"] && g["pci_device_ids"].IsSequence())
+      for (const YAML::Node& id : g["pci_device_ids"]) gpu.pci_device_ids.push_back(id.as<std::string>());
     if (!g["profiles"] || !g["profiles"].IsSequence()) return InvalidArgument("{}: missing 'profiles'", where);
     for (const YAML::Node& p : g["profiles"]) {
       Result<MigProfile> profile = ParseProfile(p, gpu, source);

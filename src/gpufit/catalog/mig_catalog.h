@@ -38,7 +38,8 @@ struct MigGpu {
   int compute_slices = 0;
   int memory_slices = 0;
   int max_instances = 0;
-  std::vector<MigProfile> profiles;  // as listed in the data file (smallest first)
+  std::vector<std::string> pci_device_ids;  // e.g. "0x233010DE", for mig-parted's device-filter
+  std::vector<MigProfile> profiles;         // as listed in the data file (smallest first)
 
   // kInvalidArgument when `name` is not written like a MIG profile ("3g.40gb",
   // "1g.10gb+me"); kFailedPrecondition when this GPU model does not offer it.

@@ -2,6 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+
+#include "gpufit/core/test_support.h"
 
 namespace gpufit {
 namespace {
@@ -63,6 +69,40 @@ TEST(MigCatalog, RejectsAStartPastTheLastSlice) {
       "test.yaml");
   ASSERT_FALSE(c.has_value());
   EXPECT_THAT(c.error().message, HasSubstr("test.yaml: x 3g.40gb: start 5 puts the instance past memory slice 8"));
+}
+
+// The project's data file against the reference notes it was compiled from (skipped when
+// ../shared/reference is not beside the checkout).
+TEST(MigCatalog, AgreesWithTheReferenceNotes) {
+  const std::string path = testing::DataDir() + "/../reference/mig_profiles.yaml";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const YAML::Node ref = YAML::LoadFile(path)["gpus"];
+  const std::map<std::string, std::string> ids = {{"a30_24gb", "a30-24gb"},           {"a100_40gb", "a100-40gb"},
+                                                  {"a100_80gb", "a100-80gb"},         {"h100_80gb", "h100-80gb"},
+                                                  {"h100_94gb_nvl", "h100-94gb-nvl"}, {"h200_141gb", "h200-141gb"},
+                                                  {"b200_180gb", "b200-180gb"}};
+  for (const auto& [key, id] : ids) {
+    SCOPED_TRACE(id);
+    const MigGpu& gpu = **MigCatalog::Embedded().Find(id);
+    const YAML::Node g = ref[key];
+    EXPECT_EQ(gpu.compute_slices, g["compute_slices"].as<int>());
+    EXPECT_EQ(gpu.memory_slices, g["memory_slices"].as<int>());
+    EXPECT_EQ(gpu.max_instances, g["max_instances"].as<int>());
+    ASSERT_EQ(gpu.profiles.size(), g["profiles"].size());
+    for (std::size_t k = 0; k < gpu.profiles.size(); ++k) {
+      const YAML::Node p = g["profiles"][k];
+      const MigProfile& mine = gpu.profiles[k];
+      SCOPED_TRACE(mine.name);
+      EXPECT_EQ(mine.name, p["name"].as<std::string>());
+      EXPECT_EQ(mine.compute_slices, p["compute_slices"].as<int>());
+      EXPECT_EQ(mine.memory_slices, p["placements"]["size"].as<int>());
+      EXPECT_EQ(mine.max_count, p["max_count"].as<int>());
+      EXPECT_EQ(mine.starts, p["placements"]["starts"].as<std::vector<int>>());
+      EXPECT_EQ(mine.placement_inferred, p["placement_source"].as<std::string>() == "inferred");
+      // Estimated memory never exceeds the slices' share of the GPU.
+      EXPECT_LE(mine.memory.value * gpu.memory_slices, 8 * 184320 * mine.memory_slices);
+    }
+  }
 }
 
 }  // namespace

@@ -33,26 +33,31 @@ const MigProfile* Smallest(const MigGpu& gpu, const MigWorkload& w) {
   return best;
 }
 
-int FirstFitGpus(const MigGpu& gpu, const std::vector<const MigProfile*>& needs) {
-  std::vector<const MigProfile*> order = needs;
-  std::stable_sort(order.begin(), order.end(), [](const MigProfile* a, const MigProfile* b) {
-    return a->memory_slices != b->memory_slices ? a->memory_slices > b->memory_slices
-                                                : a->compute_slices > b->compute_slices;
+// First-fit decreasing: each workload on its smallest adequate profile, onto the first GPU
+// whose layout stays valid. Returns per GPU the (profile, workload) pairs.
+std::vector<std::vector<std::pair<const MigProfile*, std::size_t>>> FirstFit(
+    const MigGpu& gpu, const std::vector<std::pair<const MigProfile*, std::size_t>>& needs) {
+  auto order = needs;
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first->memory_slices != b.first->memory_slices ? a.first->memory_slices > b.first->memory_slices
+                                                            : a.first->compute_slices > b.first->compute_slices;
   });
-  std::vector<std::vector<const MigProfile*>> gpus;
-  for (const MigProfile* p : order) {
+  std::vector<std::vector<std::pair<const MigProfile*, std::size_t>>> bins;
+  for (const auto& need : order) {
     bool placed = false;
-    for (auto& g : gpus) {
-      g.push_back(p);
-      if (CheckMigLayout(gpu, g).valid) {
+    for (auto& b : bins) {
+      std::vector<const MigProfile*> layout;
+      for (const auto& [p, w] : b) layout.push_back(p);
+      layout.push_back(need.first);
+      if (CheckMigLayout(gpu, layout).valid) {
+        b.push_back(need);
         placed = true;
         break;
       }
-      g.pop_back();
     }
-    if (!placed) gpus.push_back({p});
+    if (!placed) bins.push_back({need});
   }
-  return static_cast<int>(gpus.size());
+  return bins;
 }
 
 }  // namespace
@@ -97,7 +102,7 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
     for (const MigProfile& p : pool[m].gpu->profiles)
       if (!p.media_extension()) plain.push_back({m, &p});
   std::map<std::vector<bool>, std::vector<std::size_t>> classes;
-  std::vector<const MigProfile*> smallest;  // on the first model, for the baseline
+  std::vector<std::pair<const MigProfile*, std::size_t>> smallest;  // on the first model: the baseline
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     std::vector<bool> ok(plain.size());
     bool any = false;
@@ -108,10 +113,15 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
       continue;
     }
     classes[ok].push_back(i);
-    if (const MigProfile* p = Smallest(*pool[0].gpu, workloads[i])) smallest.push_back(p);
+    if (const MigProfile* p = Smallest(*pool[0].gpu, workloads[i])) smallest.emplace_back(p, i);
   }
   if (classes.empty()) return plan;
-  plan.first_fit_gpus = FirstFitGpus(*pool[0].gpu, smallest);
+  const auto first_fit = FirstFit(*pool[0].gpu, smallest);
+  plan.first_fit_gpus = static_cast<int>(first_fit.size());
+  const std::string resource_single = "nvidia.com/gpu";  // single strategy: MIG devices are advertised as GPUs
+  auto resource_of = [&](const MigProfile& p) {
+    return options.strategy == MigStrategy::kSingle ? resource_single : p.resource_name();
+  };
 
   struct LayoutCol {
     std::size_t model;
@@ -180,10 +190,47 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
   Cbc_setMaximumSeconds(model, options.max_seconds);
   Cbc_solve(model);
   const double* x = Cbc_getColSolution(model);
-  if (!x || Cbc_isProvenInfeasible(model) || Cbc_getObjValue(model) > 1e20) {
+  if (Cbc_isProvenInfeasible(model)) {
     Cbc_deleteModel(model);
     return FailedPrecondition("no MIG plan fits {} workloads into the GPUs allowed ({})", workloads.size(),
                               plan.gpu_model);
+  }
+  const bool single_model_unlimited =
+      pool.size() == 1 && pool[0].max_gpus < 0 && options.strategy == MigStrategy::kMixed;
+  if (!x || Cbc_getObjValue(model) > 1e20) {
+    // No integer solution within the time limit: fall back on first-fit decreasing.
+    Cbc_deleteModel(model);
+    if (!single_model_unlimited)
+      return FailedPrecondition("the solver found no MIG plan for the GPUs allowed ({}) within {} s", plan.gpu_model,
+                                options.max_seconds);
+    for (const auto& bin : first_fit) {
+      std::vector<const MigProfile*> layout;
+      for (const auto& [p, w] : bin) layout.push_back(p);
+      const MigLayoutCheck check = CheckMigLayout(*pool[0].gpu, layout);
+      const int id = static_cast<int>(plan.gpu_plans.size());
+      const std::string name = fmt::format("gpufit-ffd-{}", id + 1);
+      MigGpuPlan g{name, pool[0].gpu->id, check.creation_order, std::vector<std::string>(check.creation_order.size())};
+      std::vector<bool> used(check.creation_order.size(), false);
+      for (const auto& [p, w] : bin) {
+        for (std::size_t i = 0; i < check.creation_order.size(); ++i) {
+          if (used[i] || check.creation_order[i].profile != p) continue;
+          used[i] = true;
+          g.workloads[i] = workloads[w].name;
+          plan.assignments[w] = {workloads[w].name, id, p->name, resource_of(*p)};
+          break;
+        }
+        ++plan.configs[name][p->name];
+      }
+      plan.gpu_plans.push_back(std::move(g));
+    }
+    plan.gpus = static_cast<int>(plan.gpu_plans.size());
+    plan.objective = plan.gpus;
+    int slices = 0;  // a simple bound: the smallest instances' memory slices, packed perfectly
+    for (const auto& [p, w] : smallest) slices += p->memory_slices;
+    plan.bound = std::ceil(static_cast<double>(slices) / pool[0].gpu->memory_slices);
+    plan.lower_bound = static_cast<int>(plan.bound);
+    plan.gap = plan.gpus > 0 ? (plan.gpus - plan.bound) / plan.gpus : 0;
+    return plan;
   }
   std::vector<long> sol(static_cast<std::size_t>(ncols));
   for (int j = 0; j < ncols; ++j) sol[static_cast<std::size_t>(j)] = std::lround(x[j]);
@@ -218,10 +265,13 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
     const Slot& slot = plain[static_cast<std::size_t>(ycols[j].k)];
     for (long n = 0; n < sol[static_cast<std::size_t>(nl) + j]; ++n) {
       const std::size_t w = members[static_cast<std::size_t>(ycols[j].c)][next[static_cast<std::size_t>(ycols[j].c)]++];
-      const auto [g, i] = slots[{slot.model, slot.profile}].front();
-      slots[{slot.model, slot.profile}].pop_front();
+      auto& free_slots = slots[{slot.model, slot.profile}];
+      if (free_slots.empty())
+        return Internal("the MIP solution assigns more {} than its layouts hold", slot.profile->name);
+      const auto [g, i] = free_slots.front();
+      free_slots.pop_front();
       plan.gpu_plans[static_cast<std::size_t>(g)].workloads[static_cast<std::size_t>(i)] = workloads[w].name;
-      plan.assignments[w] = {workloads[w].name, g, slot.profile->name, slot.profile->resource_name()};
+      plan.assignments[w] = {workloads[w].name, g, slot.profile->name, resource_of(*slot.profile)};
     }
   }
   plan.objective = objective;
@@ -235,8 +285,16 @@ std::string MigPartedConfig(const MigPlan& plan) {
   std::string out = fmt::format("# mig-parted config written by gpufit for {} ({} GPUs).\n", plan.gpu_model, plan.gpus);
   out += "# Apply with: nvidia-mig-parted apply -f THIS_FILE -c <name>, or label a node\n";
   out += "# nvidia.com/mig.config=<name> for the GPU Operator's MIG manager.\nversion: v1\nmig-configs:\n";
+  if (plan.configs.empty()) out += "  all-disabled:\n    - devices: all\n      mig-enabled: false\n";
   for (const auto& [name, profiles] : plan.configs) {
-    out += fmt::format("  {}:\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n", name);
+    // The model of the config's GPUs, so that a config only applies to that model's devices.
+    std::string model;
+    for (const MigGpuPlan& g : plan.gpu_plans)
+      if (g.config == name) model = g.gpu_model;
+    std::string filter;
+    if (const Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(model); gpu && !(*gpu)->pci_device_ids.empty())
+      filter = fmt::format("      device-filter: [\"{}\"]\n", fmt::join((*gpu)->pci_device_ids, "\", \""));
+    out += fmt::format("  {}:\n    - devices: all\n{}      mig-enabled: true\n      mig-devices:\n", name, filter);
     for (const auto& [profile, count] : profiles) out += fmt::format("        \"{}\": {}\n", profile, count);
   }
   return out;

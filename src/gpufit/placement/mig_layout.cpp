@@ -125,8 +125,35 @@ MigLayoutCheck CheckMigLayout(const MigGpu& gpu, const std::vector<const MigProf
   }
   std::vector<const MigProfile*> order = profiles;
   SortLargestFirst(order);
-  std::vector<int> starts(order.size());
-  if (!PlaceAll(order, 0, 0, starts)) {
+  // Every placement (at most a few hundred): keep the one that strands the fewest compute
+  // slices, the first found (largest first, lowest starts) on ties.
+  std::vector<int> starts(order.size()), best;
+  int compute = 0;
+  for (const MigProfile* p : order) compute += p->compute_slices;
+  const int free_compute = gpu.compute_slices - compute;
+  int best_stranded = free_compute + 1;
+  std::function<void(std::size_t, Slices)> search = [&](std::size_t i, Slices used) {
+    if (best_stranded == 0) return;
+    if (i == order.size()) {
+      std::vector<MigInstance> placed;
+      for (std::size_t k = 0; k < order.size(); ++k) placed.push_back({order[k], starts[k]});
+      State st = WithAllProfiles(gpu, StateOf(placed));
+      const int stranded = free_compute - MaxAddedCompute(gpu, st, 0, 0, free_compute);
+      if (stranded < best_stranded) {
+        best_stranded = stranded;
+        best = starts;
+      }
+      return;
+    }
+    for (int s : order[i]->starts) {
+      const Slices m = MaskOf(*order[i], s);
+      if (used & m) continue;
+      starts[i] = s;
+      search(i + 1, used | m);
+    }
+  };
+  search(0, 0);
+  if (best.empty() && !order.empty()) {
     const MigProfile* tight =
         *std::min_element(order.begin(), order.end(),
                           [](const MigProfile* a, const MigProfile* b) { return a->starts.size() < b->starts.size(); });
@@ -137,17 +164,11 @@ MigLayoutCheck CheckMigLayout(const MigGpu& gpu, const std::vector<const MigProf
     return check;
   }
   check.valid = true;
-  int compute = 0;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    check.creation_order.push_back({order[i], starts[i]});
-    compute += order[i]->compute_slices;
-  }
+  for (std::size_t i = 0; i < order.size(); ++i) check.creation_order.push_back({order[i], best[i]});
   check.placements = check.creation_order;
   std::sort(check.placements.begin(), check.placements.end(),
             [](const MigInstance& a, const MigInstance& b) { return a.start < b.start; });
-  State st = WithAllProfiles(gpu, StateOf(check.placements));
-  const int free_compute = gpu.compute_slices - compute;
-  check.stranded_compute_slices = free_compute - MaxAddedCompute(gpu, st, 0, 0, free_compute);
+  check.stranded_compute_slices = order.empty() ? gpu.compute_slices : best_stranded;
   return check;
 }
 
@@ -236,7 +257,8 @@ MigMoves FewestMigMoves(const MigGpu& gpu, const std::vector<MigInstance>& exist
 }
 
 MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<MigInstance>& current,
-                                          const std::vector<const MigProfile*>& target) {
+                                          const std::vector<const MigProfile*>& target,
+                                          const std::vector<bool>& occupied) {
   MigReconfiguration r;
   const MigLayoutCheck check = CheckMigLayout(gpu, target);
   if (!check.valid) {
@@ -256,7 +278,7 @@ MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<M
         for (std::size_t c = 0; c < current.size(); ++c) {
           if (!taken[c] && current[c].profile == order[k] && current[c].start == starts[k]) {
             taken[c] = true;
-            ++kept;
+            kept += 1 + (c < occupied.size() && occupied[c] ? static_cast<int>(current.size()) + 1 : 0);
             break;
           }
         }
@@ -294,16 +316,22 @@ MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<M
 }
 
 std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus) {
-  if (strategy == MigStrategy::kMixed) return {};
-  const MigProfile* only = nullptr;
+  if (strategy == MigStrategy::kMixed || node_gpus.empty()) return {};
+  // Single: every GPU of the node has the same MIG layout, made of one profile.
+  auto sorted = [](std::vector<const MigProfile*> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const std::vector<const MigProfile*> first = sorted(node_gpus.front());
   for (const auto& gpu : node_gpus) {
+    if (gpu.empty()) return "the single strategy needs MIG enabled with the same layout on every GPU of a node";
     for (const MigProfile* p : gpu) {
-      if (!only) only = p;
-      if (p != only)
+      if (p != gpu.front())
         return fmt::format(
-            "the single strategy needs one profile on every MIG GPU of a node, got {} and {} (use mixed)", only->name,
-            p->name);
+            "the single strategy needs one profile on every MIG GPU of a node, got {} and {} (use mixed)",
+            gpu.front()->name, p->name);
     }
+    if (sorted(gpu) != first) return "the single strategy needs the same MIG layout on every GPU of a node (use mixed)";
   }
   return {};
 }

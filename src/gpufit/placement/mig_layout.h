@@ -71,16 +71,19 @@ struct MigReconfiguration {
 };
 
 // From the current instances to a target multiset of profiles, keeping as many current
-// instances (same profile at the same start) as any valid placement of the target allows.
+// instances (same profile at the same start) as any valid placement of the target allows,
+// those that run pods (`occupied`, parallel to `current`; may be empty) first.
 MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<MigInstance>& current,
-                                          const std::vector<const MigProfile*>& target);
+                                          const std::vector<const MigProfile*>& target,
+                                          const std::vector<bool>& occupied = {});
 
 // The GPU Operator's MIG strategies (NVIDIA k8s-device-plugin): under "single" every MIG
 // instance on a node has the same profile (each is advertised as nvidia.com/gpu); under
 // "mixed" each profile is its own resource (nvidia.com/mig-<profile>).
 enum class MigStrategy { kSingle, kMixed };
 
-// Why these per-GPU layouts of one node break `strategy`, or empty when they do not.
+// Why these per-GPU layouts of one node break `strategy`, or empty when they do not
+// (single: every GPU has the same layout, of one profile, MIG enabled).
 std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus);
 
 }  // namespace gpufit

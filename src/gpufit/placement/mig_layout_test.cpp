@@ -222,14 +222,28 @@ TEST(PlanMigReconfiguration, KeepsWhatItCanAndCreatesTheRestLargestFirst) {
   EXPECT_TRUE(same.create.empty());
 }
 
-TEST(MigStrategyProblem, SingleNeedsOneProfilePerNode) {
+TEST(MigStrategyProblem, SingleNeedsTheSameOneProfileLayoutOnEveryGpu) {
   const MigGpu& h100 = Gpu("h100-80gb");
-  EXPECT_EQ(
-      MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb", "1g.10gb"}), Profiles(h100, {"1g.10gb"})}),
-      "");
-  EXPECT_THAT(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"3g.40gb"}), Profiles(h100, {"1g.10gb"})}),
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kSingle,
+                               {Profiles(h100, {"1g.10gb", "1g.10gb"}), Profiles(h100, {"1g.10gb", "1g.10gb"})}),
+            "");
+  EXPECT_THAT(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"3g.40gb", "1g.10gb"})}),
               HasSubstr("single strategy needs one profile"));
+  EXPECT_THAT(
+      MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb", "1g.10gb"}), Profiles(h100, {"1g.10gb"})}),
+      HasSubstr("same MIG layout on every GPU"));
+  EXPECT_THAT(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb"}), {}}), HasSubstr("MIG enabled"));
   EXPECT_EQ(MigStrategyProblem(MigStrategy::kMixed, {Profiles(h100, {"3g.40gb"}), Profiles(h100, {"1g.10gb"})}), "");
+}
+
+TEST(CheckMigLayout, PrintsThePlacementThatStrandsTheLeastCompute) {
+  const MigGpu& h100 = Gpu("h100-80gb");
+  // 1g.20gb at 6 leaves 0-5 for 4g.40gb@0 + 2g.20gb@4: nothing stranded. At 0 it would strand one.
+  const MigLayoutCheck one = CheckMigLayout(h100, Profiles(h100, {"1g.20gb"}));
+  EXPECT_EQ(one.stranded_compute_slices, 0);
+  EXPECT_EQ(one.placements[0].start, 6);
+  // Two at 4 and 6: 4g.40gb@0 adds 4 of the 5 free compute slices; no placement does better.
+  EXPECT_EQ(CheckMigLayout(h100, Profiles(h100, {"1g.20gb", "1g.20gb"})).stranded_compute_slices, 1);
 }
 
 }  // namespace
