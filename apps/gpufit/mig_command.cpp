@@ -14,6 +14,7 @@
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/catalog/mig_catalog.h"
 #include "gpufit/core/atomic_file.h"
+#include "gpufit/core/text.h"
 #include "gpufit/ingest/telemetry_readers.h"
 #include "gpufit/optimize/mig_planner.h"
 #include "gpufit/placement/mig_layout.h"
@@ -31,19 +32,6 @@ struct MigFlags {
   double max_seconds = 30;
   int compute_slices = 0;
 };
-
-std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
-    if (end > start) out.push_back(text.substr(start, end - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 json Instances(const std::vector<MigInstance>& xs) {
   json a = json::array();
@@ -68,7 +56,7 @@ int Check(const MigFlags& f) {
   if (!gpu) return Fail(gpu.error());
   std::vector<const MigProfile*> profiles;
   int media = 0;
-  for (const std::string& name : Split(f.profiles)) {
+  for (const std::string& name : SplitList(f.profiles, ',')) {
     Result<const MigProfile*> p = (*gpu)->Profile(name);
     if (!p) return Fail(Error{p.error().code, "--profiles: " + p.error().message});
     media += (*p)->media_extension();
@@ -104,7 +92,7 @@ int Check(const MigFlags& f) {
 
 Result<std::vector<MigInstance>> ParseInstances(const MigGpu& gpu, const std::string& text, const char* flag) {
   std::vector<MigInstance> out;
-  for (const std::string& item : Split(text)) {
+  for (const std::string& item : SplitList(text, ',')) {
     const std::size_t at = item.find('@');
     if (at == std::string::npos) return InvalidArgument("{}: '{}' must be PROFILE@START, e.g. 3g.40gb@4", flag, item);
     Result<const MigProfile*> p = gpu.Profile(item.substr(0, at));
@@ -171,8 +159,8 @@ int Free(const MigFlags& f) {
 int Plan(const MigFlags& f) {
   // The pool: one or more MIG-capable models, priced from the GPU catalog.
   std::vector<MigPoolGpu> pool;
-  const std::vector<std::string> ids = Split(f.gpu);
-  const std::vector<std::string> limits = Split(f.max_gpus);
+  const std::vector<std::string> ids = SplitList(f.gpu, ',');
+  const std::vector<std::string> limits = SplitList(f.max_gpus, ',');
   if (!limits.empty() && limits.size() != ids.size())
     return Fail(InvalidArgument("--max-gpus: give one limit per --gpu model ({}), got {}", ids.size(), limits.size()));
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -296,7 +284,7 @@ int Reconfigure(const MigFlags& f) {
   // --current PROFILE@START[=POD],...: the pods tell which ones must move first.
   std::string plain;
   std::map<std::pair<std::string, int>, std::string> pod_at;
-  for (const std::string& item : Split(f.current)) {
+  for (const std::string& item : SplitList(f.current, ',')) {
     const std::size_t eq = item.find('=');
     const std::string inst = item.substr(0, eq);
     plain += (plain.empty() ? "" : ",") + inst;
@@ -308,7 +296,7 @@ int Reconfigure(const MigFlags& f) {
   Result<std::vector<MigInstance>> current = ParseInstances(**gpu, plain, "--current");
   if (!current) return Fail(current.error());
   std::vector<const MigProfile*> target;
-  for (const std::string& name : Split(f.target)) {
+  for (const std::string& name : SplitList(f.target, ',')) {
     Result<const MigProfile*> p = (*gpu)->Profile(name);
     if (!p) return Fail(Error{p.error().code, "--target: " + p.error().message});
     target.push_back(*p);

@@ -8,6 +8,7 @@
 
 #include "cli_common.h"
 #include "gpufit/core/atomic_file.h"
+#include "gpufit/core/text.h"
 #include "gpufit/ingest/openb_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/sim/report.h"
@@ -22,27 +23,12 @@ struct SimulateFlags {
   bool check_invariants = false;
 };
 
-std::vector<std::string> SplitPolicies(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    std::size_t end = comma == std::string::npos ? text.size() : comma;
-    while (start < end && text[start] == ' ') ++start;
-    while (end > start && text[end - 1] == ' ') --end;
-    if (end > start) out.push_back(text.substr(start, end - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 int Run(const SimulateFlags& f) {
   Result<std::vector<NodeSpec>> nodes = ReadOpenbNodes(f.nodes);
   if (!nodes) return Fail(nodes.error());
   Result<std::vector<PodSpec>> pods = ReadOpenbPods(f.pods);
   if (!pods) return Fail(pods.error());
-  const std::vector<std::string> policies = SplitPolicies(f.policies);
+  const std::vector<std::string> policies = SplitList(f.policies, ',');
   if (policies.empty()) return Fail(InvalidArgument("--policy: give at least one policy"));
   const std::vector<std::string> known = PolicyNames();
   for (std::size_t i = 0; i < policies.size(); ++i) {

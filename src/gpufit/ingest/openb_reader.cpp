@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <unordered_set>
 
+#include "gpufit/core/text.h"
 #include "gpufit/ingest/internal/csv_table.h"
 
 namespace gpufit {
@@ -27,15 +28,14 @@ Result<std::int64_t> WholeNumber(const CsvRow<N>& row, std::size_t column) {
   return static_cast<std::int64_t>(*v);
 }
 
-std::vector<std::string> SplitGpuSpec(std::string_view spec) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= spec.size()) {
-    const std::size_t bar = spec.find('|', start);
-    const std::size_t end = bar == std::string_view::npos ? spec.size() : bar;
-    if (end > start) out.emplace_back(spec.substr(start, end - start));
-    if (bar == std::string_view::npos) break;
-    start = bar + 1;
+// Columns [first, first + K) as whole numbers; the first error found.
+template <std::size_t K, std::size_t N>
+Result<std::array<std::int64_t, K>> WholeNumbers(const CsvRow<N>& row, std::size_t first) {
+  std::array<std::int64_t, K> out{};
+  for (std::size_t k = 0; k < K; ++k) {
+    const Result<std::int64_t> v = WholeNumber(row, first + k);
+    if (!v) return v.error();
+    out[k] = *v;
   }
   return out;
 }
@@ -49,25 +49,22 @@ Result<std::vector<NodeSpec>> ReadOpenbNodes(const std::string& path) {
   Result<void> ok = ForEachCsvRow<5>(path, kColumns, [&](const CsvRow<5>& row) -> Result<void> {
     const Result<std::string_view> name = row.Text(0);
     if (!name) return name.error();
-    const Result<std::int64_t> cpu = WholeNumber(row, 1);
-    if (!cpu) return cpu.error();
-    const Result<std::int64_t> mem = WholeNumber(row, 2);
-    if (!mem) return mem.error();
-    const Result<std::int64_t> gpus = WholeNumber(row, 3);
-    if (!gpus) return gpus.error();
-    if (*gpus > kMaxGpusPerNode)
+    const Result<std::array<std::int64_t, 3>> numbers = WholeNumbers<3>(row, 1);
+    if (!numbers) return numbers.error();
+    const auto [cpu, mem, gpus] = *numbers;
+    if (gpus > kMaxGpusPerNode)
       return InvalidArgument("{}:{}: column 'gpu': at most {} GPUs per node, got {}", path, row.line, kMaxGpusPerNode,
-                             *gpus);
+                             gpus);
     const std::string model = row.cells[4] ? row.cells[4] : "";
-    if (*gpus > 0 && model.empty())
-      return InvalidArgument("{}:{}: column 'model': a node with {} GPUs needs its GPU type", path, row.line, *gpus);
+    if (gpus > 0 && model.empty())
+      return InvalidArgument("{}:{}: column 'model': a node with {} GPUs needs its GPU type", path, row.line, gpus);
     if (!names.emplace(*name).second)
       return InvalidArgument("{}:{}: column 'sn': node '{}' appears twice", path, row.line, *name);
     nodes.push_back({.name = std::string(*name),
-                     .cpu = MilliCpu{*cpu},
-                     .memory = MiB{*mem},
-                     .gpu_count = static_cast<int>(*gpus),
-                     .gpu_model = *gpus > 0 ? model : std::string()});
+                     .cpu = MilliCpu{cpu},
+                     .memory = MiB{mem},
+                     .gpu_count = static_cast<int>(gpus),
+                     .gpu_model = gpus > 0 ? model : std::string()});
     return {};
   });
   if (!ok) return ok.error();
@@ -83,26 +80,21 @@ Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
   Result<void> ok = ForEachCsvRow<8>(path, kColumns, [&](const CsvRow<8>& row) -> Result<void> {
     const Result<std::string_view> name = row.Text(0);
     if (!name) return name.error();
-    const Result<std::int64_t> cpu = WholeNumber(row, 1);
-    if (!cpu) return cpu.error();
-    const Result<std::int64_t> mem = WholeNumber(row, 2);
-    if (!mem) return mem.error();
-    const Result<std::int64_t> num_gpu = WholeNumber(row, 3);
-    if (!num_gpu) return num_gpu.error();
-    const Result<std::int64_t> milli = WholeNumber(row, 4);
-    if (!milli) return milli.error();
-    if (*num_gpu > kMaxGpusPerNode)
+    const Result<std::array<std::int64_t, 4>> numbers = WholeNumbers<4>(row, 1);
+    if (!numbers) return numbers.error();
+    const auto [cpu, mem, num_gpu, milli] = *numbers;
+    if (num_gpu > kMaxGpusPerNode)
       return InvalidArgument("{}:{}: column 'num_gpu': at most {} GPUs per pod, got {}", path, row.line,
-                             kMaxGpusPerNode, *num_gpu);
-    if (*num_gpu == 0 && *milli != 0)
+                             kMaxGpusPerNode, num_gpu);
+    if (num_gpu == 0 && milli != 0)
       return InvalidArgument("{}:{}: column 'gpu_milli': a pod with num_gpu 0 must ask for 0 milli-GPU, got {}", path,
-                             row.line, *milli);
-    if (*num_gpu >= 1 && (*milli < 1 || *milli > 1000))
+                             row.line, milli);
+    if (num_gpu >= 1 && (milli < 1 || milli > 1000))
       return InvalidArgument("{}:{}: column 'gpu_milli': must be 1..1000 milli-GPU per GPU, got {}", path, row.line,
-                             *milli);
-    if (*num_gpu > 1 && *milli != 1000)
+                             milli);
+    if (num_gpu > 1 && milli != 1000)
       return InvalidArgument("{}:{}: column 'gpu_milli': a pod with {} GPUs takes whole GPUs (1000), got {}", path,
-                             row.line, *num_gpu, *milli);
+                             row.line, num_gpu, milli);
     const Result<std::int64_t> created = WholeNumber(row, 6);
     if (!created) return created.error();
     std::optional<Seconds> deletion;
@@ -117,11 +109,11 @@ Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
     if (!names.emplace(*name).second)
       return InvalidArgument("{}:{}: column 'name': pod '{}' appears twice", path, row.line, *name);
     pods.push_back({.name = std::string(*name),
-                    .cpu = MilliCpu{*cpu},
-                    .memory = MiB{*mem},
-                    .gpu_count = static_cast<int>(*num_gpu),
-                    .gpu_per_gpu = GpuMilli{*milli},
-                    .gpu_models = SplitGpuSpec(row.cells[5] ? row.cells[5] : ""),
+                    .cpu = MilliCpu{cpu},
+                    .memory = MiB{mem},
+                    .gpu_count = static_cast<int>(num_gpu),
+                    .gpu_per_gpu = GpuMilli{milli},
+                    .gpu_models = SplitList(row.cells[5] ? row.cells[5] : "", '|'),
                     .creation = Seconds(static_cast<double>(*created)),
                     .deletion = deletion});
     return {};

@@ -11,12 +11,11 @@
 // Not thread-safe.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <tuple>
 #include <vector>
 
 #include "gpufit/placement/fragmentation.h"
+#include "gpufit/placement/internal/node_choice.h"
 #include "gpufit/placement/plugin.h"
 
 namespace gpufit {
@@ -32,23 +31,22 @@ class FgdModel {
   };
 
   // Sets the pod that Evaluate answers for. Cheap when the shape repeats.
-  void SetWorkload(const Workload& w);
+  void SetWorkload(const Workload& w) {
+    workload_ = w;
+    cache_.SetShape(w);
+  }
   // Precondition: `node` passed every filter for the current workload.
-  const Choice& Evaluate(const NodeState& node);
+  const Choice& Evaluate(const NodeState& node) {
+    return cache_.Get(node, [this](const NodeState& n) { return Compute(n); });
+  }
 
   const std::vector<TypicalPod>& target() const { return *target_; }
 
  private:
-  struct Entry {
-    std::uint64_t version_plus_one = 0;  // 0: empty
-    Choice choice;
-  };
   Choice Compute(const NodeState& node) const;
 
   std::shared_ptr<const std::vector<TypicalPod>> target_;
-  std::map<std::tuple<std::int64_t, int, std::int64_t, bool, std::uint64_t>, std::size_t> shape_ids_;
-  std::vector<std::vector<Entry>> cache_;  // [shape][node]
-  std::size_t shape_ = 0;
+  internal::NodeChoiceCache<Choice> cache_;
   Workload workload_;
 };
 
@@ -58,6 +56,20 @@ class FgdScore final : public ScorePlugin {
   std::string_view Name() const override { return "fgd"; }
   void PreScore(const Workload& w, const ClusterState&) override { model_->SetWorkload(w); }
   std::int64_t Score(const Workload&, const NodeState& node) override { return model_->Evaluate(node).score; }
+
+ private:
+  std::shared_ptr<FgdModel> model_;
+};
+
+// The GPU FGD scores best.
+class FgdGpu final : public GpuPicker {
+ public:
+  explicit FgdGpu(std::shared_ptr<FgdModel> model) : model_(std::move(model)) {}
+  std::string_view Name() const override { return "fgd-gpu"; }
+  GpuSet Pick(const Workload& w, const NodeState& node, Rng&) override {
+    model_->SetWorkload(w);
+    return model_->Evaluate(node).gpus;
+  }
 
  private:
   std::shared_ptr<FgdModel> model_;

@@ -39,10 +39,4 @@ GpuSet RandomGpu::Pick(const Workload& w, const NodeState& n, Rng& rng) {
   return GpuSet{1} << chosen;
 }
 
-GpuSet FgdGpu::Pick(const Workload& w, const NodeState& n, Rng&) {
-  if (!w.SharesGpu()) return FirstIdleGpus(w, n);
-  model_->SetWorkload(w);
-  return model_->Evaluate(n).gpus;
-}
-
 }  // namespace gpufit

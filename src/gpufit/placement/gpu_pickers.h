@@ -3,9 +3,6 @@
 // that shares one GPU.
 #pragma once
 
-#include <memory>
-
-#include "gpufit/placement/fgd.h"
 #include "gpufit/placement/plugin.h"
 
 namespace gpufit {
@@ -28,15 +25,7 @@ class RandomGpu final : public GpuPicker {
   GpuSet Pick(const Workload& w, const NodeState& node, Rng& rng) override;
 };
 
-// The GPU FGD scores best (placement/fgd.h).
-class FgdGpu final : public GpuPicker {
- public:
-  explicit FgdGpu(std::shared_ptr<FgdModel> model) : model_(std::move(model)) {}
-  std::string_view Name() const override { return "fgd-gpu"; }
-  GpuSet Pick(const Workload& w, const NodeState& node, Rng& rng) override;
-
- private:
-  std::shared_ptr<FgdModel> model_;
-};
+// FGD's and gpufit's own pickers sit with their models (placement/fgd.h,
+// placement/gpufit_policy.h).
 
 }  // namespace gpufit

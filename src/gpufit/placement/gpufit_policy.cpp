@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpufit/placement/gpu_pickers.h"
-
 namespace gpufit {
 
 GpufitModel::GpufitModel(std::shared_ptr<const std::vector<TypicalPod>> target, GpufitPolicyOptions options)
@@ -17,25 +15,6 @@ GpufitModel::GpufitModel(std::shared_ptr<const std::vector<TypicalPod>> target, 
   }
   rho_ = options_.rho_milli_cpu_per_gpu_milli > 0 ? options_.rho_milli_cpu_per_gpu_milli
                                                   : (share > 0 ? ratio / share : 1.0);
-}
-
-void GpufitModel::SetWorkload(const Workload& w) {
-  workload_ = w;
-  const auto key = std::make_tuple(w.cpu.value, w.gpu_count, w.gpu_per_gpu.value, w.any_model, w.model_mask);
-  const auto [it, added] = shape_ids_.emplace(key, cache_.size());
-  if (added) cache_.emplace_back();
-  shape_ = it->second;
-}
-
-const GpufitModel::Choice& GpufitModel::Evaluate(const NodeState& node) {
-  std::vector<Entry>& by_node = cache_[shape_];
-  if (static_cast<std::size_t>(node.id) >= by_node.size()) by_node.resize(static_cast<std::size_t>(node.id) + 1);
-  Entry& e = by_node[static_cast<std::size_t>(node.id)];
-  if (e.version_plus_one != node.version + 1) {
-    e.choice = Compute(node);
-    e.version_plus_one = node.version + 1;
-  }
-  return e.choice;
 }
 
 double GpufitModel::Stranded(const NodeFree& f) const {
@@ -51,22 +30,13 @@ GpufitModel::Choice GpufitModel::Compute(const NodeState& node) const {
     const NodeFree after = now.After(workload_, gpus);
     return (frag_before - FragMilli(after, *target_)) - options_.stranding_weight * (Stranded(after) - stranded_before);
   };
-  if (!workload_.SharesGpu()) {
-    const GpuSet gpus = FirstIdleGpus(workload_, node);
-    return {value_of(gpus), gpus};
-  }
   Choice best;
   bool found = false;
-  for (int g = 0; g < node.gpu_count; ++g) {
-    const GpuMilli free = node.gpu_free[static_cast<std::size_t>(g)];
-    if (free < workload_.gpu_per_gpu) continue;
-    bool seen = false;  // GPUs with the same free share are alike: keep the first
-    for (int h = 0; h < g && !seen; ++h) seen = node.gpu_free[static_cast<std::size_t>(h)] == free;
-    if (seen) continue;
-    const double v = value_of(GpuSet{1} << g);
-    if (!found || v > best.value) best = {v, GpuSet{1} << g};
+  internal::ForEachGpuChoice(workload_, node, [&](GpuSet gpus) {
+    const double v = value_of(gpus);
+    if (!found || v > best.value) best = {v, gpus};  // the lowest index on equal values
     found = true;
-  }
+  });
   return best;
 }
 
@@ -75,7 +45,6 @@ std::int64_t GpufitScore::Score(const Workload&, const NodeState& node) {
 }
 
 GpuSet GpufitGpu::Pick(const Workload& w, const NodeState& node, Rng&) {
-  if (!w.SharesGpu()) return FirstIdleGpus(w, node);
   model_->SetWorkload(w);
   return model_->Evaluate(node).gpus;
 }

@@ -29,12 +29,11 @@
 // Not thread-safe.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <tuple>
 #include <vector>
 
 #include "gpufit/placement/fragmentation.h"
+#include "gpufit/placement/internal/node_choice.h"
 #include "gpufit/placement/plugin.h"
 
 namespace gpufit {
@@ -52,25 +51,24 @@ class GpufitModel {
     double value = 0;  // milli-GPU, higher is better
     GpuSet gpus = 0;
   };
-  void SetWorkload(const Workload& w);
+  void SetWorkload(const Workload& w) {
+    workload_ = w;
+    cache_.SetShape(w);
+  }
   // Precondition: `node` passed every filter for the current workload.
-  const Choice& Evaluate(const NodeState& node);
+  const Choice& Evaluate(const NodeState& node) {
+    return cache_.Get(node, [this](const NodeState& n) { return Compute(n); });
+  }
   double rho() const { return rho_; }
 
  private:
-  struct Entry {
-    std::uint64_t version_plus_one = 0;
-    Choice choice;
-  };
   Choice Compute(const NodeState& node) const;
   double Stranded(const NodeFree& f) const;
 
   std::shared_ptr<const std::vector<TypicalPod>> target_;
   GpufitPolicyOptions options_;
   double rho_ = 1;
-  std::map<std::tuple<std::int64_t, int, std::int64_t, bool, std::uint64_t>, std::size_t> shape_ids_;
-  std::vector<std::vector<Entry>> cache_;
-  std::size_t shape_ = 0;
+  internal::NodeChoiceCache<Choice> cache_;
   Workload workload_;
 };
 

@@ -39,16 +39,42 @@ std::optional<std::string> CountProblem(const MigGpu& gpu, const std::vector<con
   return std::nullopt;
 }
 
-// Places profiles[i..] on free slices (exhaustive, starts ascending). Fills `starts`.
-bool PlaceAll(const std::vector<const MigProfile*>& profiles, std::size_t i, Slices used, std::vector<int>& starts) {
-  if (i == profiles.size()) return true;
+// Calls visit(starts) for every placement of profiles[i..] on the slices free in `used`
+// (profiles in order, starts ascending; starts[k] is profiles[k]'s), until visit returns
+// true. Returns whether a visit stopped it.
+bool ForEachPlacement(const std::vector<const MigProfile*>& profiles, std::size_t i, Slices used,
+                      std::vector<int>& starts, const std::function<bool(const std::vector<int>&)>& visit) {
+  if (i == profiles.size()) return visit(starts);
   for (int s : profiles[i]->starts) {
     const Slices m = MaskOf(*profiles[i], s);
     if (used & m) continue;
     starts[i] = s;
-    if (PlaceAll(profiles, i + 1, used | m, starts)) return true;
+    if (ForEachPlacement(profiles, i + 1, used | m, starts, visit)) return true;
   }
   return false;
+}
+
+// The first placement of `profiles` on the slices free in `used`, into `starts`.
+bool PlaceAll(const std::vector<const MigProfile*>& profiles, Slices used, std::vector<int>& starts) {
+  return ForEachPlacement(profiles, 0, used, starts, [](const std::vector<int>&) { return true; });
+}
+
+// For each target instance placed at starts[k], the current instance it keeps (same
+// profile at the same start), or -1.
+std::vector<int> Kept(const std::vector<const MigProfile*>& target, const std::vector<int>& starts,
+                      const std::vector<MigInstance>& current) {
+  std::vector<int> kept(target.size(), -1);
+  std::vector<bool> taken(current.size(), false);
+  for (std::size_t k = 0; k < target.size(); ++k) {
+    for (std::size_t c = 0; c < current.size(); ++c) {
+      if (!taken[c] && current[c].profile == target[k] && current[c].start == starts[k]) {
+        taken[c] = true;
+        kept[k] = static_cast<int>(c);
+        break;
+      }
+    }
+  }
+  return kept;
 }
 
 // Largest first: memory slices, then compute slices, then name.
@@ -132,27 +158,17 @@ MigLayoutCheck CheckMigLayout(const MigGpu& gpu, const std::vector<const MigProf
   for (const MigProfile* p : order) compute += p->compute_slices;
   const int free_compute = gpu.compute_slices - compute;
   int best_stranded = free_compute + 1;
-  std::function<void(std::size_t, Slices)> search = [&](std::size_t i, Slices used) {
-    if (best_stranded == 0) return;
-    if (i == order.size()) {
-      std::vector<MigInstance> placed;
-      for (std::size_t k = 0; k < order.size(); ++k) placed.push_back({order[k], starts[k]});
-      State st = WithAllProfiles(gpu, StateOf(placed));
-      const int stranded = free_compute - MaxAddedCompute(gpu, st, 0, 0, free_compute);
-      if (stranded < best_stranded) {
-        best_stranded = stranded;
-        best = starts;
-      }
-      return;
+  ForEachPlacement(order, 0, 0, starts, [&](const std::vector<int>& at) {
+    std::vector<MigInstance> placed;
+    for (std::size_t k = 0; k < order.size(); ++k) placed.push_back({order[k], at[k]});
+    State st = WithAllProfiles(gpu, StateOf(placed));
+    const int stranded = free_compute - MaxAddedCompute(gpu, st, 0, 0, free_compute);
+    if (stranded < best_stranded) {
+      best_stranded = stranded;
+      best = at;
     }
-    for (int s : order[i]->starts) {
-      const Slices m = MaskOf(*order[i], s);
-      if (used & m) continue;
-      starts[i] = s;
-      search(i + 1, used | m);
-    }
-  };
-  search(0, 0);
+    return best_stranded == 0;  // nothing can do better
+  });
   if (best.empty() && !order.empty()) {
     const MigProfile* tight =
         *std::min_element(order.begin(), order.end(),
@@ -240,7 +256,7 @@ MigMoves FewestMigMoves(const MigGpu& gpu, const std::vector<MigInstance>& exist
           fixed |= MaskOf(*existing[i].profile, existing[i].start);
       }
       std::vector<int> starts(to_place.size());
-      if (PlaceAll(to_place, 0, fixed, starts)) {
+      if (PlaceAll(to_place, fixed, starts)) {
         moves.possible = true;
         moves.want_start = starts[0];
         std::size_t j = 1;
@@ -268,50 +284,34 @@ MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<M
   // Every placement of the target (exhaustive), scored by the current instances it keeps.
   std::vector<const MigProfile*> order = target;
   SortLargestFirst(order);
+  // A kept instance that runs a pod outweighs any number of idle ones.
+  const int pod_weight = static_cast<int>(current.size()) + 1;
   std::vector<int> starts(order.size()), best_starts;
-  int best_kept = -1;
-  std::function<void(std::size_t, Slices)> search = [&](std::size_t i, Slices used) {
-    if (i == order.size()) {
-      std::vector<bool> taken(current.size(), false);
-      int kept = 0;
-      for (std::size_t k = 0; k < order.size(); ++k) {
-        for (std::size_t c = 0; c < current.size(); ++c) {
-          if (!taken[c] && current[c].profile == order[k] && current[c].start == starts[k]) {
-            taken[c] = true;
-            kept += 1 + (c < occupied.size() && occupied[c] ? static_cast<int>(current.size()) + 1 : 0);
-            break;
-          }
-        }
-      }
-      if (kept > best_kept) {
-        best_kept = kept;
-        best_starts = starts;
-      }
-      return;
+  int best_score = -1;
+  ForEachPlacement(order, 0, 0, starts, [&](const std::vector<int>& at) {
+    int score = 0;
+    for (int c : Kept(order, at, current)) {
+      if (c >= 0) score += 1 + (static_cast<std::size_t>(c) < occupied.size() && occupied[c] ? pod_weight : 0);
     }
-    for (int s : order[i]->starts) {
-      const Slices m = MaskOf(*order[i], s);
-      if (used & m) continue;
-      starts[i] = s;
-      search(i + 1, used | m);
+    if (score > best_score) {
+      best_score = score;
+      best_starts = at;
     }
-  };
-  search(0, 0);
+    return false;
+  });
   r.possible = true;
-  std::vector<bool> kept(current.size(), false);
+  const std::vector<int> kept = Kept(order, best_starts, current);
+  std::vector<bool> stays(current.size(), false);
   for (std::size_t k = 0; k < order.size(); ++k) {
-    bool matched = false;
-    for (std::size_t c = 0; c < current.size() && !matched; ++c) {
-      if (!kept[c] && current[c].profile == order[k] && current[c].start == best_starts[k]) {
-        kept[c] = true;
-        matched = true;
-        r.keep.push_back(current[c]);
-      }
+    if (kept[k] >= 0) {
+      stays[static_cast<std::size_t>(kept[k])] = true;
+      r.keep.push_back(current[static_cast<std::size_t>(kept[k])]);
+    } else {
+      r.create.push_back({order[k], best_starts[k]});  // largest first already
     }
-    if (!matched) r.create.push_back({order[k], best_starts[k]});  // largest first already
   }
   for (std::size_t c = 0; c < current.size(); ++c)
-    if (!kept[c]) r.destroy.push_back(current[c]);
+    if (!stays[c]) r.destroy.push_back(current[c]);
   return r;
 }
 

@@ -149,20 +149,18 @@ std::vector<int> RandomOrder(std::size_t n, Rng& rng) {
   return order;
 }
 
-TEST(Policy, FgdMatchesBruteForceOnSmallClusters) {
-  const auto target = Target();
-  Rng rng(11);
+// 500 random small clusters, pods and node orders: `policy` picks the node and GPUs that
+// BruteForce picks with key(workload, node, gpus).
+template <class Key>
+void ExpectMatchesBruteForce(std::string_view policy, std::uint64_t seed, Key key) {
+  Rng rng(seed);
   for (int trial = 0; trial < 500; ++trial) {
     SCOPED_TRACE(trial);
     const ClusterState c = RandomCluster(rng);
     const Workload w = RandomPod(rng);
     const std::vector<int> order = RandomOrder(c.nodes().size(), rng);
-    const Option expected = BruteForce(c, w, order, [&](const NodeState& n, GpuSet gpus) {
-      const double delta =
-          testing::FragOracle(NodeFree::Of(n), *target) - testing::FragOracle(FreeAfter(n, w, gpus), *target);
-      return std::floor(100.0 / (1.0 + std::exp(-delta / 1000.0)));  // the simulator's integer score
-    });
-    Policy p = Make("fgd");
+    const Option expected = BruteForce(c, w, order, [&](const NodeState& n, GpuSet gpus) { return key(w, n, gpus); });
+    Policy p = Make(policy);
     p.SetNodeOrder(order);
     const Policy::Decision d = p.Place(w, c, rng);
     EXPECT_EQ(d.node, expected.node);
@@ -170,6 +168,15 @@ TEST(Policy, FgdMatchesBruteForceOnSmallClusters) {
       EXPECT_EQ(d.gpus, expected.gpus);
     }
   }
+}
+
+TEST(Policy, FgdMatchesBruteForceOnSmallClusters) {
+  const auto target = Target();
+  ExpectMatchesBruteForce("fgd", 11, [&](const Workload& w, const NodeState& n, GpuSet gpus) {
+    const double delta =
+        testing::FragOracle(NodeFree::Of(n), *target) - testing::FragOracle(FreeAfter(n, w, gpus), *target);
+    return std::floor(100.0 / (1.0 + std::exp(-delta / 1000.0)));  // the simulator's integer score
+  });
 }
 
 TEST(Policy, GpufitMatchesBruteForceOnSmallClusters) {
@@ -182,26 +189,12 @@ TEST(Policy, GpufitMatchesBruteForceOnSmallClusters) {
     for (int g = 0; g < f.gpu_count; ++g) gpu += static_cast<double>(f.gpu[static_cast<std::size_t>(g)].value);
     return std::max(0.0, gpu - static_cast<double>(f.cpu.value) / rho);
   };
-  Rng rng(12);
-  for (int trial = 0; trial < 500; ++trial) {
-    SCOPED_TRACE(trial);
-    const ClusterState c = RandomCluster(rng);
-    const Workload w = RandomPod(rng);
-    const std::vector<int> order = RandomOrder(c.nodes().size(), rng);
-    const Option expected = BruteForce(c, w, order, [&](const NodeState& n, GpuSet gpus) {
-      const NodeFree before = NodeFree::Of(n), after = FreeAfter(n, w, gpus);
-      const double value = testing::FragOracle(before, *target) - testing::FragOracle(after, *target) -
-                           2.0 * (stranded(after) - stranded(before));
-      return std::round(value * 1000.0);  // the plugin's fixed-point score
-    });
-    Policy p = Make("gpufit");
-    p.SetNodeOrder(order);
-    const Policy::Decision d = p.Place(w, c, rng);
-    EXPECT_EQ(d.node, expected.node);
-    if (expected.node >= 0) {
-      EXPECT_EQ(d.gpus, expected.gpus);
-    }
-  }
+  ExpectMatchesBruteForce("gpufit", 12, [&](const Workload& w, const NodeState& n, GpuSet gpus) {
+    const NodeFree before = NodeFree::Of(n), after = FreeAfter(n, w, gpus);
+    const double value = testing::FragOracle(before, *target) - testing::FragOracle(after, *target) -
+                         2.0 * (stranded(after) - stranded(before));
+    return std::round(value * 1000.0);  // the plugin's fixed-point score
+  });
 }
 
 }  // namespace
