@@ -1,0 +1,38 @@
+// A training job as the checkpoint, spot and drain planners see it: what it runs on, how
+// long it computes when nothing fails, and what checkpointing costs it.
+//
+// Times are Seconds of trace time. Sources of the defaults a reader fills in are in the
+// reader (ingest/training_reader.h).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "gpufit/core/units.h"
+
+namespace gpufit {
+
+// How a job can save its state.
+//  * kTransparent: transparent checkpoint/restore (e.g. CRIU with cuda-checkpoint) can
+//    save it at any moment, so an emergency checkpoint can use a preemption notice.
+//  * kApplication: only the job's own periodic checkpoints (it cannot save on demand).
+//  * kNone: no checkpoint at all (e.g. cross-GPU state that cannot be saved): an
+//    interruption loses all its work.
+enum class Checkpointing { kTransparent, kApplication, kNone };
+
+struct TrainingJob {
+  std::string name;
+  int gpu_count = 1;                // whole GPUs, all on one node (1..kMaxGpusPerNode)
+  std::string gpu_model;            // required GPU type; empty = any
+  Seconds work{0};                  // failure-free compute time T_s (> 0)
+  Seconds checkpoint_write{0};      // delta: time to write one checkpoint
+  Seconds restore{0};               // R: reschedule, read the checkpoint, initialise
+  MiB checkpoint_size;              // size of one checkpoint (all GPUs)
+  Seconds submit{0};                // trace time of arrival
+  std::optional<Seconds> deadline;  // trace time it must finish by
+  Checkpointing checkpointing = Checkpointing::kApplication;
+  std::string disruption_group;  // PodDisruptionBudget it belongs to; empty = its own
+  int max_unavailable = 1;       // that budget's maxUnavailable (>= 1)
+};
+
+}  // namespace gpufit

@@ -1,0 +1,46 @@
+// What interrupts a training job: spot reclaims (with advance notice) and hardware
+// failures. Per-node events known by time (explicit preemption times, maintenance
+// windows) belong to the simulator's input (sim/training_sim.h) and the drain planner.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "gpufit/core/units.h"
+
+namespace gpufit {
+
+enum class CapacityType { kOnDemand, kSpot };
+
+// Reclaims of spot capacity for one GPU model: a Poisson process per node.
+struct SpotMarket {
+  double interruptions_per_hour = 0;  // per node, >= 0
+  Seconds notice{120};                // advance warning: AWS 120 s, GCP and Azure 30 s
+  std::string basis;                  // how the rate was obtained (shown to the user)
+};
+
+// Advance notice of each provider (../shared/reference/cloud_prices.yaml,
+// spot_interruption: AWS "two minutes before", GKE 30 s graceful period, AKS 30 s).
+inline constexpr Seconds kAwsSpotNotice{120};
+inline constexpr Seconds kGcpSpotNotice{30};
+inline constexpr Seconds kAzureSpotNotice{30};
+
+// Default per-GPU hardware MTBF: Meta's Llama 3 report counts 419 unexpected interruptions
+// in 54 days on 16,384 H100 GPUs (Dubey et al., "The Llama 3 Herd of Models", 2024,
+// arXiv:2407.21783, section 3.3.4): 16,384 x 54 x 24 / 419 = 50,700 GPU-hours per
+// interruption, rounded to 50,000.
+inline constexpr double kDefaultGpuMtbfHours = 50000;
+
+struct InterruptionModel {
+  SpotMarket spot;                                      // any GPU model without its own entry
+  std::map<std::string, SpotMarket> spot_by_gpu_model;  // keyed by GPU type
+  double gpu_mtbf_hours = kDefaultGpuMtbfHours;         // hardware, per GPU, on any capacity; > 0
+  Seconds emergency_margin{10};  // an emergency checkpoint must finish this long before the reclaim
+
+  const SpotMarket& SpotFor(const std::string& gpu_model) const {
+    const auto it = spot_by_gpu_model.find(gpu_model);
+    return it == spot_by_gpu_model.end() ? spot : it->second;
+  }
+};
+
+}  // namespace gpufit
