@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -41,6 +42,12 @@ class Rng {
   }
 
   // Uniform in [0, n), unbiased: draws below 2^64 mod n are rejected. Precondition: n > 0.
+  // Uniform in [0, 1) with 53 random bits.
+  double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+  // Exponential with the given rate (> 0): -ln(1 - U) / rate.
+  double Exponential(double rate) { return -std::log1p(-Unit()) / rate; }
+
   std::uint64_t Below(std::uint64_t n) {
     assert(n > 0);
     const std::uint64_t threshold = (0 - n) % n;

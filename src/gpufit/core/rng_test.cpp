@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace gpufit {
@@ -50,6 +51,26 @@ TEST(Rng, ShuffleIsAPermutation) {
   std::sort(sorted.begin(), sorted.end());
   for (int i = 0; i < 100; ++i) EXPECT_EQ(sorted[static_cast<std::size_t>(i)], i);
   EXPECT_FALSE(std::is_sorted(v.begin(), v.end()));
+}
+
+}  // namespace
+}  // namespace gpufit
+
+namespace gpufit {
+namespace {
+
+TEST(Rng, ExponentialHasTheRightMean) {
+  // Mean of 200,000 draws at rate 0.25 is 4 within 5 standard errors (sd = 4 / sqrt(n)).
+  Rng rng(7);
+  double sum = 0;
+  constexpr int kN = 200000;
+  for (int i = 0; i < kN; ++i) sum += rng.Exponential(0.25);
+  EXPECT_NEAR(sum / kN, 4.0, 5 * 4.0 / std::sqrt(kN));
+  for (int i = 0; i < 1000; ++i) {
+    const double u = rng.Unit();
+    EXPECT_GE(u, 0);
+    EXPECT_LT(u, 1);
+  }
 }
 
 }  // namespace
