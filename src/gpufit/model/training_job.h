@@ -20,6 +20,16 @@ namespace gpufit {
 //    interruption loses all its work.
 enum class Checkpointing { kTransparent, kApplication, kNone };
 
+enum class CapacityType { kOnDemand, kSpot };
+
+// A node that runs training jobs.
+struct TrainingNode {
+  std::string name;
+  int gpu_count = 0;  // 1..kMaxGpusPerNode (model/cluster.h)
+  std::string gpu_model;
+  CapacityType capacity = CapacityType::kOnDemand;
+};
+
 struct TrainingJob {
   std::string name;
   int gpu_count = 1;                // whole GPUs, all on one node (1..kMaxGpusPerNode)

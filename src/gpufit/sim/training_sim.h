@@ -42,13 +42,6 @@
 
 namespace gpufit {
 
-struct TrainingNode {
-  std::string name;
-  int gpu_count = 0;  // 1..kMaxGpusPerNode
-  std::string gpu_model;
-  CapacityType capacity = CapacityType::kOnDemand;
-};
-
 // How the simulator runs one job (DecideSpot's answer, or one forced by the caller).
 struct JobRunPolicy {
   SpotChoice choice = SpotChoice::kOnDemand;

@@ -7,10 +7,9 @@
 #include <string>
 
 #include "gpufit/core/units.h"
+#include "gpufit/model/training_job.h"
 
 namespace gpufit {
-
-enum class CapacityType { kOnDemand, kSpot };
 
 // Reclaims of spot capacity for one GPU model: a Poisson process per node.
 struct SpotMarket {

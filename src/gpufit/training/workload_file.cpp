@@ -1,0 +1,268 @@
+#include "gpufit/training/workload_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <unordered_map>
+
+#include "gpufit/training/checkpoint.h"
+
+namespace gpufit {
+namespace {
+
+constexpr double kH = 3600;
+
+// Reads YAML fields with errors that name the file, the entry and the field.
+class Fields {
+ public:
+  Fields(const YAML::Node& node, std::string where) : node_(node), where_(std::move(where)) {}
+
+  bool Has(const char* key) const { return node_[key].IsDefined() && !node_[key].IsNull(); }
+
+  Result<double> Number(const char* key, std::optional<double> fallback = std::nullopt, double min = 0) const {
+    if (!Has(key)) {
+      if (fallback) return *fallback;
+      return InvalidArgument("{}: missing field '{}'", where_, key);
+    }
+    double v = 0;
+    try {
+      v = node_[key].as<double>();
+    } catch (const YAML::Exception&) {
+      return InvalidArgument("{}: field '{}' must be a number, got '{}'", where_, key, node_[key].Scalar());
+    }
+    if (!std::isfinite(v)) return InvalidArgument("{}: field '{}' must be finite, got {}", where_, key, v);
+    if (v < min) return InvalidArgument("{}: field '{}' must be >= {}, got {}", where_, key, min, v);
+    return v;
+  }
+  Result<std::string> Text(const char* key, std::optional<std::string> fallback = std::nullopt) const {
+    if (!Has(key)) {
+      if (fallback) return *fallback;
+      return InvalidArgument("{}: missing field '{}'", where_, key);
+    }
+    if (!node_[key].IsScalar()) return InvalidArgument("{}: field '{}' must be a string", where_, key);
+    return node_[key].Scalar();
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  YAML::Node node_;
+  std::string where_;
+};
+
+#define GPUFIT_TRY(var, expr)                     \
+  auto var##_result = (expr);                     \
+  if (!var##_result) return var##_result.error(); \
+  const auto var = *var##_result
+
+Result<SpotMarket> ParseMarket(const YAML::Node& node, const std::string& where) {
+  const Fields f(node, where);
+  GPUFIT_TRY(notice_s, f.Number("notice_s", kAwsSpotNotice.count()));
+  const int given = (f.Has("band") ? 1 : 0) + (f.Has("monthly_fraction") ? 1 : 0) + (f.Has("mtbi_h") ? 1 : 0);
+  if (given != 1) return InvalidArgument("{}: give exactly one of band, monthly_fraction, mtbi_h", where);
+  if (f.Has("band")) {
+    GPUFIT_TRY(band, f.Text("band"));
+    Result<SpotMarket> m = SpotMarketFromBand(band, Seconds{notice_s});
+    if (!m) return InvalidArgument("{}: {}", where, m.error().message);
+    return m;
+  }
+  if (f.Has("monthly_fraction")) {
+    GPUFIT_TRY(fraction, f.Number("monthly_fraction"));
+    if (fraction >= 1) return InvalidArgument("{}: monthly_fraction must be < 1, got {}", where, fraction);
+    return SpotMarket{.interruptions_per_hour = RatePerHourFromMonthlyFraction(fraction),
+                      .notice = Seconds{notice_s},
+                      .basis = fmt::format("{:.1f}% of instances interrupted per 730-h month, exponential lifetimes "
+                                           "(assumption)",
+                                           100 * fraction)};
+  }
+  GPUFIT_TRY(mtbi, f.Number("mtbi_h"));
+  if (mtbi <= 0) return InvalidArgument("{}: mtbi_h must be > 0", where);
+  return SpotMarket{.interruptions_per_hour = 1 / mtbi,
+                    .notice = Seconds{notice_s},
+                    .basis = fmt::format("mean time between interruptions {} h", mtbi)};
+}
+
+Result<Checkpointing> ParseCheckpointing(const std::string& s, const std::string& where) {
+  if (s == "transparent") return Checkpointing::kTransparent;
+  if (s == "application") return Checkpointing::kApplication;
+  if (s == "none") return Checkpointing::kNone;
+  return InvalidArgument("{}: checkpointing must be transparent, application or none, got '{}'", where, s);
+}
+
+Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string& path) {
+  TrainingWorkload w;
+  StorageModel storage;
+  if (const YAML::Node s = root["storage"]; s) {
+    const Fields f(s, path + ": storage");
+    GPUFIT_TRY(wr, f.Number("write_gib_per_s", storage.write_gib_per_s));
+    GPUFIT_TRY(rd, f.Number("read_gib_per_s", storage.read_gib_per_s));
+    GPUFIT_TRY(rs, f.Number("reschedule_s", storage.reschedule.count()));
+    if (wr <= 0 || rd <= 0) return InvalidArgument("{}: storage bandwidths must be > 0", path);
+    storage = StorageModel{.write_gib_per_s = wr, .read_gib_per_s = rd, .reschedule = Seconds{rs}};
+  }
+  if (const YAML::Node in = root["interruptions"]; in) {
+    const Fields f(in, path + ": interruptions");
+    if (in["spot"]) {
+      GPUFIT_TRY(m, ParseMarket(in["spot"], path + ": interruptions.spot"));
+      w.interruptions.spot = m;
+    }
+    if (const YAML::Node by = in["spot_by_gpu_model"]; by) {
+      for (const auto& kv : by) {
+        const std::string model = kv.first.Scalar();
+        GPUFIT_TRY(m, ParseMarket(kv.second, path + ": interruptions.spot_by_gpu_model." + model));
+        w.interruptions.spot_by_gpu_model[model] = m;
+      }
+    }
+    GPUFIT_TRY(mtbf, f.Number("gpu_mtbf_h", kDefaultGpuMtbfHours));
+    if (mtbf <= 0) return InvalidArgument("{}: gpu_mtbf_h must be > 0", f.where());
+    w.interruptions.gpu_mtbf_hours = mtbf;
+  }
+  if (const YAML::Node prices = root["prices"]; prices) {
+    for (const auto& kv : prices) {
+      const std::string model = kv.first.Scalar();
+      const Fields f(kv.second, path + ": prices." + model);
+      GPUFIT_TRY(od, f.Number("on_demand_usd_per_gpu_hour"));
+      GPUFIT_TRY(spot, f.Number("spot_usd_per_gpu_hour"));
+      w.prices[model] = GpuPrices{.on_demand_per_gpu_hour = Usd{od}, .spot_per_gpu_hour = Usd{spot}};
+    }
+  }
+  std::set<std::string> node_names;
+  if (const YAML::Node nodes = root["nodes"]; nodes) {
+    if (!nodes.IsSequence()) return InvalidArgument("{}: nodes must be a list", path);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const Fields f(nodes[i], fmt::format("{}: nodes[{}]", path, i));
+      GPUFIT_TRY(name, f.Text("name"));
+      const Fields g(nodes[i], fmt::format("{}: node {}", path, name));
+      GPUFIT_TRY(gpus, g.Number("gpus", std::nullopt, 1));
+      GPUFIT_TRY(model, g.Text("gpu_model"));
+      GPUFIT_TRY(capacity, g.Text("capacity", "on-demand"));
+      if (gpus != std::floor(gpus) || gpus > kMaxGpusPerNode) {
+        return InvalidArgument("{}: gpus must be a whole number 1..{}, got {}", g.where(), kMaxGpusPerNode, gpus);
+      }
+      if (capacity != "spot" && capacity != "on-demand") {
+        return InvalidArgument("{}: capacity must be spot or on-demand, got '{}'", g.where(), capacity);
+      }
+      if (!node_names.insert(name).second) return InvalidArgument("{}: duplicate node name '{}'", path, name);
+      w.nodes.push_back({.name = name,
+                         .gpu_count = static_cast<int>(gpus),
+                         .gpu_model = model,
+                         .capacity = capacity == "spot" ? CapacityType::kSpot : CapacityType::kOnDemand});
+    }
+  }
+  const YAML::Node jobs = root["jobs"];
+  if (!jobs || !jobs.IsSequence() || jobs.size() == 0)
+    return InvalidArgument("{}: 'jobs' must be a non-empty list", path);
+  std::set<std::string> job_names;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Fields f0(jobs[i], fmt::format("{}: jobs[{}]", path, i));
+    GPUFIT_TRY(name, f0.Text("name"));
+    const Fields f(jobs[i], fmt::format("{}: job {}", path, name));
+    if (!job_names.insert(name).second) return InvalidArgument("{}: duplicate job name '{}'", path, name);
+    GPUFIT_TRY(gpus, f.Number("gpus", std::nullopt, 1));
+    if (gpus != std::floor(gpus) || gpus > kMaxGpusPerNode) {
+      return InvalidArgument("{}: gpus must be a whole number 1..{}, got {}", f.where(), kMaxGpusPerNode, gpus);
+    }
+    const int k = static_cast<int>(gpus);
+    GPUFIT_TRY(model, f.Text("gpu_model", ""));
+    GPUFIT_TRY(work_h, f.Number("work_h"));
+    if (work_h <= 0) return InvalidArgument("{}: work_h must be > 0", f.where());
+    GPUFIT_TRY(size_gib, f.Number("checkpoint_size_gib", 0.0));
+    if (!f.Has("checkpoint_size_gib") && (!f.Has("checkpoint_write_s") || !f.Has("restore_s"))) {
+      return InvalidArgument("{}: give checkpoint_size_gib, or both checkpoint_write_s and restore_s", f.where());
+    }
+    GPUFIT_TRY(write_s, f.Number("checkpoint_write_s", storage.Write(size_gib, k).count()));
+    GPUFIT_TRY(restore_s, f.Number("restore_s", storage.Restore(size_gib, k).count()));
+    GPUFIT_TRY(submit_h, f.Number("submit_h", 0.0));
+    GPUFIT_TRY(how, f.Text("checkpointing", "application"));
+    GPUFIT_TRY(checkpointing, ParseCheckpointing(how, f.where()));
+    GPUFIT_TRY(group, f.Text("disruption_group", ""));
+    GPUFIT_TRY(max_unavailable, f.Number("max_unavailable", 1.0, 1));
+    TrainingJob job{.name = name,
+                    .gpu_count = k,
+                    .gpu_model = model,
+                    .work = Seconds{work_h * kH},
+                    .checkpoint_write = Seconds{write_s},
+                    .restore = Seconds{restore_s},
+                    .checkpoint_size = MiB{static_cast<std::int64_t>(size_gib * 1024)},
+                    .submit = Seconds{submit_h * kH},
+                    .deadline = std::nullopt,
+                    .checkpointing = checkpointing,
+                    .disruption_group = group,
+                    .max_unavailable = static_cast<int>(max_unavailable)};
+    if (f.Has("deadline_h")) {
+      GPUFIT_TRY(deadline_h, f.Number("deadline_h"));
+      if (deadline_h <= submit_h) return InvalidArgument("{}: deadline_h must be after submit_h", f.where());
+      job.deadline = Seconds{deadline_h * kH};
+    }
+    std::optional<RunningState> running;
+    if (const YAML::Node r = jobs[i]["running"]; r) {
+      const Fields rf(r, f.where() + ": running");
+      GPUFIT_TRY(node, rf.Text("node"));
+      if (!node_names.contains(node)) return InvalidArgument("{}: unknown node '{}'", rf.where(), node);
+      GPUFIT_TRY(last_h, rf.Number("last_checkpoint_h", submit_h));
+      GPUFIT_TRY(done_h, rf.Number("work_done_h", 0.0));
+      if (done_h >= work_h) return InvalidArgument("{}: work_done_h must be < work_h", rf.where());
+      running = RunningState{.node = node, .last_checkpoint = Seconds{last_h * kH}, .work_done = Seconds{done_h * kH}};
+    }
+    w.jobs.push_back(std::move(job));
+    w.running.push_back(std::move(running));
+  }
+  return w;
+}
+
+}  // namespace
+
+Result<SpotMarket> SpotMarketFromBand(const std::string& band, Seconds notice) {
+  static const std::unordered_map<std::string, double> kUpper = {
+      {"<5%", 0.05}, {"5-10%", 0.10}, {"10-15%", 0.15}, {"15-20%", 0.20}};
+  const auto it = kUpper.find(band);
+  if (it == kUpper.end()) {
+    return InvalidArgument(
+        "spot band must be one of <5%, 5-10%, 10-15%, 15-20% (for >20% give monthly_fraction or mtbi_h), got '{}'",
+        band);
+  }
+  return SpotMarket{.interruptions_per_hour = RatePerHourFromMonthlyFraction(it->second),
+                    .notice = notice,
+                    .basis = fmt::format("AWS Spot Advisor band {} read at its upper bound {:.0f}% of instances "
+                                         "interrupted per 730-h month, exponential lifetimes (assumption)",
+                                         band, 100 * it->second)};
+}
+
+Result<TrainingWorkload> ReadTrainingWorkload(const std::string& path) {
+  if (!std::filesystem::exists(path)) return NotFound("{}: no such training workload file", path);
+  try {
+    return ParseWorkload(YAML::LoadFile(path), path);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("{}: line {}: {}", path, e.mark.line + 1, e.msg);
+  }
+}
+
+std::vector<TrainingJob> TrainingJobsFromOpenb(const std::vector<PodSpec>& pods, const OpenbTrainingOptions& o) {
+  std::vector<TrainingJob> jobs;
+  for (const PodSpec& p : pods) {
+    if (p.gpu_count < 1 || p.gpu_per_gpu.value != 1000 || !p.deletion) continue;
+    const Seconds life = *p.deletion - p.creation;
+    if (life < Seconds{o.min_hours * kH} || life > Seconds{o.max_hours * kH}) continue;
+    const double gib = o.checkpoint_gib_per_gpu * p.gpu_count;
+    TrainingJob j{.name = p.name,
+                  .gpu_count = p.gpu_count,
+                  .gpu_model = p.gpu_models.empty() ? std::string() : p.gpu_models.front(),
+                  .work = life,
+                  .checkpoint_write = o.storage.Write(gib, p.gpu_count),
+                  .restore = o.storage.Restore(gib, p.gpu_count),
+                  .checkpoint_size = MiB{static_cast<std::int64_t>(gib * 1024)},
+                  .submit = p.creation,
+                  .deadline = std::nullopt,
+                  .checkpointing = o.checkpointing,
+                  .disruption_group = "",
+                  .max_unavailable = 1};
+    if (o.deadline_factor > 0) j.deadline = p.creation + o.deadline_factor * life;
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+#undef GPUFIT_TRY
+
+}  // namespace gpufit

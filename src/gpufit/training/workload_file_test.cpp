@@ -1,0 +1,124 @@
+#include "gpufit/training/workload_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "gpufit/core/test_support.h"
+#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/training/checkpoint.h"
+
+namespace gpufit {
+namespace {
+
+constexpr const char* kFile = R"(
+nodes:
+  - {name: gpu-0, gpus: 8, gpu_model: a100-80gb, capacity: spot}
+  - {name: gpu-1, gpus: 8, gpu_model: a100-80gb}
+jobs:
+  - name: llm-ft
+    gpus: 4
+    gpu_model: a100-80gb
+    work_h: 48
+    checkpoint_size_gib: 64
+    submit_h: 1
+    deadline_h: 60
+    checkpointing: transparent
+    disruption_group: llm
+    max_unavailable: 1
+    running: {node: gpu-0, last_checkpoint_h: 10, work_done_h: 8.5}
+  - name: eval
+    gpus: 1
+    work_h: 2
+    checkpoint_write_s: 30
+    restore_s: 90
+interruptions:
+  spot: {band: "5-10%", notice_s: 30}
+  spot_by_gpu_model: {a100-80gb: {mtbi_h: 400}}
+  gpu_mtbf_h: 40000
+storage: {write_gib_per_s: 0.5, read_gib_per_s: 1, reschedule_s: 60}
+prices: {a100-80gb: {on_demand_usd_per_gpu_hour: 3.43, spot_usd_per_gpu_hour: 1.08}}
+)";
+
+TEST(WorkloadFileTest, ReadsEveryField) {
+  const testing::TempDir dir;
+  const auto w = ReadTrainingWorkload(dir.Write("jobs.yaml", kFile));
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_EQ(w->nodes.size(), 2u);
+  EXPECT_EQ(w->nodes[0].capacity, CapacityType::kSpot);
+  EXPECT_EQ(w->nodes[1].capacity, CapacityType::kOnDemand);
+  ASSERT_EQ(w->jobs.size(), 2u);
+  const TrainingJob& a = w->jobs[0];
+  EXPECT_EQ(a.gpu_count, 4);
+  EXPECT_DOUBLE_EQ(a.work.count(), 48 * 3600.0);
+  // 64 GiB over 4 GPUs at 0.5 GiB/s each: 32 s; restore 60 s + 64 / (4 x 1) = 76 s.
+  EXPECT_DOUBLE_EQ(a.checkpoint_write.count(), 32);
+  EXPECT_DOUBLE_EQ(a.restore.count(), 76);
+  EXPECT_DOUBLE_EQ(a.deadline->count(), 60 * 3600.0);
+  EXPECT_EQ(a.checkpointing, Checkpointing::kTransparent);
+  EXPECT_EQ(a.disruption_group, "llm");
+  ASSERT_TRUE(w->running[0]);
+  EXPECT_EQ(w->running[0]->node, "gpu-0");
+  EXPECT_DOUBLE_EQ(w->running[0]->work_done.count(), 8.5 * 3600);
+  EXPECT_FALSE(w->running[1]);
+  EXPECT_DOUBLE_EQ(w->jobs[1].checkpoint_write.count(), 30);
+  EXPECT_EQ(w->jobs[1].checkpointing, Checkpointing::kApplication);
+  // Band 5-10% at its upper bound: -ln(0.9) / 730 per hour.
+  EXPECT_NEAR(w->interruptions.spot.interruptions_per_hour, -std::log(0.9) / 730, 1e-12);
+  EXPECT_EQ(w->interruptions.spot.notice.count(), 30);
+  EXPECT_NEAR(w->interruptions.SpotFor("a100-80gb").interruptions_per_hour, 1 / 400.0, 1e-12);
+  EXPECT_EQ(w->interruptions.gpu_mtbf_hours, 40000);
+  EXPECT_DOUBLE_EQ(w->prices.at("a100-80gb").spot_per_gpu_hour.value, 1.08);
+}
+
+TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
+  const testing::TempDir dir;
+  const auto err = [&](const std::string& text) {
+    const auto w = ReadTrainingWorkload(dir.Write("jobs.yaml", text));
+    EXPECT_FALSE(w);
+    return w ? std::string() : w.error().message;
+  };
+  EXPECT_NE(
+      err("jobs:\n  - {name: a, gpus: 1, checkpoint_write_s: 1, restore_s: 1}\n").find("job a: missing field 'work_h'"),
+      std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: -2, work_h: 1, checkpoint_size_gib: 1}\n").find("'gpus' must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: .nan, checkpoint_size_gib: 1}\n").find("finite"),
+            std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1, checkpointing: maybe}\n")
+                .find("checkpointing must be"),
+            std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1, running: {node: x}}\n")
+                .find("unknown node 'x'"),
+            std::string::npos);
+  EXPECT_NE(
+      err("interruptions: {spot: {band: '>20%'}}\njobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1}\n")
+          .find("monthly_fraction or mtbi_h"),
+      std::string::npos);
+  EXPECT_NE(err("jobs: [\n  {name: a\n").find("line "), std::string::npos);
+  EXPECT_NE(err("jobs: []\n").find("non-empty"), std::string::npos);
+  const auto missing = ReadTrainingWorkload("/nonexistent/jobs.yaml");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, Code::kNotFound);
+}
+
+TEST(OpenbTrainingTest, TakesWholeGpuPodsWithTrainingLifetimes) {
+  const std::string path = testing::DataDir() + "/openb/openb_pod_list_default.csv";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no openb trace at " << path;
+  const auto pods = ReadOpenbPods(path);
+  ASSERT_TRUE(pods) << pods.error().message;
+  const std::vector<TrainingJob> jobs = TrainingJobsFromOpenb(*pods, {});
+  // Counted independently (Python over the CSV): 720 pods with num_gpu >= 1,
+  // gpu_milli == 1000, a deletion time and a lifetime in [1 h, 720 h], 15,626.57 GPU-hours.
+  EXPECT_EQ(jobs.size(), 720u);
+  double gpu_hours = 0;
+  for (const TrainingJob& j : jobs) gpu_hours += j.gpu_count * j.work.count() / 3600;
+  EXPECT_NEAR(gpu_hours, 15626.57, 0.01);
+  // 16 GiB per GPU at 0.25 GiB/s per GPU: 64 s to write; 120 s + 32 s to restore.
+  EXPECT_DOUBLE_EQ(jobs.front().checkpoint_write.count(), 64);
+  EXPECT_DOUBLE_EQ(jobs.front().restore.count(), 152);
+}
+
+}  // namespace
+}  // namespace gpufit
