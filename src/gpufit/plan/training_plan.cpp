@@ -1,0 +1,219 @@
+#include "gpufit/plan/training_plan.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace gpufit {
+
+Result<CapacityLabels> ParseCapacityLabels(const std::string& name) {
+  if (name == "karpenter") return CapacityLabels::kKarpenter;
+  if (name == "eks") return CapacityLabels::kEks;
+  if (name == "gke") return CapacityLabels::kGke;
+  if (name == "aks") return CapacityLabels::kAks;
+  return InvalidArgument("capacity labels must be karpenter, eks, gke or aks, got '{}'", name);
+}
+
+SchedulingConstraints ConstraintsFor(CapacityType capacity, CapacityLabels labels) {
+  const bool spot = capacity == CapacityType::kSpot;
+  SchedulingConstraints c;
+  switch (labels) {
+    case CapacityLabels::kKarpenter:
+      c.node_selector["karpenter.sh/capacity-type"] = spot ? "spot" : "on-demand";
+      break;
+    case CapacityLabels::kEks:
+      c.node_selector["eks.amazonaws.com/capacityType"] = spot ? "SPOT" : "ON_DEMAND";
+      break;
+    case CapacityLabels::kGke:
+      if (spot) {
+        c.node_selector["cloud.google.com/gke-spot"] = "true";
+        c.tolerations.push_back({"cloud.google.com/gke-spot", "Equal", "true", "NoSchedule"});
+      } else {
+        c.required_affinity.push_back({"cloud.google.com/gke-spot", "DoesNotExist", {}});
+      }
+      break;
+    case CapacityLabels::kAks:
+      if (spot) {
+        c.node_selector["kubernetes.azure.com/scalesetpriority"] = "spot";
+        c.tolerations.push_back({"kubernetes.azure.com/scalesetpriority", "Equal", "spot", "NoSchedule"});
+      } else {
+        c.required_affinity.push_back({"kubernetes.azure.com/scalesetpriority", "NotIn", {"spot"}});
+      }
+      break;
+  }
+  return c;
+}
+
+Result<TrainingPlan> BuildTrainingPlan(TrainingWorkload workload, const GpuCatalog& catalog, CapacityLabels labels,
+                                       const std::string& source, const SpotDecisionOptions& options) {
+  TrainingPlan plan{.source = source,
+                    .labels = labels,
+                    .workload = std::move(workload),
+                    .jobs = {},
+                    .on_demand_cost = Usd{},
+                    .recommended_cost = Usd{}};
+  for (std::size_t j = 0; j < plan.workload.jobs.size(); ++j) {
+    const TrainingJob& job = plan.workload.jobs[j];
+    GpuPrices prices;
+    if (const auto it = plan.workload.prices.find(job.gpu_model); it != plan.workload.prices.end()) {
+      prices = it->second;
+    } else {
+      const Result<GpuModel> m = catalog.Find(job.gpu_model);
+      if (!m) {
+        return NotFound("job {}: no price for GPU model '{}': use a catalog id or add it under prices:", job.name,
+                        job.gpu_model);
+      }
+      prices =
+          GpuPrices{.on_demand_per_gpu_hour = m->on_demand_per_gpu_hour, .spot_per_gpu_hour = m->spot_per_gpu_hour};
+    }
+    TrainingRecommendation r{.job = j,
+                             .decision = DecideSpot(job, plan.workload.interruptions, prices, options),
+                             .prices = prices,
+                             .interval = Seconds{0},
+                             .annotations = {},
+                             .env = {},
+                             .scheduling = {}};
+    const bool on_spot = r.decision.choice != SpotChoice::kOnDemand;
+    r.interval = on_spot ? r.decision.spot.interval : r.decision.on_demand.interval;
+    const std::string seconds = fmt::format("{:.0f}", std::round(r.interval.count()));
+    if (job.checkpointing != Checkpointing::kNone) {
+      r.annotations[kCheckpointIntervalAnnotation] = seconds;
+      r.env[kCheckpointIntervalEnv] = seconds;
+    }
+    if (r.decision.latest_switch) {
+      r.annotations[kSwitchAtAnnotation] = fmt::format("{:.0f}", (*r.decision.latest_switch - job.submit).count());
+    }
+    r.scheduling = ConstraintsFor(on_spot ? CapacityType::kSpot : CapacityType::kOnDemand, labels);
+    plan.on_demand_cost.value += r.decision.on_demand.expected_cost.value;
+    plan.recommended_cost.value += (on_spot ? r.decision.spot : r.decision.on_demand).expected_cost.value;
+    plan.jobs.push_back(std::move(r));
+  }
+  return plan;
+}
+
+namespace {
+
+const char* LabelsName(CapacityLabels l) {
+  switch (l) {
+    case CapacityLabels::kKarpenter:
+      return "karpenter";
+    case CapacityLabels::kEks:
+      return "eks";
+    case CapacityLabels::kGke:
+      return "gke";
+    case CapacityLabels::kAks:
+      return "aks";
+  }
+  return "?";
+}
+
+const char* CheckpointingName(Checkpointing c) {
+  switch (c) {
+    case Checkpointing::kTransparent:
+      return "transparent";
+    case Checkpointing::kApplication:
+      return "application";
+    case Checkpointing::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+nlohmann::json OutlookJson(const RunOutlook& o) {
+  const auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"checkpoint_interval_s", o.interval.count()},
+          {"young_interval_s", o.young_interval.count()},
+          {"uses_notice", o.uses_notice},
+          {"mtbf_h", finite_or_null(o.mtbf.count() / 3600)},
+          {"expected_run_h", finite_or_null(o.expected_wall.count() / 3600)},
+          {"expected_interruptions", finite_or_null(o.expected_interruptions)},
+          {"checkpoint_gpu_hours", o.checkpoint_gpu_hours},
+          {"expected_lost_gpu_hours", finite_or_null(o.expected_lost_gpu_hours)},
+          {"expected_cost_usd", finite_or_null(o.expected_cost.value)}};
+}
+
+}  // namespace
+
+std::string TrainingPlanToJson(const TrainingPlan& plan) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const TrainingRecommendation& r : plan.jobs) {
+    const TrainingJob& job = plan.workload.jobs[r.job];
+    nlohmann::json tolerations = nlohmann::json::array();
+    for (const Toleration& t : r.scheduling.tolerations) {
+      tolerations.push_back({{"key", t.key}, {"operator", t.op}, {"value", t.value}, {"effect", t.effect}});
+    }
+    nlohmann::json requirements = nlohmann::json::array();
+    for (const NodeRequirement& q : r.scheduling.required_affinity) {
+      nlohmann::json e{{"key", q.key}, {"operator", q.op}};
+      if (!q.values.empty()) e["values"] = q.values;
+      requirements.push_back(e);
+    }
+    nlohmann::json pod_spec{{"nodeSelector", r.scheduling.node_selector}};
+    if (!tolerations.empty()) pod_spec["tolerations"] = tolerations;
+    if (!requirements.empty()) {
+      pod_spec["affinity"] = {{"nodeAffinity",
+                               {{"requiredDuringSchedulingIgnoredDuringExecution",
+                                 {{"nodeSelectorTerms", {{{"matchExpressions", requirements}}}}}}}}};
+    }
+    nlohmann::json env = nlohmann::json::array();
+    for (const auto& [k, v] : r.env) env.push_back({{"name", k}, {"value", v}});
+    jobs.push_back(
+        {{"job", job.name},
+         {"gpus", job.gpu_count},
+         {"gpu_model", job.gpu_model},
+         {"checkpointing", CheckpointingName(job.checkpointing)},
+         {"recommendation", SpotChoiceName(r.decision.choice)},
+         {"reason", r.decision.reason},
+         {"checkpoint_interval_s", r.interval.count()},
+         {"expected_saving_usd", r.decision.expected_saving.value},
+         {"deadline_miss_risk_bound", r.decision.miss_risk},
+         {"spot", OutlookJson(r.decision.spot)},
+         {"on_demand", OutlookJson(r.decision.on_demand)},
+         {"prices_usd_per_gpu_hour",
+          {{"on_demand", r.prices.on_demand_per_gpu_hour.value}, {"spot", r.prices.spot_per_gpu_hour.value}}},
+         {"metadata", {{"annotations", r.annotations}}},
+         {"env", env},
+         {"podSpec", pod_spec}});
+  }
+  const InterruptionModel& m = plan.workload.interruptions;
+  nlohmann::json j{{"source", plan.source},
+                   {"capacity_labels", LabelsName(plan.labels)},
+                   {"interruptions",
+                    {{"spot_per_hour", m.spot.interruptions_per_hour},
+                     {"spot_notice_s", m.spot.notice.count()},
+                     {"spot_basis", m.spot.basis},
+                     {"gpu_mtbf_h", m.gpu_mtbf_hours}}},
+                   {"totals",
+                    {{"expected_on_demand_cost_usd", plan.on_demand_cost.value},
+                     {"expected_recommended_cost_usd", plan.recommended_cost.value},
+                     {"expected_saving_usd", plan.on_demand_cost.value - plan.recommended_cost.value}}},
+                   {"jobs", jobs}};
+  return j.dump(2) + "\n";
+}
+
+std::string TrainingPlanToMarkdown(const TrainingPlan& plan) {
+  const InterruptionModel& m = plan.workload.interruptions;
+  std::string md = fmt::format(
+      "# Training on spot: {}\n\nSpot reclaims: {:.3g} per node-hour ({}), notice {:.0f} s; hardware MTBF {:.0f} h per "
+      "GPU. Labels: {}.\n\nExpected cost: {:.2f} USD as recommended vs {:.2f} USD all on-demand ({:.1f}% of it).\n\n"
+      "| job | GPUs | checkpointing | recommendation | interval | expected run | expected lost GPU-h | expected cost | "
+      "saving | deadline risk |\n|---|---|---|---|---|---|---|---|---|---|\n",
+      plan.source, m.spot.interruptions_per_hour, m.spot.basis.empty() ? "no basis given" : m.spot.basis,
+      m.spot.notice.count(), m.gpu_mtbf_hours, LabelsName(plan.labels), plan.recommended_cost.value,
+      plan.on_demand_cost.value,
+      plan.on_demand_cost.value > 0 ? 100 * plan.recommended_cost.value / plan.on_demand_cost.value : 0.0);
+  for (const TrainingRecommendation& r : plan.jobs) {
+    const TrainingJob& job = plan.workload.jobs[r.job];
+    const RunOutlook& o = r.decision.choice == SpotChoice::kOnDemand ? r.decision.on_demand : r.decision.spot;
+    md += fmt::format("| {} | {} | {} | {} | {:.1f} min | {:.2f} h | {:.2f} | {:.2f} USD | {:.2f} USD | {:.2g} |\n",
+                      job.name, job.gpu_count, CheckpointingName(job.checkpointing), SpotChoiceName(r.decision.choice),
+                      r.interval.count() / 60, o.expected_wall.count() / 3600, o.expected_lost_gpu_hours,
+                      o.expected_cost.value, r.decision.expected_saving.value, r.decision.miss_risk);
+  }
+  md += "\nEach job reads its interval from the annotation `" + std::string(kCheckpointIntervalAnnotation) +
+        "` or the environment variable `" + kCheckpointIntervalEnv + "`; the JSON has the podSpec fields.\n";
+  return md;
+}
+
+}  // namespace gpufit
