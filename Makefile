@@ -33,6 +33,7 @@ asan-test: setup
 bench: build
 	$(BUILD)/bench/plan_bench
 	$(BUILD)/bench/sim_bench
+	$(BUILD)/bench/training_bench
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

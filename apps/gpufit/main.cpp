@@ -9,6 +9,8 @@
 #include <map>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "cli_common.h"
 #include "gpufit/analyze/profile.h"
@@ -19,8 +21,11 @@
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_writers.h"
 #include "gpufit/plan/replay.h"
+#include "gpufit/plan/training_plan.h"
+#include "gpufit/training/workload_file.h"
 #include "mig_command.h"
 #include "simulate_command.h"
+#include "training_command.h"
 
 namespace {
 
@@ -59,6 +64,8 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
 
 struct PlanFlags {
   std::string telemetry;
+  std::string training_jobs;
+  std::string capacity_labels = "karpenter";
   std::string catalog;
   PlanOptions options;
   std::int64_t reserve_mib = 0;
@@ -67,11 +74,15 @@ struct PlanFlags {
 
 void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
   if (needs_telemetry) {
-    cmd->add_option("--telemetry", f.telemetry, "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value")
-        ->required();
+    cmd->add_option("--telemetry", f.telemetry,
+                    "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value (needs --gpu)");
+    cmd->add_option("--training-jobs", f.training_jobs,
+                    "training workload YAML: adds the spot decision, checkpoint interval and labels per job");
+    cmd->add_option("--capacity-labels", f.capacity_labels, "spot labels to emit: karpenter, eks, gke or aks")
+        ->check(CLI::IsMember({"karpenter", "eks", "gke", "aks"}))
+        ->capture_default_str();
   }
-  cmd->add_option("--gpu", f.options.target_gpu, "catalog id of the GPU model to co-locate on (e.g. h100-80gb)")
-      ->required(needs_telemetry);
+  cmd->add_option("--gpu", f.options.target_gpu, "catalog id of the GPU model to co-locate on (e.g. h100-80gb)");
   cmd->add_option("--current-gpu", f.options.current_gpu, "catalog id the pods run on today (default: --gpu)");
   cmd->add_option("--headroom", f.options.headroom, "right-sizing headroom over peak memory (0.10 = 10%)");
   cmd->add_option("--max-collision-share", f.options.max_collision_share,
@@ -93,13 +104,39 @@ Result<GpuCatalog> LoadCatalog(const std::string& path) {
   return GpuCatalog::Load(path);
 }
 
-int RunPlan(PlanFlags& f, const Telemetry& telemetry, const std::string& source) {
+// The training section of the plan, when --training-jobs is given: {json, markdown}.
+Result<std::pair<std::string, std::string>> TrainingSection(const PlanFlags& f, const GpuCatalog& catalog) {
+  Result<TrainingWorkload> w = ReadTrainingWorkload(f.training_jobs);
+  if (!w) return w.error();
+  const Result<CapacityLabels> labels = ParseCapacityLabels(f.capacity_labels);
+  if (!labels) return labels.error();
+  const Result<TrainingPlan> plan = BuildTrainingPlan(std::move(*w), catalog, *labels, f.training_jobs);
+  if (!plan) return plan.error();
+  return std::make_pair(TrainingPlanToJson(*plan), TrainingPlanToMarkdown(*plan));
+}
+
+int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
+  std::optional<std::pair<std::string, std::string>> training;
+  if (!f.training_jobs.empty()) {
+    Result<std::pair<std::string, std::string>> t = TrainingSection(f, *catalog);
+    if (!t) return Fail(t.error());
+    training = std::move(*t);
+  }
+  if (!telemetry) return Emit(f.output, "plan", training->first, training->second);
+  if (f.options.target_gpu.empty()) return Fail(InvalidArgument("--gpu is required with --telemetry"));
   f.options.reserve = MiB{f.reserve_mib};
-  const Result<Plan> plan = BuildPlan(telemetry, *catalog, f.options, source);
+  const Result<Plan> plan = BuildPlan(*telemetry, *catalog, f.options, source);
   if (!plan) return Fail(plan.error());
-  return Emit(f.output, "plan", PlanToJson(*plan), PlanToMarkdown(*plan));
+  std::string json = PlanToJson(*plan), md = PlanToMarkdown(*plan);
+  if (training) {
+    nlohmann::json merged = nlohmann::json::parse(json);
+    merged["training"] = nlohmann::json::parse(training->first);
+    json = merged.dump(2) + "\n";
+    md += "\n" + training->second;
+  }
+  return Emit(f.output, "plan", json, md);
 }
 
 // gpufit replay: re-checks a plan.json's groups against telemetry.
@@ -220,14 +257,16 @@ int main(int argc, char** argv) {
   int rc = 0;
   cli::AddSimulateCommand(app, rc);
   cli::AddMigCommand(app, rc);
+  cli::AddTrainingCommand(app, rc);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
     const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
     if (known.empty()) {
-      std::fprintf(stderr,
-                   "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, demo)\n",
-                   argv[1]);
+      std::fprintf(
+          stderr,
+          "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, training, demo)\n",
+          argv[1]);
       return 2;
     }
   }
@@ -243,13 +282,21 @@ int main(int argc, char** argv) {
               ProfilesToMarkdown(profiles, analyze_telemetry));
   });
   plan->callback([&] {
+    if (plan_flags.telemetry.empty() && plan_flags.training_jobs.empty()) {
+      rc = Fail(InvalidArgument("plan: give --telemetry (with --gpu), --training-jobs, or both"));
+      return;
+    }
+    if (plan_flags.telemetry.empty()) {
+      rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
+      return;
+    }
     const Result<Telemetry> tel = ReadTelemetry(plan_flags.telemetry);
-    rc = tel ? RunPlan(plan_flags, *tel, plan_flags.telemetry) : Fail(tel.error());
+    rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry) : Fail(tel.error());
   });
   replay->callback([&] { rc = RunReplay(replay_telemetry, replay_plan, replay_catalog, replay_out); });
   demo->callback([&] {
     const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
-    rc = RunPlan(demo_flags, tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
+    rc = RunPlan(demo_flags, &tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
   });
   try {
     app.parse(argc, argv);

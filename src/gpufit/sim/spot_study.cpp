@@ -61,16 +61,17 @@ std::string SpotStudyToMarkdown(const std::vector<SpotStudyRow>& rows, const std
   std::string md = fmt::format(
       "# Spot study: {}\n\nEach job as DecideSpot recommends vs all on on-demand, same seed. Cost = GPU-hours held x "
       "price.\n\n| spot interruptions | per node-hour | jobs spot / fallback / on-demand | cost | all on-demand | "
-      "% of on-demand | lost GPU-h | on-demand lost GPU-h | reclaims | switched | deadline misses | mean completion "
+      "% of on-demand | lost GPU-h | on-demand lost GPU-h | interrupted runs | switched | deadline misses | mean "
+      "completion "
       "h (on-demand) | utilization |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
       source);
   for (const SpotStudyRow& r : rows) {
     md += fmt::format(
         "| {} | {:.3g} | {} / {} / {} | {:.0f} USD | {:.0f} USD | {:.1f}% | {:.1f} | {:.1f} | {} | {} | {} | {:.2f} "
-        "({:.2f}) | {:.1f}% |\n",
+        "({:.2f}) | {:.3f}% |\n",
         r.market, r.interruptions_per_hour, r.spot_jobs, r.fallback_jobs, r.on_demand_jobs, r.recommended.cost.value,
         r.on_demand.cost.value, 100 * r.CostRatio(), r.recommended.lost_gpu_hours, r.on_demand.lost_gpu_hours,
-        r.recommended.spot_reclaims, r.recommended.switched, r.recommended.deadline_misses,
+        r.recommended.job_interruptions, r.recommended.switched, r.recommended.deadline_misses,
         r.recommended.mean_completion_h, r.on_demand.mean_completion_h, 100 * r.recommended.utilization);
   }
   return md;
@@ -88,6 +89,7 @@ std::string SpotStudyToJson(const std::vector<SpotStudyRow>& rows, const std::st
                           {"deadline_misses", s.deadline_misses},
                           {"switched_to_on_demand", s.switched},
                           {"spot_reclaims", s.spot_reclaims},
+                          {"job_interruptions", s.job_interruptions},
                           {"hardware_failures", s.hardware_failures},
                           {"mean_completion_h", s.mean_completion_h},
                           {"makespan_h", s.makespan.count() / 3600},

@@ -599,6 +599,7 @@ Result<TrainingSimResult> Simulator::Run() {
     result_.lost_gpu_hours += (out.lost_work + out.restoring).count() / 3600 * job.gpu_count;
     result_.checkpoint_gpu_hours += out.writing.count() / 3600 * job.gpu_count;
     result_.switched += out.switched ? 1 : 0;
+    result_.job_interruptions += out.interruptions;
     if (out.finish) {
       ++result_.completed;
       result_.useful_gpu_hours += job.work.count() / 3600 * job.gpu_count;

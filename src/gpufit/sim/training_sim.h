@@ -119,7 +119,8 @@ struct TrainingSimResult {
   double lost_gpu_hours = 0;    // work thrown away + restores, x GPUs
   double checkpoint_gpu_hours = 0;
   int completed = 0, unfinished = 0, deadline_misses = 0, switched = 0;
-  int spot_reclaims = 0, hardware_failures = 0, drains = 0;
+  int spot_reclaims = 0, hardware_failures = 0, drains = 0;  // events on nodes, busy or idle
+  int job_interruptions = 0;     // runs of jobs cut short (reclaims, failures, drains, switches)
   Seconds makespan{0};           // last completion
   double mean_completion_h = 0;  // finish - submit, completed jobs
   double utilization = 0;        // held GPU-hours / node GPU-hours over [0, makespan]

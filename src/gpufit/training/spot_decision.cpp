@@ -79,7 +79,7 @@ double PoissonTailAbove(double mean, double x) {
 }
 
 RunOutlook Outlook(const TrainingJob& job, CapacityType capacity, const InterruptionModel& model,
-                   const GpuPrices& prices) {
+                   const GpuPrices& prices, std::optional<Seconds> interval) {
   RunOutlook o;
   o.capacity = capacity;
   const double hw_rate = job.gpu_count / (model.gpu_mtbf_hours * 3600);  // per second
@@ -104,6 +104,7 @@ RunOutlook Outlook(const TrainingJob& job, CapacityType capacity, const Interrup
   } else {
     o.interval =
         std::isfinite(o.mtbf.count()) ? std::min(DalyInterval(job.checkpoint_write, o.mtbf), job.work) : job.work;
+    if (interval) o.interval = std::min(*interval, job.work);
     if (std::isfinite(o.mtbf.count())) o.young_interval = YoungInterval(job.checkpoint_write, o.mtbf);
     wall = DalyWallTime(job.work, o.interval, job.checkpoint_write, job.restore, o.mtbf);
     if (o.uses_notice) {
@@ -144,22 +145,31 @@ SpotDecision DecideSpot(const TrainingJob& job, const InterruptionModel& model, 
     d.miss_risk = od_risk;
     d.reason = std::move(why);
   };
+  const auto [margin, fallback_risk] = SwitchMargin(job, d.on_demand, options.max_miss_risk);
+  const std::optional<Seconds> latest = LatestSwitch(job, Seconds{0}, d.on_demand.interval, margin);
   if (!cheaper) {
     on_demand(fmt::format("spot is not cheaper: expected {:.2f} USD vs {:.2f} on-demand", d.spot.expected_cost.value,
                           d.on_demand.expected_cost.value));
-  } else if (!job.deadline || spot_risk <= options.max_miss_risk) {
+  } else if (!job.deadline) {
+    d.choice = SpotChoice::kSpot;
+    d.reason = "no deadline; spot is cheaper";
+  } else if (const Seconds slack = latest ? *latest - job.submit : Seconds{-1};
+             slack >= Seconds{0} && (job.checkpointing != Checkpointing::kNone || slack >= d.spot.expected_wall)) {
+    // With a deadline, a switch that is only made when needed costs nothing until then.
+    d.choice = SpotChoice::kSpotWithFallback;
+    if (job.checkpointing != Checkpointing::kNone && d.spot.interval > slack / 2) {
+      d.spot = Outlook(job, CapacityType::kSpot, model, prices, slack / 2);
+    }
+    d.switch_margin = margin;
+    d.latest_switch = latest;
+    d.miss_risk = fallback_risk;
+    d.reason = fmt::format(
+        "deadline: on spot, switching to on-demand when slack runs out (plain spot's miss risk bound {:.2g})",
+        spot_risk);
+  } else if (spot_risk <= options.max_miss_risk) {
     d.choice = SpotChoice::kSpot;
     d.miss_risk = spot_risk;
-    d.reason = job.deadline ? fmt::format("deadline-miss risk on spot at most {:.2g}", spot_risk)
-                            : std::string("no deadline; spot is cheaper");
-  } else if (const auto [margin, risk] = SwitchMargin(job, d.on_demand, options.max_miss_risk);
-             LatestSwitch(job, Seconds{0}, d.on_demand.interval, margin) >= job.submit) {
-    d.choice = SpotChoice::kSpotWithFallback;
-    d.switch_margin = margin;
-    d.latest_switch = LatestSwitch(job, Seconds{0}, d.on_demand.interval, margin);
-    d.miss_risk = risk;
-    d.reason = fmt::format("deadline-miss risk on plain spot up to {:.2g}; switches to on-demand when slack runs out",
-                           spot_risk);
+    d.reason = fmt::format("too little slack to switch; deadline-miss risk on spot at most {:.2g}", spot_risk);
   } else {
     on_demand(fmt::format("deadline too close for spot (risk bound {:.2g}) and for a switch", spot_risk));
   }

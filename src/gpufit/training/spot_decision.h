@@ -47,14 +47,22 @@ struct RunOutlook {
   Usd expected_cost;
 };
 
+// `interval`: checkpoint every this long instead of Daly's optimum.
 RunOutlook Outlook(const TrainingJob& job, CapacityType capacity, const InterruptionModel& model,
-                   const GpuPrices& prices);
+                   const GpuPrices& prices, std::optional<Seconds> interval = std::nullopt);
 
 enum class SpotChoice { kOnDemand, kSpot, kSpotWithFallback };
 const char* SpotChoiceName(SpotChoice c);  // "on-demand", "spot", "spot-with-fallback"
 
+// The choice: on-demand when spot is not cheaper; spot when there is no deadline; with a
+// deadline, spot with a switch to on-demand (made only when the slack runs out) when a
+// switch at the start would still meet it; else plain spot when its risk bound is at most
+// max_miss_risk; else on-demand. With a switch, the spot interval is at most half the
+// slack S (the time a switch can wait): work is saved at least every S/2, so a run without
+// reclaims never has to switch (it loses at most delta of slack per checkpoint); a job
+// without checkpoints gets a switch only when S covers its whole run.
 struct SpotDecisionOptions {
-  double max_miss_risk = 0.01;  // highest deadline-miss risk bound accepted on plain spot
+  double max_miss_risk = 0.01;  // highest deadline-miss risk bound accepted
 };
 
 struct SpotDecision {

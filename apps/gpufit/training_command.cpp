@@ -1,0 +1,322 @@
+#include "training_command.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_common.h"
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/core/atomic_file.h"
+#include "gpufit/core/text.h"
+#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/sim/spot_study.h"
+#include "gpufit/training/checkpoint.h"
+#include "gpufit/training/defrag.h"
+#include "gpufit/training/drain_plan.h"
+#include "gpufit/training/workload_file.h"
+
+namespace gpufit::cli {
+namespace {
+
+constexpr double kH = 3600;
+
+struct Output {
+  std::string format = "text", out_dir;
+};
+
+void AddOutput(CLI::App* cmd, Output& o) {
+  cmd->add_option("--format", o.format, "what to print: text (Markdown) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--out", o.out_dir, "also write STEM.json and STEM.md into this directory (atomically)");
+}
+
+int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& md) {
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", o.out_dir, ec.message()));
+    const std::filesystem::path dir(o.out_dir);
+    if (Result<void> w = WriteFilesAtomically({{dir / (stem + ".json"), json}, {dir / (stem + ".md"), md}}); !w) {
+      return Fail(w.error());
+    }
+  }
+  std::cout << (o.format == "json" ? json : md);
+  return 0;
+}
+
+Result<GpuPrices> PricesFor(const TrainingWorkload& w, const std::string& model, const std::string& price_as) {
+  if (const auto it = w.prices.find(model); it != w.prices.end()) return it->second;
+  const Result<GpuModel> m = GpuCatalog::Embedded().Find(price_as.empty() ? model : price_as);
+  if (!m) return NotFound("GPU model '{}' has no price: add it under prices:, or give --price-as", model);
+  return GpuPrices{.on_demand_per_gpu_hour = m->on_demand_per_gpu_hour, .spot_per_gpu_hour = m->spot_per_gpu_hour};
+}
+
+// Where running jobs are, as the planners read them: the interval is Daly's for the
+// capacity type of their node.
+Result<std::vector<std::optional<JobPlacement>>> Placements(const TrainingWorkload& w) {
+  std::vector<std::optional<JobPlacement>> out(w.jobs.size());
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+    if (!w.running[j]) continue;
+    const auto it = std::find_if(w.nodes.begin(), w.nodes.end(),
+                                 [&](const TrainingNode& n) { return n.name == w.running[j]->node; });
+    const auto node = static_cast<std::size_t>(it - w.nodes.begin());
+    const TrainingJob& job = w.jobs[j];
+    const RunOutlook o = Outlook(job, w.nodes[node].capacity, w.interruptions, GpuPrices{});
+    const bool none = job.checkpointing == Checkpointing::kNone;
+    out[j] = JobPlacement{.node = node,
+                          .schedule = CheckpointSchedule{.compute_start = w.running[j]->last_checkpoint,
+                                                         .committed = w.running[j]->work_done,
+                                                         .work = job.work,
+                                                         .tau = none ? job.work - w.running[j]->work_done : o.interval,
+                                                         .delta = none ? Seconds{0} : job.checkpoint_write}};
+  }
+  return out;
+}
+
+// --- study ---------------------------------------------------------------------------
+
+struct StudyFlags {
+  std::string jobs, openb_pods, openb_nodes, bands = "<5%,5-10%,10-15%", mtbi_h, price_as = "a100-40gb",
+                                             checkpointing = "application";
+  double notice_s = kAwsSpotNotice.count(), deadline_factor = 1.5, gpu_mtbf_h = kDefaultGpuMtbfHours;
+  std::uint64_t seed = 42;
+  Output out;
+};
+
+int RunStudy(const StudyFlags& f) {
+  TrainingWorkload w;
+  std::string source;
+  if (!f.jobs.empty()) {
+    Result<TrainingWorkload> r = ReadTrainingWorkload(f.jobs);
+    if (!r) return Fail(r.error());
+    w = std::move(*r);
+    if (w.nodes.empty()) return Fail(InvalidArgument("{}: a study needs nodes: in the workload file", f.jobs));
+    source = f.jobs;
+  } else {
+    if (f.openb_pods.empty() || f.openb_nodes.empty()) {
+      return Fail(InvalidArgument("give --jobs FILE, or --openb-pods and --openb-nodes"));
+    }
+    const Result<std::vector<PodSpec>> pods = ReadOpenbPods(f.openb_pods);
+    if (!pods) return Fail(pods.error());
+    const Result<std::vector<NodeSpec>> nodes = ReadOpenbNodes(f.openb_nodes);
+    if (!nodes) return Fail(nodes.error());
+    OpenbTrainingOptions o;
+    o.deadline_factor = f.deadline_factor;
+    o.checkpointing = f.checkpointing == "transparent" ? Checkpointing::kTransparent
+                      : f.checkpointing == "none"      ? Checkpointing::kNone
+                                                       : Checkpointing::kApplication;
+    w.jobs = TrainingJobsFromOpenb(*pods, o);
+    if (w.jobs.empty()) return Fail(InvalidArgument("{}: no whole-GPU pods with a training lifetime", f.openb_pods));
+    w.nodes = SpotAndOnDemandPools(*nodes);
+    source = fmt::format("{} ({} training jobs, deadline {}x run, priced as {})", f.openb_pods, w.jobs.size(),
+                         f.deadline_factor, f.price_as);
+  }
+  std::vector<GpuPrices> prices;
+  for (const TrainingJob& j : w.jobs) {
+    Result<GpuPrices> p = PricesFor(w, j.gpu_model, f.price_as);
+    if (!p) return Fail(Error{p.error().code, fmt::format("job {}: {}", j.name, p.error().message)});
+    prices.push_back(*p);
+  }
+  std::vector<std::pair<std::string, SpotMarket>> markets;
+  for (const std::string& band : SplitList(f.bands, ',')) {
+    Result<SpotMarket> m = SpotMarketFromBand(band, Seconds{f.notice_s});
+    if (!m) return Fail(Error{m.error().code, "--bands: " + m.error().message});
+    markets.emplace_back("band " + band, *m);
+  }
+  for (const std::string& s : SplitList(f.mtbi_h, ',')) {
+    double h = 0;
+    try {
+      h = std::stod(s);
+    } catch (const std::exception&) {
+      h = -1;
+    }
+    if (!(h > 0)) return Fail(InvalidArgument("--mtbi-h: '{}' is not a positive number of hours", s));
+    markets.emplace_back(fmt::format("MTBI {} h", s), SpotMarket{.interruptions_per_hour = 1 / h,
+                                                                 .notice = Seconds{f.notice_s},
+                                                                 .basis = fmt::format("MTBI {} h", s)});
+  }
+  if (markets.empty()) return Fail(InvalidArgument("give --bands or --mtbi-h"));
+  std::vector<SpotStudyRow> rows;
+  for (const auto& [label, market] : markets) {
+    InterruptionModel model = w.interruptions;
+    model.spot = market;
+    model.spot_by_gpu_model.clear();
+    model.gpu_mtbf_hours = f.gpu_mtbf_h;
+    TrainingSimOptions options;
+    options.seed = f.seed;
+    Result<SpotStudyRow> row = RunSpotStudy(w.nodes, w.jobs, prices, model, label, options);
+    if (!row) return Fail(row.error());
+    rows.push_back(std::move(*row));
+  }
+  return Emit(f.out, "training-study", SpotStudyToJson(rows, source), SpotStudyToMarkdown(rows, source));
+}
+
+// --- drain ---------------------------------------------------------------------------
+
+struct DrainFlags {
+  std::string jobs, nodes;
+  double now_h = 0, at_h = 0;
+  Output out;
+};
+
+int RunDrain(const DrainFlags& f) {
+  Result<TrainingWorkload> w = ReadTrainingWorkload(f.jobs);
+  if (!w) return Fail(w.error());
+  Result<std::vector<std::optional<JobPlacement>>> running = Placements(*w);
+  if (!running) return Fail(running.error());
+  const std::vector<std::string> list = SplitList(f.nodes, ',');
+  const std::set<std::string> drain(list.begin(), list.end());
+  Result<DrainPlan> plan = PlanDrain(w->nodes, w->jobs, *running, drain, Seconds{f.now_h * kH}, Seconds{f.at_h * kH});
+  if (!plan) return Fail(plan.error());
+  nlohmann::json steps = nlohmann::json::array();
+  std::string md = fmt::format(
+      "# Drain of {} at {} h (now {} h): {}\n\nLost work: {:.2f} GPU-hours; down time {:.2f} GPU-hours.\n\n"
+      "| # | job | GPUs | action | stop at h | back at h | restore on | lost work min | interval min |\n"
+      "|---|---|---|---|---|---|---|---|---|\n",
+      f.nodes, f.at_h, f.now_h, f.jobs, plan->lost_gpu_hours, plan->downtime_gpu_hours);
+  for (const DrainStep& s : plan->steps) {
+    const TrainingJob& job = w->jobs[s.job];
+    const std::string target = s.target ? w->nodes[*s.target].name : std::string();
+    const double tau_min = (*running)[s.job]->schedule.tau.count() / 60;
+    steps.push_back({{"order", s.order},
+                     {"job", job.name},
+                     {"gpus", job.gpu_count},
+                     {"action", DrainActionName(s.action)},
+                     {"stop_at_h", s.stop_at.count() / kH},
+                     {"resume_at_h", s.resume_at.count() / kH},
+                     {"target_node", s.target ? nlohmann::json(target) : nlohmann::json(nullptr)},
+                     {"lost_work_s", s.lost_work.count()},
+                     {"checkpoint_interval_s", tau_min * 60},
+                     {"disruption_group", job.disruption_group}});
+    md += fmt::format("| {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {:.1f} | {:.1f} |\n", s.order, job.name,
+                      job.gpu_count, DrainActionName(s.action), s.stop_at.count() / kH, s.resume_at.count() / kH,
+                      target.empty() ? "(waits)" : target, s.lost_work.count() / 60, tau_min);
+  }
+  for (const std::string& p : plan->problems) md += "\n- " + p;
+  if (!plan->problems.empty()) md += "\n";
+  const nlohmann::json j{{"source", f.jobs},
+                         {"drain_nodes", list},
+                         {"now_h", f.now_h},
+                         {"drain_at_h", f.at_h},
+                         {"steps", steps},
+                         {"problems", plan->problems},
+                         {"lost_gpu_hours", plan->lost_gpu_hours},
+                         {"downtime_gpu_hours", plan->downtime_gpu_hours}};
+  return Emit(f.out, "drain", j.dump(2) + "\n", md);
+}
+
+// --- defrag --------------------------------------------------------------------------
+
+struct DefragFlags {
+  std::string jobs, pending;
+  int max_moves = 4;
+  Output out;
+};
+
+int RunDefrag(const DefragFlags& f) {
+  Result<TrainingWorkload> w = ReadTrainingWorkload(f.jobs);
+  if (!w) return Fail(w.error());
+  std::vector<TrainingJob> running;
+  std::vector<std::size_t> placement;
+  std::optional<TrainingJob> pending;
+  for (std::size_t j = 0; j < w->jobs.size(); ++j) {
+    if (w->jobs[j].name == f.pending) {
+      if (w->running[j]) return Fail(InvalidArgument("--pending {}: that job is running", f.pending));
+      pending = w->jobs[j];
+    } else if (w->running[j]) {
+      running.push_back(w->jobs[j]);
+      const auto it = std::find_if(w->nodes.begin(), w->nodes.end(),
+                                   [&](const TrainingNode& n) { return n.name == w->running[j]->node; });
+      placement.push_back(static_cast<std::size_t>(it - w->nodes.begin()));
+    }
+  }
+  if (!pending) return Fail(NotFound("--pending: no job named '{}' in {}", f.pending, f.jobs));
+  Result<DefragResult> r = PlanDefragmentation(w->nodes, running, placement, *pending, {.max_moves = f.max_moves});
+  if (!r) return Fail(r.error());
+  static constexpr const char* kOutcome[] = {"fits-now", "moves", "impossible", "none-within-limit",
+                                             "budget-exhausted"};
+  const char* outcome = kOutcome[static_cast<int>(r->outcome)];
+  nlohmann::json moves = nlohmann::json::array();
+  std::string md = fmt::format("# Room for {} ({} GPUs): {}\n\n", f.pending, pending->gpu_count, outcome);
+  for (std::size_t i = 0; i < r->moves.size(); ++i) {
+    const DefragMove& m = r->moves[i];
+    moves.push_back({{"order", i + 1},
+                     {"job", running[m.job].name},
+                     {"gpus", running[m.job].gpu_count},
+                     {"from", w->nodes[m.from].name},
+                     {"to", w->nodes[m.to].name}});
+    md += fmt::format("{}. checkpoint {} ({} GPUs) on {}, restore on {}\n", i + 1, running[m.job].name,
+                      running[m.job].gpu_count, w->nodes[m.from].name, w->nodes[m.to].name);
+  }
+  if (r->target)
+    md += fmt::format("\nThen {} runs on {}. Cost of the moves: {:.2f} GPU-hours.\n", f.pending,
+                      w->nodes[*r->target].name, r->cost_gpu_hours);
+  if (!r->reason.empty()) md += "\n" + r->reason + "\n";
+  const nlohmann::json j{
+      {"source", f.jobs},
+      {"pending", f.pending},
+      {"outcome", outcome},
+      {"moves", moves},
+      {"target_node", r->target ? nlohmann::json(w->nodes[*r->target].name) : nlohmann::json(nullptr)},
+      {"cost_gpu_hours", r->cost_gpu_hours},
+      {"states_expanded", r->expansions},
+      {"reason", r->reason}};
+  return Emit(f.out, "defrag", j.dump(2) + "\n", md);
+}
+
+}  // namespace
+
+void AddTrainingCommand(CLI::App& app, int& rc) {
+  CLI::App* cmd = app.add_subcommand("training", "training jobs on spot: study, drain plan, defragmentation");
+  cmd->require_subcommand(1);
+
+  auto study = std::make_shared<StudyFlags>();
+  CLI::App* s =
+      cmd->add_subcommand("study", "simulate jobs as recommended vs all on-demand at spot interruption rates");
+  s->add_option("--jobs", study->jobs, "training workload YAML with nodes: and jobs:");
+  s->add_option("--openb-pods", study->openb_pods, "or: openb pod list (whole-GPU pods become training jobs)");
+  s->add_option("--openb-nodes", study->openb_nodes,
+                "and the openb node list (each node offered as spot and on-demand)");
+  s->add_option("--bands", study->bands, "AWS Spot Advisor bands, read at their upper bound")->capture_default_str();
+  s->add_option("--mtbi-h", study->mtbi_h, "also: mean hours between reclaims per node, comma-separated");
+  s->add_option("--notice-s", study->notice_s, "reclaim notice (AWS 120, GCP and Azure 30)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  s->add_option("--gpu-mtbf-h", study->gpu_mtbf_h, "hardware MTBF per GPU, hours")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  s->add_option("--price-as", study->price_as, "catalog id that prices GPU types the catalog lacks (openb's)")
+      ->capture_default_str();
+  s->add_option("--deadline-factor", study->deadline_factor, "openb: deadline = creation + factor x run (0 = none)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  s->add_option("--checkpointing", study->checkpointing, "openb: transparent, application or none")
+      ->check(CLI::IsMember({"transparent", "application", "none"}))
+      ->capture_default_str();
+  s->add_option("--seed", study->seed, "seed of the reclaims and failures")->capture_default_str();
+  AddOutput(s, study->out);
+  s->callback([study, &rc] { rc = RunStudy(*study); });
+
+  auto drain = std::make_shared<DrainFlags>();
+  CLI::App* d = cmd->add_subcommand("drain", "plan checkpoints and restores for jobs on nodes going into maintenance");
+  d->add_option("--jobs", drain->jobs, "training workload YAML with nodes: and running jobs")->required();
+  d->add_option("--nodes", drain->nodes, "comma-separated nodes to drain")->required();
+  d->add_option("--now-h", drain->now_h, "trace time now, hours")->required();
+  d->add_option("--at-h", drain->at_h, "trace time the nodes go down, hours")->required();
+  AddOutput(d, drain->out);
+  d->callback([drain, &rc] { rc = RunDrain(*drain); });
+
+  auto defrag = std::make_shared<DefragFlags>();
+  CLI::App* g = cmd->add_subcommand("defrag", "fewest migrations that make room for a pending job");
+  g->add_option("--jobs", defrag->jobs, "training workload YAML with nodes: and running jobs")->required();
+  g->add_option("--pending", defrag->pending, "name of the pending job (in the file, not running)")->required();
+  g->add_option("--max-moves", defrag->max_moves, "deepest search")->check(CLI::Range(1, 8))->capture_default_str();
+  AddOutput(g, defrag->out);
+  g->callback([defrag, &rc] { rc = RunDefrag(*defrag); });
+}
+
+}  // namespace gpufit::cli
