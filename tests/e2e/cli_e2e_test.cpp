@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -414,4 +415,104 @@ TEST(PlanIsolation, MigIsolationIsComparedWithSoftSharing) {
   const CliRun l4 = Gpufit("plan --telemetry " + GenTd26() + " --gpu l4 --isolation mig", dir);
   EXPECT_EQ(l4.exit_code, 2);
   EXPECT_THAT(l4.err, HasSubstr("l4 does not support MIG"));
+}
+
+// --- training jobs on spot ----------------------------------------------------------------
+
+constexpr const char* kTrainingJobs = R"(nodes:
+  - {name: a0, gpus: 8, gpu_model: a100-80gb, capacity: on-demand}
+  - {name: a1, gpus: 8, gpu_model: a100-80gb, capacity: on-demand}
+  - {name: a2, gpus: 8, gpu_model: a100-80gb, capacity: on-demand}
+jobs:
+  - {name: pretrain, gpus: 8, gpu_model: a100-80gb, work_h: 72, checkpoint_write_s: 300, restore_s: 600,
+     running: {node: a0, last_checkpoint_h: 9.5, work_done_h: 9}}
+  - {name: ft, gpus: 4, gpu_model: a100-80gb, work_h: 12, checkpoint_write_s: 60, restore_s: 300,
+     checkpointing: transparent, running: {node: a1, last_checkpoint_h: 9.8, work_done_h: 5}}
+  - {name: side, gpus: 4, gpu_model: a100-80gb, work_h: 24, checkpoint_write_s: 60, restore_s: 300,
+     running: {node: a2, last_checkpoint_h: 9.9, work_done_h: 2}}
+  - {name: big, gpus: 8, gpu_model: a100-80gb, work_h: 24, checkpoint_write_s: 60, restore_s: 300, submit_h: 10,
+     deadline_h: 40}
+interruptions:
+  spot: {mtbi_h: 100, notice_s: 120}
+)";
+
+TEST(TrainingPlan, PlanCarriesIntervalsAndSpotLabels) {
+  const fs::path dir = Scratch("training-plan");
+  std::ofstream(dir / "jobs.yaml") << kTrainingJobs;
+  const CliRun r = Gpufit("plan --training-jobs " + (dir / "jobs.yaml").string() +
+                              " --capacity-labels eks --format json --out " + (dir / "out").string(),
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["jobs"].size(), 4u);
+  const nlohmann::json& pretrain = j["jobs"][0];
+  EXPECT_EQ(pretrain["recommendation"], "spot");
+  EXPECT_EQ(pretrain["podSpec"]["nodeSelector"]["eks.amazonaws.com/capacityType"], "SPOT");
+  // The annotation is the interval, rounded to whole seconds.
+  EXPECT_EQ(pretrain["metadata"]["annotations"]["gpufit.io/checkpoint-interval-seconds"],
+            std::to_string(static_cast<long>(std::lround(pretrain["checkpoint_interval_s"].get<double>()))));
+  EXPECT_EQ(j["jobs"][3]["recommendation"], "spot-with-fallback");
+  EXPECT_TRUE(fs::exists(dir / "out" / "plan.json"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "plan.md"));
+}
+
+TEST(TrainingDrainAndDefrag, PlansOnTheExampleCluster) {
+  const fs::path dir = Scratch("training-drain");
+  std::ofstream(dir / "jobs.yaml") << kTrainingJobs;
+  const std::string jobs = (dir / "jobs.yaml").string();
+  const CliRun d = Gpufit("training drain --jobs " + jobs + " --nodes a1 --now-h 10 --at-h 12 --format json", dir);
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const nlohmann::json plan = nlohmann::json::parse(d.out);
+  ASSERT_EQ(plan["steps"].size(), 1u);
+  // ft can write in 60 s: an emergency checkpoint now, restored on a2 (4 free), nothing lost.
+  EXPECT_EQ(plan["steps"][0]["action"], "emergency-checkpoint");
+  EXPECT_EQ(plan["steps"][0]["target_node"], "a2");
+  EXPECT_EQ(plan["steps"][0]["lost_work_s"], 0);
+
+  // big needs 8 GPUs; a1 and a2 each have 4 free: one move (ft -> a2, or side -> a1).
+  const CliRun g = Gpufit("training defrag --jobs " + jobs + " --pending big --format json", dir);
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const nlohmann::json moves = nlohmann::json::parse(g.out);
+  EXPECT_EQ(moves["outcome"], "moves");
+  EXPECT_EQ(moves["moves"].size(), 1u);
+}
+
+TEST(TrainingStudy, OpenbAtThreeBandsCostsTwentyToFortyPercent) {
+  const char* env = std::getenv("GPUFIT_DATA");
+  const std::string openb = std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/openb/";
+  if (!fs::exists(openb)) GTEST_SKIP() << "no " << openb;
+  const fs::path dir = Scratch("training-study");
+  const CliRun r = Gpufit("training study --openb-pods " + openb + "openb_pod_list_default.csv --openb-nodes " + openb +
+                              "openb_node_list_gpu_node.csv --format json",
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  for (const nlohmann::json& row : j["rows"]) {
+    EXPECT_GE(row["cost_ratio"].get<double>(), 0.2);
+    EXPECT_LE(row["cost_ratio"].get<double>(), 0.4);
+    EXPECT_EQ(row["recommended"]["deadline_misses"], 0);
+  }
+}
+
+TEST(TrainingBadInput, ClearErrorsAndExitTwo) {
+  const fs::path dir = Scratch("training-bad");
+  std::ofstream(dir / "jobs.yaml") << kTrainingJobs;
+  std::ofstream(dir / "bad.yaml") << "jobs:\n  - {name: x, gpus: 2, work_h: -3, checkpoint_size_gib: 1}\n";
+  const std::string jobs = (dir / "jobs.yaml").string();
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"plan --training-jobs " + (dir / "bad.yaml").string(), "job x: field 'work_h' must be >= 0"},
+      {"plan --training-jobs " + (dir / "missing.yaml").string(), "no such training workload file"},
+      {"training study --jobs " + jobs + " --bands 7%", "spot band must be one of"},
+      {"training defrag --jobs " + jobs + " --pending nobody", "no job named 'nobody'"},
+      {"training drain --jobs " + jobs + " --nodes zz --now-h 1 --at-h 2", "unknown node 'zz'"},
+      {"training drain --jobs " + jobs + " --nodes a1 --now-h 5 --at-h 2", "before now"},
+  };
+  for (const auto& c : cases) {
+    const CliRun r = Gpufit(c.args, dir);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+  }
 }
