@@ -270,6 +270,10 @@ void Simulator::Interrupt(std::size_t j, double t) {
   const JobRun& r = runs_[j];
   Leave(j, t, std::max(r.schedule.CommittedAt(Seconds{t}), r.committed), true);
   Enqueue(j, true);
+  // Less may be saved than the last switch check assumed: check again now.
+  if (policies_[j].choice == SpotChoice::kSpotWithFallback && r.capacity == CapacityType::kSpot) {
+    Push(t, EventKind::kSwitchCheck, j, kAlways);
+  }
 }
 
 void Simulator::Notice(std::size_t j, double t, Seconds notice) {
@@ -551,10 +555,12 @@ Result<TrainingSimResult> Simulator::Run() {
         const TrainingJob& job = jobs_[j];
         const bool can_save = r.state == JobState::kOnNode && job.checkpointing == Checkpointing::kTransparent &&
                               Seconds{now} >= r.schedule.compute_start;
-        const Seconds saved = r.state != JobState::kOnNode ? r.committed
-                              : can_save                   ? r.schedule.ComputedAt(Seconds{now})
-                                                           : r.schedule.CommittedAt(Seconds{now});
-        const Seconds latest = *LatestSwitch(job, saved, policies_[j].on_demand_interval, policies_[j].switch_margin);
+        // The switch time follows what is committed: a failure without notice could strike
+        // any moment. The switch itself saves what was computed when it can write.
+        const Seconds committed = r.state != JobState::kOnNode ? r.committed : r.schedule.CommittedAt(Seconds{now});
+        const Seconds saved = can_save ? r.schedule.ComputedAt(Seconds{now}) : committed;
+        const Seconds latest =
+            *LatestSwitch(job, committed, policies_[j].on_demand_interval, policies_[j].switch_margin);
         if (now + kEps < latest.count()) {
           Push(latest.count(), EventKind::kSwitchCheck, j, kAlways);
           break;

@@ -168,6 +168,38 @@ TEST(TrainingSimTest, DeadlineFallbackMeetsEveryDeadlineThatPlainSpotMisses) {
   EXPECT_EQ(b->completed, 50);
 }
 
+TEST(TrainingSimTest, DeadlineFallbackFollowsCommittedWorkForTransparentJobs) {
+  // Transparent jobs whose 300 s write does not fit AWS's 120 s notice: a reclaim loses the
+  // work since their last checkpoint, so the switch time must follow the committed work,
+  // not what an emergency write could save (an earlier version missed 780 of 2,000 here).
+  auto nodes = Nodes(60, CapacityType::kSpot, "s");
+  for (const TrainingNode& n : Nodes(60, CapacityType::kOnDemand, "od")) nodes.push_back(n);
+  InterruptionModel model;
+  model.spot = {.interruptions_per_hour = 0.5, .notice = kAwsSpotNotice, .basis = "MTBI 2 h"};
+  std::vector<TrainingJob> jobs;
+  std::vector<JobRunPolicy> policies;
+  for (int i = 0; i < 100; ++i) {
+    TrainingJob j =
+        Job("j" + std::to_string(i), Seconds{20 * kH}, Seconds{300}, Seconds{600}, Checkpointing::kTransparent);
+    j.gpu_count = 4;
+    j.deadline = Seconds{28 * kH};
+    const SpotDecision d = DecideSpot(j, model, kPrices);
+    ASSERT_EQ(d.choice, SpotChoice::kSpotWithFallback) << d.reason;
+    policies.push_back(PolicyFromDecision(d, kPrices));
+    jobs.push_back(j);
+  }
+  for (const std::uint64_t seed : {1, 2, 3, 4, 5}) {
+    TrainingSimOptions opt;
+    opt.interruptions = model;
+    opt.seed = seed;
+    const auto r = SimulateTraining(nodes, jobs, policies, opt);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->deadline_misses, 0) << "seed " << seed;
+    EXPECT_EQ(r->completed, 100);
+    EXPECT_GT(r->switched, 0);
+  }
+}
+
 TEST(TrainingSimTest, RejectsJobsNoNodeCanTake) {
   const auto nodes = Nodes(1, CapacityType::kOnDemand, "od");
   TrainingJob big = Job("big", Seconds{kH}, Seconds{60}, Seconds{60}, Checkpointing::kApplication);

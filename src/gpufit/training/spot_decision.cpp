@@ -137,6 +137,14 @@ SpotDecision DecideSpot(const TrainingJob& job, const InterruptionModel& model, 
   SpotDecision d;
   d.spot = Outlook(job, CapacityType::kSpot, model, prices);
   d.on_demand = Outlook(job, CapacityType::kOnDemand, model, prices);
+  // A deadline job checkpoints at least every half of its slack on on-demand too, so one
+  // failure cannot eat all of it.
+  if (job.deadline && job.checkpointing != Checkpointing::kNone) {
+    const Seconds slack = *job.deadline - job.submit - FailureFreeWall(job, d.on_demand.interval) - job.restore;
+    if (slack > Seconds{0} && d.on_demand.interval > slack / 2) {
+      d.on_demand = Outlook(job, CapacityType::kOnDemand, model, prices, slack / 2);
+    }
+  }
   const double od_risk = MissRisk(job, d.on_demand, job.submit);
   const double spot_risk = MissRisk(job, d.spot, job.submit);
   const bool cheaper = d.spot.expected_cost < d.on_demand.expected_cost;

@@ -60,7 +60,8 @@ const char* SpotChoiceName(SpotChoice c);  // "on-demand", "spot", "spot-with-fa
 // max_miss_risk; else on-demand. With a switch, the spot interval is at most half the
 // slack S (the time a switch can wait): work is saved at least every S/2, so a run without
 // reclaims never has to switch (it loses at most delta of slack per checkpoint); a job
-// without checkpoints gets a switch only when S covers its whole run.
+// without checkpoints gets a switch only when S covers its whole run. On on-demand too, a
+// deadline job checkpoints at least every half of its slack.
 struct SpotDecisionOptions {
   double max_miss_risk = 0.01;  // highest deadline-miss risk bound accepted
 };
