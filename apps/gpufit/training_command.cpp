@@ -168,6 +168,12 @@ int RunDrain(const DrainFlags& f) {
   if (!w) return Fail(w.error());
   Result<std::vector<std::optional<JobPlacement>>> running = Placements(*w);
   if (!running) return Fail(running.error());
+  for (std::size_t j = 0; j < w->jobs.size(); ++j) {
+    if (w->running[j] && w->running[j]->last_checkpoint > Seconds{f.now_h * kH}) {
+      return Fail(InvalidArgument("{}: job {}: last_checkpoint_h {} is after --now-h {}", f.jobs, w->jobs[j].name,
+                                  w->running[j]->last_checkpoint.count() / kH, f.now_h));
+    }
+  }
   const std::vector<std::string> list = SplitList(f.nodes, ',');
   const std::set<std::string> drain(list.begin(), list.end());
   Result<DrainPlan> plan = PlanDrain(w->nodes, w->jobs, *running, drain, Seconds{f.now_h * kH}, Seconds{f.at_h * kH});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace gpufit {
@@ -80,7 +81,12 @@ const char* DrainActionName(DrainAction a) {
 Result<DrainPlan> PlanDrain(const std::vector<TrainingNode>& nodes, const std::vector<TrainingJob>& jobs,
                             const std::vector<std::optional<JobPlacement>>& running,
                             const std::set<std::string>& drain_nodes, Seconds now, Seconds drain_at) {
+  if (!std::isfinite(now.count()) || !std::isfinite(drain_at.count()) || now < Seconds{0}) {
+    return InvalidArgument("drain: now ({} s) and the drain time ({} s) must be finite and >= 0", now.count(),
+                           drain_at.count());
+  }
   if (drain_at < now) return InvalidArgument("the drain ({} s) is before now ({} s)", drain_at.count(), now.count());
+  if (drain_nodes.empty()) return InvalidArgument("drain: no nodes to drain");
   if (running.size() != jobs.size()) return InvalidArgument("{} placements for {} jobs", running.size(), jobs.size());
   std::vector<bool> drained(nodes.size(), false);
   for (const std::string& name : drain_nodes) {

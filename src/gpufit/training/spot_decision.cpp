@@ -42,6 +42,12 @@ double MissRisk(const TrainingJob& job, const RunOutlook& o, Seconds start) {
   return PoissonTailAbove(InterruptionsPerSecond(o) * window.count(), slack.count() / per_interruption);
 }
 
+// Whether a run checkpointing every tau stays within `slack` when nothing interrupts it:
+// its writes plus the one interval of unsaved work at risk.
+bool WritesFit(const TrainingJob& job, Seconds tau, Seconds slack) {
+  return tau > Seconds{0} && std::ceil(job.work / tau - 1e-9) * job.checkpoint_write + tau <= slack;
+}
+
 // Room kept after a switch: n worst-case interruptions, n the fewest whose excess has
 // probability <= max_risk over the on-demand phase; returns {margin, that probability}.
 std::pair<Seconds, double> SwitchMargin(const TrainingJob& job, const RunOutlook& od, double max_risk) {
@@ -117,7 +123,8 @@ RunOutlook Outlook(const TrainingJob& job, CapacityType capacity, const Interrup
   const double gpus = job.gpu_count;
   const Seconds free_wall = FailureFreeWall(job, o.interval);
   o.checkpoint_gpu_hours = gpus * Hours(free_wall - job.work);
-  o.expected_lost_gpu_hours = gpus * Hours(wall - free_wall);
+  // Daly's model counts T_s / tau writes, not whole segments: never below zero.
+  o.expected_lost_gpu_hours = std::max(0.0, gpus * Hours(wall - free_wall));
   const Usd price = capacity == CapacityType::kSpot ? prices.spot_per_gpu_hour : prices.on_demand_per_gpu_hour;
   o.expected_cost = Usd{gpus * Hours(wall) * price.value};
   return o;
@@ -141,7 +148,7 @@ SpotDecision DecideSpot(const TrainingJob& job, const InterruptionModel& model, 
   // failure cannot eat all of it.
   if (job.deadline && job.checkpointing != Checkpointing::kNone) {
     const Seconds slack = *job.deadline - job.submit - FailureFreeWall(job, d.on_demand.interval) - job.restore;
-    if (slack > Seconds{0} && d.on_demand.interval > slack / 2) {
+    if (slack > Seconds{0} && d.on_demand.interval > slack / 2 && WritesFit(job, slack / 2, slack)) {
       d.on_demand = Outlook(job, CapacityType::kOnDemand, model, prices, slack / 2);
     }
   }
@@ -162,8 +169,11 @@ SpotDecision DecideSpot(const TrainingJob& job, const InterruptionModel& model, 
     d.choice = SpotChoice::kSpot;
     d.reason = "no deadline; spot is cheaper";
   } else if (const Seconds slack = latest ? *latest - job.submit : Seconds{-1};
-             slack >= Seconds{0} && (job.checkpointing != Checkpointing::kNone || slack >= d.spot.expected_wall)) {
-    // With a deadline, a switch that is only made when needed costs nothing until then.
+             slack >= Seconds{0} && (job.checkpointing == Checkpointing::kNone
+                                         ? slack >= d.spot.expected_wall
+                                         : WritesFit(job, std::min(d.spot.interval, slack / 2), slack))) {
+    // With a deadline, a switch that is only made when needed costs nothing until then; it
+    // is only worth it when the job can save work before the slack is gone.
     d.choice = SpotChoice::kSpotWithFallback;
     if (job.checkpointing != Checkpointing::kNone && d.spot.interval > slack / 2) {
       d.spot = Outlook(job, CapacityType::kSpot, model, prices, slack / 2);

@@ -56,12 +56,14 @@ const char* SpotChoiceName(SpotChoice c);  // "on-demand", "spot", "spot-with-fa
 
 // The choice: on-demand when spot is not cheaper; spot when there is no deadline; with a
 // deadline, spot with a switch to on-demand (made only when the slack runs out) when a
-// switch at the start would still meet it; else plain spot when its risk bound is at most
+// switch at the start would still meet it and a run without reclaims would not be forced
+// to switch (its writes plus one interval fit in the slack); else plain spot when its risk bound is at most
 // max_miss_risk; else on-demand. With a switch, the spot interval is at most half the
 // slack S (the time a switch can wait): work is saved at least every S/2, so a run without
 // reclaims never has to switch (it loses at most delta of slack per checkpoint); a job
 // without checkpoints gets a switch only when S covers its whole run. On on-demand too, a
-// deadline job checkpoints at least every half of its slack.
+// deadline job checkpoints at least every half of its slack. Either cap applies only when
+// its writes plus one interval fit in the slack (else Daly's interval stays).
 struct SpotDecisionOptions {
   double max_miss_risk = 0.01;  // highest deadline-miss risk bound accepted
 };

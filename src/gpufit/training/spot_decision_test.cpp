@@ -91,10 +91,10 @@ TEST(DecideSpotTest, ChoosesByCostRiskAndSlack) {
   // No checkpoints and a reclaim every 5 h for a 48 h job: spot would cost far more.
   EXPECT_EQ(DecideSpot(Job(Checkpointing::kNone), Market(5), kPrices).choice, SpotChoice::kOnDemand);
 
-  // A deadline with 10% slack and a reclaim every 10 h: plain spot is too risky, the
+  // A deadline with 25% slack and a reclaim every 10 h: plain spot is too risky, the
   // fallback fits, and its latest switch leaves room for the rest on on-demand.
   TrainingJob d = Job();
-  d.deadline = Seconds{48 * 1.10 * kH};
+  d.deadline = Seconds{48 * 1.25 * kH};
   const SpotDecision b = DecideSpot(d, Market(10), kPrices);
   EXPECT_EQ(b.choice, SpotChoice::kSpotWithFallback);
   ASSERT_TRUE(b.latest_switch);
@@ -112,6 +112,10 @@ TEST(DecideSpotTest, ChoosesByCostRiskAndSlack) {
   EXPECT_NEAR(b.miss_risk, -std::expm1(-phase_h / 6250), 1e-9);
 
   // A deadline shorter than the work: nothing helps; on-demand with risk 1.
+  // With 10% slack, 5-minute writes every 1.3 h on spot eat more than the slack: no switch
+  // can help, plain spot is too risky: on-demand.
+  d.deadline = Seconds{48 * 1.10 * kH};
+  EXPECT_EQ(DecideSpot(d, Market(10), kPrices).choice, SpotChoice::kOnDemand);
   d.deadline = Seconds{40 * kH};
   const SpotDecision c = DecideSpot(d, Market(10), kPrices);
   EXPECT_EQ(c.choice, SpotChoice::kOnDemand);

@@ -1,10 +1,15 @@
 #include "gpufit/training/workload_file.h"
 
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
+#include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "gpufit/training/checkpoint.h"
@@ -20,6 +25,18 @@ class Fields {
   Fields(const YAML::Node& node, std::string where) : node_(node), where_(std::move(where)) {}
 
   bool Has(const char* key) const { return node_[key].IsDefined() && !node_[key].IsNull(); }
+
+  // A misspelt optional field would silently fall back to its default: unknown keys are errors.
+  Result<void> Only(std::initializer_list<std::string_view> keys) const {
+    if (!node_.IsMap()) return InvalidArgument("{}: must be a mapping of fields", where_);
+    for (const auto& kv : node_) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        return InvalidArgument("{}: unknown field '{}' (known: {})", where_, key, fmt::join(keys, ", "));
+      }
+    }
+    return {};
+  }
 
   Result<double> Number(const char* key, std::optional<double> fallback = std::nullopt, double min = 0) const {
     if (!Has(key)) {
@@ -51,6 +68,9 @@ class Fields {
   std::string where_;
 };
 
+#define GPUFIT_CHECK(expr) \
+  if (Result<void> check = (expr); !check) return check.error()
+
 #define GPUFIT_TRY(var, expr)                     \
   auto var##_result = (expr);                     \
   if (!var##_result) return var##_result.error(); \
@@ -58,6 +78,7 @@ class Fields {
 
 Result<SpotMarket> ParseMarket(const YAML::Node& node, const std::string& where) {
   const Fields f(node, where);
+  GPUFIT_CHECK(f.Only({"band", "monthly_fraction", "mtbi_h", "notice_s"}));
   GPUFIT_TRY(notice_s, f.Number("notice_s", kAwsSpotNotice.count()));
   const int given = (f.Has("band") ? 1 : 0) + (f.Has("monthly_fraction") ? 1 : 0) + (f.Has("mtbi_h") ? 1 : 0);
   if (given != 1) return InvalidArgument("{}: give exactly one of band, monthly_fraction, mtbi_h", where);
@@ -93,8 +114,10 @@ Result<Checkpointing> ParseCheckpointing(const std::string& s, const std::string
 Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string& path) {
   TrainingWorkload w;
   StorageModel storage;
+  GPUFIT_CHECK(Fields(root, path).Only({"nodes", "jobs", "interruptions", "storage", "prices"}));
   if (const YAML::Node s = root["storage"]; s) {
     const Fields f(s, path + ": storage");
+    GPUFIT_CHECK(f.Only({"write_gib_per_s", "read_gib_per_s", "reschedule_s"}));
     GPUFIT_TRY(wr, f.Number("write_gib_per_s", storage.write_gib_per_s));
     GPUFIT_TRY(rd, f.Number("read_gib_per_s", storage.read_gib_per_s));
     GPUFIT_TRY(rs, f.Number("reschedule_s", storage.reschedule.count()));
@@ -103,6 +126,7 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
   }
   if (const YAML::Node in = root["interruptions"]; in) {
     const Fields f(in, path + ": interruptions");
+    GPUFIT_CHECK(f.Only({"spot", "spot_by_gpu_model", "gpu_mtbf_h"}));
     if (in["spot"]) {
       GPUFIT_TRY(m, ParseMarket(in["spot"], path + ": interruptions.spot"));
       w.interruptions.spot = m;
@@ -122,6 +146,7 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     for (const auto& kv : prices) {
       const std::string model = kv.first.Scalar();
       const Fields f(kv.second, path + ": prices." + model);
+      GPUFIT_CHECK(f.Only({"on_demand_usd_per_gpu_hour", "spot_usd_per_gpu_hour"}));
       GPUFIT_TRY(od, f.Number("on_demand_usd_per_gpu_hour"));
       GPUFIT_TRY(spot, f.Number("spot_usd_per_gpu_hour"));
       w.prices[model] = GpuPrices{.on_demand_per_gpu_hour = Usd{od}, .spot_per_gpu_hour = Usd{spot}};
@@ -134,6 +159,8 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
       const Fields f(nodes[i], fmt::format("{}: nodes[{}]", path, i));
       GPUFIT_TRY(name, f.Text("name"));
       const Fields g(nodes[i], fmt::format("{}: node {}", path, name));
+      GPUFIT_CHECK(g.Only({"name", "gpus", "gpu_model", "capacity"}));
+      if (name.empty()) return InvalidArgument("{}: name must not be empty", f.where());
       GPUFIT_TRY(gpus, g.Number("gpus", std::nullopt, 1));
       GPUFIT_TRY(model, g.Text("gpu_model"));
       GPUFIT_TRY(capacity, g.Text("capacity", "on-demand"));
@@ -158,6 +185,10 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     const Fields f0(jobs[i], fmt::format("{}: jobs[{}]", path, i));
     GPUFIT_TRY(name, f0.Text("name"));
     const Fields f(jobs[i], fmt::format("{}: job {}", path, name));
+    GPUFIT_CHECK(
+        f.Only({"name", "gpus", "gpu_model", "work_h", "checkpoint_size_gib", "checkpoint_write_s", "restore_s",
+                "submit_h", "deadline_h", "checkpointing", "disruption_group", "max_unavailable", "running"}));
+    if (name.empty()) return InvalidArgument("{}: name must not be empty", f0.where());
     if (!job_names.insert(name).second) return InvalidArgument("{}: duplicate job name '{}'", path, name);
     GPUFIT_TRY(gpus, f.Number("gpus", std::nullopt, 1));
     if (gpus != std::floor(gpus) || gpus > kMaxGpusPerNode) {
@@ -176,6 +207,12 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     GPUFIT_TRY(submit_h, f.Number("submit_h", 0.0));
     GPUFIT_TRY(how, f.Text("checkpointing", "application"));
     GPUFIT_TRY(checkpointing, ParseCheckpointing(how, f.where()));
+    if (checkpointing != Checkpointing::kNone && write_s <= 0) {
+      return InvalidArgument(
+          "{}: a job that checkpoints needs checkpoint_write_s > 0 (or checkpoint_size_gib > 0); "
+          "use checkpointing: none for a job that does not",
+          f.where());
+    }
     GPUFIT_TRY(group, f.Text("disruption_group", ""));
     GPUFIT_TRY(max_unavailable, f.Number("max_unavailable", 1.0, 1));
     TrainingJob job{.name = name,
@@ -198,6 +235,7 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     std::optional<RunningState> running;
     if (const YAML::Node r = jobs[i]["running"]; r) {
       const Fields rf(r, f.where() + ": running");
+      GPUFIT_CHECK(rf.Only({"node", "last_checkpoint_h", "work_done_h"}));
       GPUFIT_TRY(node, rf.Text("node"));
       if (!node_names.contains(node)) return InvalidArgument("{}: unknown node '{}'", rf.where(), node);
       GPUFIT_TRY(last_h, rf.Number("last_checkpoint_h", submit_h));
@@ -207,6 +245,22 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     }
     w.jobs.push_back(std::move(job));
     w.running.push_back(std::move(running));
+  }
+  // Running jobs must fit their nodes: GPU model and GPU count.
+  std::map<std::string, int> used;
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+    if (!w.running[j]) continue;
+    const TrainingJob& job = w.jobs[j];
+    const auto node = std::find_if(w.nodes.begin(), w.nodes.end(),
+                                   [&](const TrainingNode& n) { return n.name == w.running[j]->node; });
+    if (!job.gpu_model.empty() && job.gpu_model != node->gpu_model) {
+      return InvalidArgument("{}: job {} needs {} GPUs but runs on node {} ({})", path, job.name, job.gpu_model,
+                             node->name, node->gpu_model);
+    }
+    if ((used[node->name] += job.gpu_count) > node->gpu_count) {
+      return InvalidArgument("{}: node {} has {} GPUs but its running jobs use {}", path, node->name, node->gpu_count,
+                             used[node->name]);
+    }
   }
   return w;
 }
@@ -231,6 +285,7 @@ Result<SpotMarket> SpotMarketFromBand(const std::string& band, Seconds notice) {
 
 Result<TrainingWorkload> ReadTrainingWorkload(const std::string& path) {
   if (!std::filesystem::exists(path)) return NotFound("{}: no such training workload file", path);
+  if (!std::filesystem::is_regular_file(path)) return InvalidArgument("{}: not a regular file", path);
   try {
     return ParseWorkload(YAML::LoadFile(path), path);
   } catch (const YAML::Exception& e) {
@@ -264,5 +319,6 @@ std::vector<TrainingJob> TrainingJobsFromOpenb(const std::vector<PodSpec>& pods,
 }
 
 #undef GPUFIT_TRY
+#undef GPUFIT_CHECK
 
 }  // namespace gpufit

@@ -98,6 +98,25 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
       std::string::npos);
   EXPECT_NE(err("jobs: [\n  {name: a\n").find("line "), std::string::npos);
   EXPECT_NE(err("jobs: []\n").find("non-empty"), std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1, dedline_h: 5}\n")
+                .find("job a: unknown field 'dedline_h'"),
+            std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 0}\n").find("checkpoint_write_s > 0"),
+            std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: '', gpus: 1, work_h: 1, checkpoint_size_gib: 1}\n").find("must not be empty"),
+            std::string::npos);
+  const std::string nodes = "nodes:\n  - {name: n, gpus: 8, gpu_model: h100-80gb}\njobs:\n";
+  EXPECT_NE(err(nodes + "  - {name: a, gpus: 6, work_h: 1, checkpoint_size_gib: 1, running: {node: n}}\n" +
+                "  - {name: b, gpus: 6, work_h: 1, checkpoint_size_gib: 1, running: {node: n}}\n")
+                .find("node n has 8 GPUs but its running jobs use 12"),
+            std::string::npos);
+  EXPECT_NE(err(nodes +
+                "  - {name: a, gpus: 1, gpu_model: a100-80gb, work_h: 1, checkpoint_size_gib: 1, running: {node: n}}\n")
+                .find("needs a100-80gb GPUs but runs on node n"),
+            std::string::npos);
+  const auto directory = ReadTrainingWorkload(dir.path());
+  ASSERT_FALSE(directory);
+  EXPECT_NE(directory.error().message.find("not a regular file"), std::string::npos);
   const auto missing = ReadTrainingWorkload("/nonexistent/jobs.yaml");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, Code::kNotFound);
