@@ -115,6 +115,11 @@ int RunStudy(const StudyFlags& f) {
     source = fmt::format("{} ({} training jobs, deadline {}x run, priced as {})", f.openb_pods, w.jobs.size(),
                          f.deadline_factor, f.price_as);
   }
+  if (!f.price_as.empty()) {
+    if (const Result<GpuModel> m = GpuCatalog::Embedded().Find(f.price_as); !m) {
+      return Fail(Error{m.error().code, "--price-as: " + m.error().message});
+    }
+  }
   std::vector<GpuPrices> prices;
   for (const TrainingJob& j : w.jobs) {
     Result<GpuPrices> p = PricesFor(w, j.gpu_model, f.price_as);
@@ -149,7 +154,7 @@ int RunStudy(const StudyFlags& f) {
     TrainingSimOptions options;
     options.seed = f.seed;
     Result<SpotStudyRow> row = RunSpotStudy(w.nodes, w.jobs, prices, model, label, options);
-    if (!row) return Fail(row.error());
+    if (!row) return Fail(Error{row.error().code, fmt::format("{} ({}): {}", source, label, row.error().message)});
     rows.push_back(std::move(*row));
   }
   return Emit(f.out, "training-study", SpotStudyToJson(rows, source), SpotStudyToMarkdown(rows, source));

@@ -61,8 +61,8 @@ Result<TrainingPlan> BuildTrainingPlan(TrainingWorkload workload, const GpuCatal
     } else {
       const Result<GpuModel> m = catalog.Find(job.gpu_model);
       if (!m) {
-        return NotFound("job {}: no price for GPU model '{}': use a catalog id or add it under prices:", job.name,
-                        job.gpu_model);
+        return NotFound("{}: job {}: no price for GPU model '{}': use a catalog id or add it under prices:", source,
+                        job.name, job.gpu_model);
       }
       prices =
           GpuPrices{.on_demand_per_gpu_hour = m->on_demand_per_gpu_hour, .spot_per_gpu_hour = m->spot_per_gpu_hour};
@@ -199,9 +199,8 @@ std::string TrainingPlanToMarkdown(const TrainingPlan& plan) {
       "GPU. Labels: {}.\n\nExpected cost: {:.2f} USD as recommended vs {:.2f} USD all on-demand ({:.1f}% of it).\n\n"
       "| job | GPUs | checkpointing | recommendation | interval | expected run | expected lost GPU-h | expected cost | "
       "saving | deadline risk |\n|---|---|---|---|---|---|---|---|---|---|\n",
-      plan.source, m.spot.interruptions_per_hour, m.spot.basis.empty() ? "no basis given" : m.spot.basis,
-      m.spot.notice.count(), m.gpu_mtbf_hours, LabelsName(plan.labels), plan.recommended_cost.value,
-      plan.on_demand_cost.value,
+      plan.source, m.spot.interruptions_per_hour, m.spot.basis, m.spot.notice.count(), m.gpu_mtbf_hours,
+      LabelsName(plan.labels), plan.recommended_cost.value, plan.on_demand_cost.value,
       plan.on_demand_cost.value > 0 ? 100 * plan.recommended_cost.value / plan.on_demand_cost.value : 0.0);
   for (const TrainingRecommendation& r : plan.jobs) {
     const TrainingJob& job = plan.workload.jobs[r.job];

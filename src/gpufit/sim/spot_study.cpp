@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace gpufit {
@@ -18,6 +19,23 @@ Result<SpotStudyRow> RunSpotStudy(const std::vector<TrainingNode>& nodes, const 
   std::vector<JobRunPolicy> recommended, on_demand;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const SpotDecision d = DecideSpot(jobs[j], model, prices[j], decision);
+    // Capacity the cluster lacks for this job is not an option.
+    const auto hosts = [&](CapacityType c) {
+      return std::any_of(nodes.begin(), nodes.end(), [&](const TrainingNode& n) {
+        return n.capacity == c && n.gpu_count >= jobs[j].gpu_count &&
+               (jobs[j].gpu_model.empty() || n.gpu_model == jobs[j].gpu_model);
+      });
+    };
+    if (!hosts(CapacityType::kOnDemand)) {
+      return InvalidArgument("job {}: no on-demand node has {} {} GPUs", jobs[j].name, jobs[j].gpu_count,
+                             jobs[j].gpu_model.empty() ? std::string("free") : jobs[j].gpu_model);
+    }
+    if (d.choice != SpotChoice::kOnDemand && !hosts(CapacityType::kSpot)) {
+      ++row.on_demand_jobs;
+      recommended.push_back(ForcedPolicy(jobs[j], CapacityType::kOnDemand, model, prices[j]));
+      on_demand.push_back(ForcedPolicy(jobs[j], CapacityType::kOnDemand, model, prices[j]));
+      continue;
+    }
     switch (d.choice) {
       case SpotChoice::kSpot:
         ++row.spot_jobs;

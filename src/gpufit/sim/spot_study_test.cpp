@@ -16,6 +16,35 @@
 namespace gpufit {
 namespace {
 
+TEST(SpotStudyTest, JobsWithoutASpotHostStayOnDemand) {
+  // An 8-GPU job and a 4-GPU spot node: the job runs on the on-demand node instead.
+  const std::vector<TrainingNode> nodes{
+      {.name = "s0", .gpu_count = 4, .gpu_model = "A100", .capacity = CapacityType::kSpot},
+      {.name = "o0", .gpu_count = 8, .gpu_model = "A100", .capacity = CapacityType::kOnDemand}};
+  const std::vector<TrainingJob> jobs{{.name = "a",
+                                       .gpu_count = 8,
+                                       .gpu_model = "A100",
+                                       .work = Seconds{5 * 3600.0},
+                                       .checkpoint_write = Seconds{60},
+                                       .restore = Seconds{120},
+                                       .checkpoint_size = MiB{0},
+                                       .submit = Seconds{0},
+                                       .deadline = std::nullopt,
+                                       .checkpointing = Checkpointing::kApplication,
+                                       .disruption_group = "",
+                                       .max_unavailable = 1}};
+  const std::vector<GpuPrices> prices{{.on_demand_per_gpu_hour = Usd{3}, .spot_per_gpu_hour = Usd{1}}};
+  InterruptionModel model;
+  model.spot = *SpotMarketFromBand("<5%", kAwsSpotNotice);
+  const auto row = RunSpotStudy(nodes, jobs, prices, model, "<5%", {});
+  ASSERT_TRUE(row) << row.error().message;
+  EXPECT_EQ(row->on_demand_jobs, 1);
+  EXPECT_EQ(row->spot_jobs, 0);
+  // 5 h of work and one final 60 s write on 8 GPUs at 3 USD: both runs cost the same.
+  EXPECT_NEAR(row->recommended.cost.value, 8 * (5 + 60.0 / 3600) * 3, 1e-9);
+  EXPECT_NEAR(row->CostRatio(), 1.0, 1e-12);
+}
+
 TEST(SpotStudyTest, OpenbTrainingSetOnSpotCostsTwentyToFortyPercentOfOnDemand) {
   const std::string dir = testing::DataDir() + "/openb";
   if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv")) GTEST_SKIP() << "no openb trace in " << dir;

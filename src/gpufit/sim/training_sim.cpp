@@ -419,9 +419,16 @@ Result<TrainingSimResult> Simulator::Run() {
   const double horizon = opt_.horizon ? opt_.horizon->count() : std::numeric_limits<double>::infinity();
   std::size_t done = 0;
   double now = 0;
+  std::int64_t events = 0;
   while (!events_.empty() && done < jobs_.size()) {
     const Event e = events_.top();
     if (e.t > horizon) break;
+    if (++events > opt_.max_events) {
+      return FailedPrecondition(
+          "the simulation passed {} events at {:.1f} h with {} of {} jobs done: interruptions are too frequent for "
+          "the jobs to finish ({} reclaims, {} hardware failures so far)",
+          opt_.max_events, now / 3600, done, jobs_.size(), result_.spot_reclaims, result_.hardware_failures);
+    }
     events_.pop();
     now = e.t;
     bool freed = false;

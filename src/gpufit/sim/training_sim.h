@@ -86,8 +86,9 @@ struct TrainingSimOptions {
   Seconds drain_grace{30};
   Seconds spot_replacement{300};
   Seconds gpu_repair{4 * 3600.0};
-  std::optional<Seconds> horizon;      // stop here (jobs not done count as unfinished)
-  std::optional<Seconds> snapshot_at;  // record the running jobs at this time
+  std::optional<Seconds> horizon;        // stop here (jobs not done count as unfinished)
+  std::int64_t max_events = 50'000'000;  // a run needing more fails (jobs that cannot finish)
+  std::optional<Seconds> snapshot_at;    // record the running jobs at this time
   std::uint64_t seed = 1;
 };
 
@@ -128,7 +129,9 @@ struct TrainingSimResult {
 };
 
 // Errors: kInvalidArgument for a job no node could ever take, a policy list of the wrong
-// length, a non-positive work or interval, or an event naming an unknown node or job.
+// length, a non-positive work or interval, or an event naming an unknown node or job;
+// kFailedPrecondition when the run needs more than max_events (interruptions so frequent
+// that jobs cannot finish).
 Result<TrainingSimResult> SimulateTraining(const std::vector<TrainingNode>& nodes, const std::vector<TrainingJob>& jobs,
                                            const std::vector<JobRunPolicy>& policies,
                                            const TrainingSimOptions& options);

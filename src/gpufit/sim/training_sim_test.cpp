@@ -200,6 +200,20 @@ TEST(TrainingSimTest, DeadlineFallbackFollowsCommittedWorkForTransparentJobs) {
   }
 }
 
+TEST(TrainingSimTest, JobsThatCannotFinishStopTheRunWithAnError) {
+  // A job without checkpoints whose node is reclaimed every 6 minutes on average: it would
+  // need about e^100 tries; the event budget ends the run with an explanation.
+  const auto nodes = Nodes(2, CapacityType::kSpot, "s");
+  const std::vector<TrainingJob> jobs{Job("a", Seconds{10 * kH}, Seconds{60}, Seconds{60}, Checkpointing::kNone)};
+  TrainingSimOptions opt;
+  opt.interruptions.spot = {.interruptions_per_hour = 10, .notice = kAwsSpotNotice, .basis = "test"};
+  opt.max_events = 100000;
+  const auto r = SimulateTraining(nodes, jobs, {Spot(Seconds{10 * kH})}, opt);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("too frequent"), std::string::npos);
+}
+
 TEST(TrainingSimTest, RejectsJobsNoNodeCanTake) {
   const auto nodes = Nodes(1, CapacityType::kOnDemand, "od");
   TrainingJob big = Job("big", Seconds{kH}, Seconds{60}, Seconds{60}, Checkpointing::kApplication);

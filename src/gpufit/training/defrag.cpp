@@ -22,8 +22,12 @@ class Search {
          std::vector<std::size_t> placement, const TrainingJob& pending, const DefragOptions& options)
       : nodes_(nodes), jobs_(jobs), at_(std::move(placement)), pending_(pending), options_(options) {
     free_.resize(nodes.size());
+    on_.resize(nodes.size());
     for (std::size_t n = 0; n < nodes.size(); ++n) free_[n] = nodes[n].gpu_count;
-    for (std::size_t j = 0; j < jobs.size(); ++j) free_[at_[j]] -= jobs[j].gpu_count;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      free_[at_[j]] -= jobs[j].gpu_count;
+      if (jobs[j].checkpointing != Checkpointing::kNone) on_[at_[j]].push_back(j);
+    }
     order_.resize(jobs.size());
     std::iota(order_.begin(), order_.end(), 0);
     const auto cost = [&](std::size_t j) {
@@ -40,9 +44,7 @@ class Search {
     int shortfall = pending_.gpu_count - free_[n];
     if (shortfall <= 0) return 0;
     std::vector<int> sizes;
-    for (std::size_t j = 0; j < jobs_.size(); ++j) {
-      if (at_[j] == n && jobs_[j].checkpointing != Checkpointing::kNone) sizes.push_back(jobs_[j].gpu_count);
-    }
+    for (const std::size_t j : on_[n]) sizes.push_back(jobs_[j].gpu_count);
     std::sort(sizes.rbegin(), sizes.rend());
     int count = 0;
     for (const int s : sizes) {
@@ -66,10 +68,10 @@ class Search {
 
   // Depth-first search within `bound` moves; true when a solution is in path_.
   bool Dfs(int depth, int bound, std::optional<std::size_t> last) {
+    if (++expansions_ > options_.max_expansions) return false;  // every state visited counts
     const int h = Heuristic();
     if (h == 0) return true;
     if (depth + h > bound) return false;
-    if (++expansions_ > options_.max_expansions) return false;
     // A state already reached with no more moves cannot do better now.
     const auto [it, added] = seen_.emplace(Key(), depth);
     if (!added) {
@@ -86,6 +88,7 @@ class Search {
         if (Dfs(depth + 1, bound, j)) return true;
         path_.pop_back();
         Apply(j, from);
+        if (OverBudget()) return false;
       }
     }
     return false;
@@ -98,6 +101,9 @@ class Search {
 
  private:
   void Apply(std::size_t j, std::size_t to) {
+    std::vector<std::size_t>& from = on_[at_[j]];
+    from.erase(std::find(from.begin(), from.end(), j));
+    on_[to].push_back(j);
     free_[at_[j]] += jobs_[j].gpu_count;
     at_[j] = to;
     free_[to] -= jobs_[j].gpu_count;
@@ -117,6 +123,7 @@ class Search {
   const TrainingJob& pending_;
   const DefragOptions& options_;
   std::vector<int> free_;
+  std::vector<std::vector<std::size_t>> on_;  // movable jobs per node
   std::vector<std::size_t> order_;
   std::vector<DefragMove> path_;
   std::unordered_map<std::string, int> seen_;
@@ -146,6 +153,23 @@ Result<DefragResult> PlanDefragmentation(const std::vector<TrainingNode>& nodes,
   const int h0 = search.Heuristic();
   if (h0 == 0) {
     r.target = search.Host();
+    return r;
+  }
+  int total_free = 0;
+  for (std::size_t n = 0; n < nodes.size(); ++n) total_free += nodes[n].gpu_count - used[n];
+  const bool any_host = std::any_of(nodes.begin(), nodes.end(), [&](const TrainingNode& n) {
+    return ModelOk(pending, n) && n.gpu_count >= pending.gpu_count;
+  });
+  if (!any_host) {
+    r.outcome = DefragResult::Outcome::kImpossible;
+    r.reason = fmt::format("no node of {} has {} GPUs",
+                           pending.gpu_model.empty() ? std::string("any model") : pending.gpu_model, pending.gpu_count);
+    return r;
+  }
+  if (total_free < pending.gpu_count) {  // moves keep the free total: a host can never reach it
+    r.outcome = DefragResult::Outcome::kImpossible;
+    r.reason = fmt::format("only {} GPUs are free in the whole cluster; {} needs {}", total_free, pending.name,
+                           pending.gpu_count);
     return r;
   }
   if (h0 >= kInf) {

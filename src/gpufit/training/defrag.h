@@ -31,7 +31,7 @@ struct DefragMove {
 
 struct DefragOptions {
   int max_moves = 4;                      // deepest search
-  std::int64_t max_expansions = 2000000;  // search budget (states expanded)
+  std::int64_t max_expansions = 1000000;  // search budget: states visited (bounds the run time)
 };
 
 struct DefragResult {

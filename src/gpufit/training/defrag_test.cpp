@@ -98,6 +98,39 @@ TEST(DefragTest, JobsWithoutCheckpointsCannotMove) {
   EXPECT_TRUE(r->moves.empty());
 }
 
+TEST(DefragTest, ImpossibleWhenTooFewGpusAreFreeOrNoNodeIsBigEnough) {
+  const auto nodes = Nodes({8, 8});
+  const std::vector<TrainingJob> jobs{Job("a", 4), Job("b", 6)};  // 6 GPUs free in all
+  const auto r = PlanDefragmentation(nodes, jobs, {0, 1}, Job("p", 7), {.max_moves = 8, .max_expansions = 100000});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->outcome, DefragResult::Outcome::kImpossible);
+  EXPECT_NE(r->reason.find("only 6 GPUs are free"), std::string::npos);
+  TrainingJob h100 = Job("h", 2);
+  h100.gpu_model = "H100";
+  const auto s = PlanDefragmentation(nodes, jobs, {0, 1}, h100);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->outcome, DefragResult::Outcome::kImpossible);
+  EXPECT_NE(s->reason.find("no node of H100"), std::string::npos);
+}
+
+TEST(DefragTest, TheBudgetBoundsTheSearch) {
+  // 30 nodes of 16 GPUs, each with jobs of 4, 4, 4, 1, 1, 1 GPUs (one free); a 9-GPU job
+  // needs many moves, far beyond what 20,000 visited states can show.
+  const auto nodes = Nodes(std::vector<int>(30, 16));
+  std::vector<TrainingJob> jobs;
+  std::vector<std::size_t> at;
+  for (std::size_t n = 0; n < 30; ++n) {
+    for (const int g : {4, 4, 4, 1, 1, 1}) {
+      jobs.push_back(Job("j" + std::to_string(jobs.size()), g));
+      at.push_back(n);
+    }
+  }
+  const auto r = PlanDefragmentation(nodes, jobs, at, Job("p", 9), {.max_moves = 4, .max_expansions = 20000});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->outcome, DefragResult::Outcome::kBudgetExhausted);
+  EXPECT_LE(r->expansions, 20001);
+}
+
 TEST(DefragTest, AChainOfMovesWhenNoSingleMoveHelps) {
   // n0 (8): a 4, 4 free. n1 (8): b 4 + c 2, 2 free. n2 (4): d 2, 2 free. Pending: 8 GPUs.
   // n2 is too small; n0 needs a moved, but no node has 4 free; n1 needs 6 more GPUs, which

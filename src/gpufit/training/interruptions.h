@@ -13,9 +13,9 @@ namespace gpufit {
 
 // Reclaims of spot capacity for one GPU model: a Poisson process per node.
 struct SpotMarket {
-  double interruptions_per_hour = 0;  // per node, >= 0
-  Seconds notice{120};                // advance warning: AWS 120 s, GCP and Azure 30 s
-  std::string basis;                  // how the rate was obtained (shown to the user)
+  double interruptions_per_hour = 0;                               // per node, >= 0
+  Seconds notice{120};                                             // advance warning: AWS 120 s, GCP and Azure 30 s
+  std::string basis = "none given: spot assumed never reclaimed";  // how the rate was obtained (shown)
 };
 
 // Advance notice of each provider (../shared/reference/cloud_prices.yaml,
