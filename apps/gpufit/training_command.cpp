@@ -153,6 +153,8 @@ int RunStudy(const StudyFlags& f) {
     model.gpu_mtbf_hours = f.gpu_mtbf_h;
     TrainingSimOptions options;
     options.seed = f.seed;
+    options.reclaims = w.preemptions;
+    options.maintenance = w.maintenance;
     Result<SpotStudyRow> row = RunSpotStudy(w.nodes, w.jobs, prices, model, label, options);
     if (!row) return Fail(Error{row.error().code, fmt::format("{} ({}): {}", source, label, row.error().message)});
     rows.push_back(std::move(*row));

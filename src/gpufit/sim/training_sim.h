@@ -56,18 +56,6 @@ JobRunPolicy PolicyFromDecision(const SpotDecision& decision, const GpuPrices& p
 JobRunPolicy ForcedPolicy(const TrainingJob& job, CapacityType capacity, const InterruptionModel& model,
                           const GpuPrices& prices);
 
-struct SpotReclaim {
-  std::string node;
-  Seconds at{0};  // the reclaim; the notice comes `notice` earlier
-};
-
-struct MaintenanceWindow {
-  std::string node;
-  Seconds start{0};
-  Seconds duration{0};
-  std::optional<Seconds> cordon_at;  // default: start - drain_grace
-};
-
 struct PlannedMigration {
   std::string job;
   Seconds stop_at{0};

@@ -1,9 +1,9 @@
-// What interrupts a training job: spot reclaims (with advance notice) and hardware
-// failures. Per-node events known by time (explicit preemption times, maintenance
-// windows) belong to the simulator's input (sim/training_sim.h) and the drain planner.
+// What interrupts a training job: spot reclaims (with advance notice), hardware failures,
+// and per-node events known by time (explicit preemption times, maintenance windows).
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "gpufit/core/units.h"
@@ -29,6 +29,19 @@ inline constexpr Seconds kAzureSpotNotice{30};
 // arXiv:2407.21783, section 3.3.4): 16,384 x 54 x 24 / 419 = 50,700 GPU-hours per
 // interruption, rounded to 50,000.
 inline constexpr double kDefaultGpuMtbfHours = 50000;
+
+// Per-node events known by time (the simulator's input; read from the workload file).
+struct SpotReclaim {
+  std::string node;
+  Seconds at{0};  // the reclaim; the notice comes `notice` earlier
+};
+
+struct MaintenanceWindow {
+  std::string node;
+  Seconds start{0};
+  Seconds duration{0};
+  std::optional<Seconds> cordon_at;  // default: start - drain_grace
+};
 
 struct InterruptionModel {
   SpotMarket spot;                                      // any GPU model without its own entry

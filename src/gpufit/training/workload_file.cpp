@@ -126,7 +126,25 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
   }
   if (const YAML::Node in = root["interruptions"]; in) {
     const Fields f(in, path + ": interruptions");
-    GPUFIT_CHECK(f.Only({"spot", "spot_by_gpu_model", "gpu_mtbf_h"}));
+    GPUFIT_CHECK(f.Only({"spot", "spot_by_gpu_model", "gpu_mtbf_h", "preemptions", "maintenance"}));
+    for (std::size_t i = 0; in["preemptions"] && i < in["preemptions"].size(); ++i) {
+      const Fields e(in["preemptions"][i], fmt::format("{}: interruptions.preemptions[{}]", path, i));
+      GPUFIT_CHECK(e.Only({"node", "at_h"}));
+      GPUFIT_TRY(node, e.Text("node"));
+      GPUFIT_TRY(at_h, e.Number("at_h"));
+      w.preemptions.push_back({.node = node, .at = Seconds{at_h * kH}});
+    }
+    for (std::size_t i = 0; in["maintenance"] && i < in["maintenance"].size(); ++i) {
+      const Fields e(in["maintenance"][i], fmt::format("{}: interruptions.maintenance[{}]", path, i));
+      GPUFIT_CHECK(e.Only({"node", "start_h", "duration_h"}));
+      GPUFIT_TRY(node, e.Text("node"));
+      GPUFIT_TRY(start_h, e.Number("start_h"));
+      GPUFIT_TRY(duration_h, e.Number("duration_h"));
+      w.maintenance.push_back({.node = node,
+                               .start = Seconds{start_h * kH},
+                               .duration = Seconds{duration_h * kH},
+                               .cordon_at = std::nullopt});
+    }
     if (in["spot"]) {
       GPUFIT_TRY(m, ParseMarket(in["spot"], path + ": interruptions.spot"));
       w.interruptions.spot = m;
@@ -245,6 +263,14 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     }
     w.jobs.push_back(std::move(job));
     w.running.push_back(std::move(running));
+  }
+  for (const SpotReclaim& e : w.preemptions) {
+    if (!node_names.contains(e.node))
+      return InvalidArgument("{}: interruptions.preemptions: unknown node '{}'", path, e.node);
+  }
+  for (const MaintenanceWindow& e : w.maintenance) {
+    if (!node_names.contains(e.node))
+      return InvalidArgument("{}: interruptions.maintenance: unknown node '{}'", path, e.node);
   }
   // Running jobs must fit their nodes: GPU model and GPU count.
   std::map<std::string, int> used;

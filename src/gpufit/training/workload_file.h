@@ -23,6 +23,8 @@
 //     spot: {band: "5-10%", notice_s: 120}   # or monthly_fraction: 0.07, or mtbi_h: 500
 //     spot_by_gpu_model: {a100-80gb: {mtbi_h: 300, notice_s: 30}}
 //     gpu_mtbf_h: 50000
+//     preemptions: [{node: gpu-0, at_h: 30}]                          # explicit reclaims
+//     maintenance: [{node: gpu-1, start_h: 40, duration_h: 4}]        # drains
 //   storage: {write_gib_per_s: 0.25, read_gib_per_s: 0.5, reschedule_s: 120}   # per GPU
 //   prices: {a100-80gb: {on_demand_usd_per_gpu_hour: 3.43, spot_usd_per_gpu_hour: 1.08}}
 //
@@ -61,6 +63,8 @@ struct TrainingWorkload {
   std::vector<TrainingJob> jobs;
   std::vector<std::optional<RunningState>> running;  // per job
   InterruptionModel interruptions;
+  std::vector<SpotReclaim> preemptions;  // explicit reclaim times
+  std::vector<MaintenanceWindow> maintenance;
   std::map<std::string, GpuPrices> prices;  // by GPU model; others come from the catalog
 };
 

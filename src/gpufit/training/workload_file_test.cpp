@@ -37,6 +37,8 @@ interruptions:
   spot: {band: "5-10%", notice_s: 30}
   spot_by_gpu_model: {a100-80gb: {mtbi_h: 400}}
   gpu_mtbf_h: 40000
+  preemptions: [{node: gpu-0, at_h: 30}]
+  maintenance: [{node: gpu-1, start_h: 40, duration_h: 4}]
 storage: {write_gib_per_s: 0.5, read_gib_per_s: 1, reschedule_s: 60}
 prices: {a100-80gb: {on_demand_usd_per_gpu_hour: 3.43, spot_usd_per_gpu_hour: 1.08}}
 )";
@@ -69,6 +71,11 @@ TEST(WorkloadFileTest, ReadsEveryField) {
   EXPECT_EQ(w->interruptions.spot.notice.count(), 30);
   EXPECT_NEAR(w->interruptions.SpotFor("a100-80gb").interruptions_per_hour, 1 / 400.0, 1e-12);
   EXPECT_EQ(w->interruptions.gpu_mtbf_hours, 40000);
+  ASSERT_EQ(w->preemptions.size(), 1u);
+  EXPECT_EQ(w->preemptions[0].node, "gpu-0");
+  EXPECT_DOUBLE_EQ(w->preemptions[0].at.count(), 30 * 3600.0);
+  ASSERT_EQ(w->maintenance.size(), 1u);
+  EXPECT_DOUBLE_EQ(w->maintenance[0].duration.count(), 4 * 3600.0);
   EXPECT_DOUBLE_EQ(w->prices.at("a100-80gb").spot_per_gpu_hour.value, 1.08);
 }
 
@@ -113,6 +120,10 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
   EXPECT_NE(err(nodes +
                 "  - {name: a, gpus: 1, gpu_model: a100-80gb, work_h: 1, checkpoint_size_gib: 1, running: {node: n}}\n")
                 .find("needs a100-80gb GPUs but runs on node n"),
+            std::string::npos);
+  EXPECT_NE(err("interruptions: {preemptions: [{node: zz, at_h: 1}]}\njobs:\n  - {name: a, gpus: 1, work_h: 1, "
+                "checkpoint_size_gib: 1}\n")
+                .find("interruptions.preemptions: unknown node 'zz'"),
             std::string::npos);
   const auto directory = ReadTrainingWorkload(dir.path());
   ASSERT_FALSE(directory);
