@@ -1,6 +1,7 @@
 #include "training_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <iostream>
@@ -181,7 +182,10 @@ int RunDrain(const DrainFlags& f) {
                                   w->running[j]->last_checkpoint.count() / kH, f.now_h));
     }
   }
-  const std::vector<std::string> list = SplitList(f.nodes, ',');
+  std::vector<std::string> list;
+  for (const std::string& n : SplitList(f.nodes, ',')) {
+    if (std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
+  }
   const std::set<std::string> drain(list.begin(), list.end());
   Result<DrainPlan> plan = PlanDrain(w->nodes, w->jobs, *running, drain, Seconds{f.now_h * kH}, Seconds{f.at_h * kH});
   if (!plan) return Fail(plan.error());
@@ -190,7 +194,7 @@ int RunDrain(const DrainFlags& f) {
       "# Drain of {} at {} h (now {} h): {}\n\nLost work: {:.2f} GPU-hours; down time {:.2f} GPU-hours.\n\n"
       "| # | job | GPUs | action | stop at h | back at h | restore on | lost work min | interval min |\n"
       "|---|---|---|---|---|---|---|---|---|\n",
-      f.nodes, f.at_h, f.now_h, f.jobs, plan->lost_gpu_hours, plan->downtime_gpu_hours);
+      fmt::join(list, ","), f.at_h, f.now_h, f.jobs, plan->lost_gpu_hours, plan->downtime_gpu_hours);
   for (const DrainStep& s : plan->steps) {
     const TrainingJob& job = w->jobs[s.job];
     const std::string target = s.target ? w->nodes[*s.target].name : std::string();
@@ -205,8 +209,11 @@ int RunDrain(const DrainFlags& f) {
                      {"lost_work_s", s.lost_work.count()},
                      {"checkpoint_interval_s", tau_min * 60},
                      {"disruption_group", job.disruption_group}});
-    md += fmt::format("| {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {:.1f} | {:.1f} |\n", s.order, job.name,
-                      job.gpu_count, DrainActionName(s.action), s.stop_at.count() / kH, s.resume_at.count() / kH,
+    md += fmt::format("| {} | {} | {} | {} | {:.3f} | {} | {} | {:.1f} | {:.1f} |\n", s.order, job.name, job.gpu_count,
+                      DrainActionName(s.action), s.stop_at.count() / kH,
+                      s.target || s.action == DrainAction::kFinishesFirst
+                          ? fmt::format("{:.3f}", s.resume_at.count() / kH)
+                          : std::string("when room frees"),
                       target.empty() ? "(waits)" : target, s.lost_work.count() / 60, tau_min);
   }
   for (const std::string& p : plan->problems) md += "\n- " + p;
@@ -268,7 +275,7 @@ int RunDefrag(const DefragFlags& f) {
   if (r->target)
     md += fmt::format("\nThen {} runs on {}. Cost of the moves: {:.2f} GPU-hours.\n", f.pending,
                       w->nodes[*r->target].name, r->cost_gpu_hours);
-  if (!r->reason.empty()) md += "\n" + r->reason + "\n";
+  if (!r->reason.empty()) md += r->reason + "\n";
   const nlohmann::json j{
       {"source", f.jobs},
       {"pending", f.pending},

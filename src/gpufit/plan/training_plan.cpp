@@ -76,7 +76,7 @@ Result<TrainingPlan> BuildTrainingPlan(TrainingWorkload workload, const GpuCatal
                              .scheduling = {}};
     const bool on_spot = r.decision.choice != SpotChoice::kOnDemand;
     r.interval = on_spot ? r.decision.spot.interval : r.decision.on_demand.interval;
-    const std::string seconds = fmt::format("{:.0f}", std::round(r.interval.count()));
+    const std::string seconds = fmt::format("{:.0f}", std::max(1.0, std::round(r.interval.count())));
     if (job.checkpointing != Checkpointing::kNone) {
       r.annotations[kCheckpointIntervalAnnotation] = seconds;
       r.env[kCheckpointIntervalEnv] = seconds;

@@ -96,7 +96,7 @@ class Search {
 
   void ResetSeen() { seen_.clear(); }
   bool OverBudget() const { return expansions_ > options_.max_expansions; }
-  std::int64_t expansions() const { return expansions_; }
+  std::int64_t expansions() const { return std::min(expansions_, options_.max_expansions); }
   const std::vector<DefragMove>& path() const { return path_; }
 
  private:

@@ -121,10 +121,11 @@ RunOutlook Outlook(const TrainingJob& job, CapacityType capacity, const Interrup
   o.expected_wall = wall;
   o.expected_interruptions = wall.count() * (hw_rate + spot_rate);
   const double gpus = job.gpu_count;
-  const Seconds free_wall = FailureFreeWall(job, o.interval);
+  // Daly's model writes T_s / tau checkpoints (a fraction for a short last segment): the
+  // failure-free run and the loss use the same count, so the loss is >= 0 by construction.
+  const Seconds free_wall = can_checkpoint ? job.work + (job.work / o.interval) * job.checkpoint_write : job.work;
   o.checkpoint_gpu_hours = gpus * Hours(free_wall - job.work);
-  // Daly's model counts T_s / tau writes, not whole segments: never below zero.
-  o.expected_lost_gpu_hours = std::max(0.0, gpus * Hours(wall - free_wall));
+  o.expected_lost_gpu_hours = std::max(0.0, gpus * Hours(wall - free_wall));  // max: rounding only
   const Usd price = capacity == CapacityType::kSpot ? prices.spot_per_gpu_hour : prices.on_demand_per_gpu_hour;
   o.expected_cost = Usd{gpus * Hours(wall) * price.value};
   return o;

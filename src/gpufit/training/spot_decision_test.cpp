@@ -51,6 +51,10 @@ TEST(OutlookTest, OnDemandSeesOnlyHardwareFailuresAtThePerGpuMtbf) {
   EXPECT_NEAR(o.expected_wall.count(), DalyWallTime(job.work, o.interval, Seconds{300}, Seconds{600}, o.mtbf).count(),
               1e-6);
   EXPECT_NEAR(o.expected_cost.value, 8 * o.expected_wall.count() / kH * 3.0, 1e-9);
+  // Lost = wall - failure-free run with Daly's T_s / tau writes, x 8 GPUs.
+  const double free_h = (job.work + job.work / o.interval * job.checkpoint_write).count() / kH;
+  EXPECT_NEAR(o.expected_lost_gpu_hours, 8 * (o.expected_wall.count() / kH - free_h), 1e-9);
+  EXPECT_GT(o.expected_lost_gpu_hours, 0);
   EXPECT_FALSE(o.uses_notice);
 }
 

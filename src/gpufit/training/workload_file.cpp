@@ -29,8 +29,13 @@ class Fields {
   // A misspelt optional field would silently fall back to its default: unknown keys are errors.
   Result<void> Only(std::initializer_list<std::string_view> keys) const {
     if (!node_.IsMap()) return InvalidArgument("{}: must be a mapping of fields", where_);
+    std::vector<std::string> seen;
     for (const auto& kv : node_) {
       const std::string key = kv.first.Scalar();
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+        return InvalidArgument("{}: field '{}' appears twice", where_, key);
+      }
+      seen.push_back(key);
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
         return InvalidArgument("{}: unknown field '{}' (known: {})", where_, key, fmt::join(keys, ", "));
       }
@@ -225,11 +230,11 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     GPUFIT_TRY(submit_h, f.Number("submit_h", 0.0));
     GPUFIT_TRY(how, f.Text("checkpointing", "application"));
     GPUFIT_TRY(checkpointing, ParseCheckpointing(how, f.where()));
-    if (checkpointing != Checkpointing::kNone && write_s <= 0) {
+    if (checkpointing != Checkpointing::kNone && write_s < 1) {
       return InvalidArgument(
-          "{}: a job that checkpoints needs checkpoint_write_s > 0 (or checkpoint_size_gib > 0); "
-          "use checkpointing: none for a job that does not",
-          f.where());
+          "{}: a job that checkpoints needs a checkpoint write of at least 1 s (checkpoint_write_s, or "
+          "checkpoint_size_gib large enough), got {} s; use checkpointing: none for a job that does not",
+          f.where(), write_s);
     }
     GPUFIT_TRY(group, f.Text("disruption_group", ""));
     GPUFIT_TRY(max_unavailable, f.Number("max_unavailable", 1.0, 1));
@@ -259,6 +264,11 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
       GPUFIT_TRY(last_h, rf.Number("last_checkpoint_h", submit_h));
       GPUFIT_TRY(done_h, rf.Number("work_done_h", 0.0));
       if (done_h >= work_h) return InvalidArgument("{}: work_done_h must be < work_h", rf.where());
+      if (last_h < submit_h) return InvalidArgument("{}: last_checkpoint_h must be >= submit_h", rf.where());
+      if (done_h > last_h - submit_h + 1e-9) {
+        return InvalidArgument("{}: work_done_h {} is more than the {} h since submit_h", rf.where(), done_h,
+                               last_h - submit_h);
+      }
       running = RunningState{.node = node, .last_checkpoint = Seconds{last_h * kH}, .work_done = Seconds{done_h * kH}};
     }
     w.jobs.push_back(std::move(job));

@@ -105,16 +105,23 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
       std::string::npos);
   EXPECT_NE(err("jobs: [\n  {name: a\n").find("line "), std::string::npos);
   EXPECT_NE(err("jobs: []\n").find("non-empty"), std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, work_h: 500, checkpoint_size_gib: 1}\n")
+                .find("field 'work_h' appears twice"),
+            std::string::npos);
+  EXPECT_NE(err("nodes:\n  - {name: n, gpus: 8, gpu_model: x}\njobs:\n  - {name: a, gpus: 1, work_h: 9, "
+                "checkpoint_size_gib: 1, running: {node: n, last_checkpoint_h: 1, work_done_h: 2}}\n")
+                .find("more than the 1 h since submit_h"),
+            std::string::npos);
   EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1, dedline_h: 5}\n")
                 .find("job a: unknown field 'dedline_h'"),
             std::string::npos);
-  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 0}\n").find("checkpoint_write_s > 0"),
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 0}\n").find("at least 1 s"),
             std::string::npos);
   EXPECT_NE(err("jobs:\n  - {name: '', gpus: 1, work_h: 1, checkpoint_size_gib: 1}\n").find("must not be empty"),
             std::string::npos);
   const std::string nodes = "nodes:\n  - {name: n, gpus: 8, gpu_model: h100-80gb}\njobs:\n";
-  EXPECT_NE(err(nodes + "  - {name: a, gpus: 6, work_h: 1, checkpoint_size_gib: 1, running: {node: n}}\n" +
-                "  - {name: b, gpus: 6, work_h: 1, checkpoint_size_gib: 1, running: {node: n}}\n")
+  EXPECT_NE(err(nodes + "  - {name: a, gpus: 6, work_h: 1, checkpoint_size_gib: 16, running: {node: n}}\n" +
+                "  - {name: b, gpus: 6, work_h: 1, checkpoint_size_gib: 16, running: {node: n}}\n")
                 .find("node n has 8 GPUs but its running jobs use 12"),
             std::string::npos);
   EXPECT_NE(err(nodes +
