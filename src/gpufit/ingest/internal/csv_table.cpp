@@ -82,6 +82,9 @@ Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*
   return {};
 }
 
+template struct CsvRow<1>;
+template Result<void> ForEachCsvRow<1>(const std::string&, const std::array<const char*, 1>&,
+                                       const std::function<Result<void>(const CsvRow<1>&)>&);
 template struct CsvRow<3>;
 template struct CsvRow<4>;
 template Result<void> ForEachCsvRow<3>(const std::string&, const std::array<const char*, 3>&,
