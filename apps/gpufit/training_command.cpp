@@ -25,30 +25,6 @@ namespace {
 
 constexpr double kH = 3600;
 
-struct Output {
-  std::string format = "text", out_dir;
-};
-
-void AddOutput(CLI::App* cmd, Output& o) {
-  cmd->add_option("--format", o.format, "what to print: text (Markdown) or json")
-      ->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--out", o.out_dir, "also write STEM.json and STEM.md into this directory (atomically)");
-}
-
-int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& md) {
-  if (!o.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", o.out_dir, ec.message()));
-    const std::filesystem::path dir(o.out_dir);
-    if (Result<void> w = WriteFilesAtomically({{dir / (stem + ".json"), json}, {dir / (stem + ".md"), md}}); !w) {
-      return Fail(w.error());
-    }
-  }
-  std::cout << (o.format == "json" ? json : md);
-  return 0;
-}
-
 Result<GpuPrices> PricesFor(const TrainingWorkload& w, const std::string& model, const std::string& price_as) {
   if (const auto it = w.prices.find(model); it != w.prices.end()) return it->second;
   const Result<GpuModel> m = GpuCatalog::Embedded().Find(price_as.empty() ? model : price_as);
@@ -58,22 +34,15 @@ Result<GpuPrices> PricesFor(const TrainingWorkload& w, const std::string& model,
 
 // Where running jobs are, as the planners read them: the interval is Daly's for the
 // capacity type of their node.
-Result<std::vector<std::optional<JobPlacement>>> Placements(const TrainingWorkload& w) {
+std::vector<std::optional<JobPlacement>> Placements(const TrainingWorkload& w) {
   std::vector<std::optional<JobPlacement>> out(w.jobs.size());
   for (std::size_t j = 0; j < w.jobs.size(); ++j) {
     if (!w.running[j]) continue;
-    const auto it = std::find_if(w.nodes.begin(), w.nodes.end(),
-                                 [&](const TrainingNode& n) { return n.name == w.running[j]->node; });
-    const auto node = static_cast<std::size_t>(it - w.nodes.begin());
-    const TrainingJob& job = w.jobs[j];
-    const RunOutlook o = Outlook(job, w.nodes[node].capacity, w.interruptions, GpuPrices{});
-    const bool none = job.checkpointing == Checkpointing::kNone;
-    out[j] = JobPlacement{.node = node,
-                          .schedule = CheckpointSchedule{.compute_start = w.running[j]->last_checkpoint,
-                                                         .committed = w.running[j]->work_done,
-                                                         .work = job.work,
-                                                         .tau = none ? job.work - w.running[j]->work_done : o.interval,
-                                                         .delta = none ? Seconds{0} : job.checkpoint_write}};
+    const std::size_t node = w.NodeOf(j);
+    const Seconds tau = Outlook(w.jobs[j], w.nodes[node].capacity, w.interruptions, GpuPrices{}).interval;
+    out[j] = JobPlacement{
+        .node = node,
+        .schedule = CheckpointSchedule::ForRun(w.jobs[j], w.running[j]->last_checkpoint, w.running[j]->work_done, tau)};
   }
   return out;
 }
@@ -107,9 +76,7 @@ int RunStudy(const StudyFlags& f) {
     if (!nodes) return Fail(nodes.error());
     OpenbTrainingOptions o;
     o.deadline_factor = f.deadline_factor;
-    o.checkpointing = f.checkpointing == "transparent" ? Checkpointing::kTransparent
-                      : f.checkpointing == "none"      ? Checkpointing::kNone
-                                                       : Checkpointing::kApplication;
+    o.checkpointing = *ParseCheckpointing(f.checkpointing, "--checkpointing");  // CLI11 checked the name
     w.jobs = TrainingJobsFromOpenb(*pods, o);
     if (w.jobs.empty()) return Fail(InvalidArgument("{}: no whole-GPU pods with a training lifetime", f.openb_pods));
     w.nodes = SpotAndOnDemandPools(*nodes);
@@ -174,8 +141,7 @@ struct DrainFlags {
 int RunDrain(const DrainFlags& f) {
   Result<TrainingWorkload> w = ReadTrainingWorkload(f.jobs);
   if (!w) return Fail(w.error());
-  Result<std::vector<std::optional<JobPlacement>>> running = Placements(*w);
-  if (!running) return Fail(running.error());
+  const std::vector<std::optional<JobPlacement>> running = Placements(*w);
   for (std::size_t j = 0; j < w->jobs.size(); ++j) {
     if (w->running[j] && w->running[j]->last_checkpoint > Seconds{f.now_h * kH}) {
       return Fail(InvalidArgument("{}: job {}: last_checkpoint_h {} is after --now-h {}", f.jobs, w->jobs[j].name,
@@ -187,7 +153,7 @@ int RunDrain(const DrainFlags& f) {
     if (std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
   }
   const std::set<std::string> drain(list.begin(), list.end());
-  Result<DrainPlan> plan = PlanDrain(w->nodes, w->jobs, *running, drain, Seconds{f.now_h * kH}, Seconds{f.at_h * kH});
+  Result<DrainPlan> plan = PlanDrain(w->nodes, w->jobs, running, drain, Seconds{f.now_h * kH}, Seconds{f.at_h * kH});
   if (!plan) return Fail(plan.error());
   nlohmann::json steps = nlohmann::json::array();
   std::string md = fmt::format(
@@ -198,7 +164,7 @@ int RunDrain(const DrainFlags& f) {
   for (const DrainStep& s : plan->steps) {
     const TrainingJob& job = w->jobs[s.job];
     const std::string target = s.target ? w->nodes[*s.target].name : std::string();
-    const double tau_min = (*running)[s.job]->schedule.tau.count() / 60;
+    const double tau_min = running[s.job]->schedule.tau.count() / 60;
     steps.push_back({{"order", s.order},
                      {"job", job.name},
                      {"gpus", job.gpu_count},
@@ -249,9 +215,7 @@ int RunDefrag(const DefragFlags& f) {
       pending = w->jobs[j];
     } else if (w->running[j]) {
       running.push_back(w->jobs[j]);
-      const auto it = std::find_if(w->nodes.begin(), w->nodes.end(),
-                                   [&](const TrainingNode& n) { return n.name == w->running[j]->node; });
-      placement.push_back(static_cast<std::size_t>(it - w->nodes.begin()));
+      placement.push_back(w->NodeOf(j));
     }
   }
   if (!pending) return Fail(NotFound("--pending: no job named '{}' in {}", f.pending, f.jobs));
@@ -318,7 +282,7 @@ void AddTrainingCommand(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"transparent", "application", "none"}))
       ->capture_default_str();
   s->add_option("--seed", study->seed, "seed of the reclaims and failures")->capture_default_str();
-  AddOutput(s, study->out);
+  AddOutputOptions(s, study->out);
   s->callback([study, &rc] { rc = RunStudy(*study); });
 
   auto drain = std::make_shared<DrainFlags>();
@@ -327,7 +291,7 @@ void AddTrainingCommand(CLI::App& app, int& rc) {
   d->add_option("--nodes", drain->nodes, "comma-separated nodes to drain")->required();
   d->add_option("--now-h", drain->now_h, "trace time now, hours")->required();
   d->add_option("--at-h", drain->at_h, "trace time the nodes go down, hours")->required();
-  AddOutput(d, drain->out);
+  AddOutputOptions(d, drain->out);
   d->callback([drain, &rc] { rc = RunDrain(*drain); });
 
   auto defrag = std::make_shared<DefragFlags>();
@@ -335,7 +299,7 @@ void AddTrainingCommand(CLI::App& app, int& rc) {
   g->add_option("--jobs", defrag->jobs, "training workload YAML with nodes: and running jobs")->required();
   g->add_option("--pending", defrag->pending, "name of the pending job (in the file, not running)")->required();
   g->add_option("--max-moves", defrag->max_moves, "deepest search")->check(CLI::Range(1, 8))->capture_default_str();
-  AddOutput(g, defrag->out);
+  AddOutputOptions(g, defrag->out);
   g->callback([defrag, &rc] { rc = RunDefrag(*defrag); });
 }
 

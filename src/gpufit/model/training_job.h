@@ -5,8 +5,10 @@
 // reader (ingest/training_reader.h).
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpufit/core/units.h"
 
@@ -31,18 +33,29 @@ struct TrainingNode {
 };
 
 struct TrainingJob {
-  std::string name;
-  int gpu_count = 1;                // whole GPUs, all on one node (1..kMaxGpusPerNode)
-  std::string gpu_model;            // required GPU type; empty = any
-  Seconds work{0};                  // failure-free compute time T_s (> 0)
-  Seconds checkpoint_write{0};      // delta: time to write one checkpoint
-  Seconds restore{0};               // R: reschedule, read the checkpoint, initialise
-  MiB checkpoint_size;              // size of one checkpoint (all GPUs)
-  Seconds submit{0};                // trace time of arrival
-  std::optional<Seconds> deadline;  // trace time it must finish by
+  std::string name{};
+  int gpu_count = 1;                  // whole GPUs, all on one node (1..kMaxGpusPerNode)
+  std::string gpu_model{};            // required GPU type; empty = any
+  Seconds work{0};                    // failure-free compute time T_s (> 0)
+  Seconds checkpoint_write{0};        // delta: time to write one checkpoint
+  Seconds restore{0};                 // R: reschedule, read the checkpoint, initialise
+  MiB checkpoint_size{};              // size of one checkpoint (all GPUs)
+  Seconds submit{0};                  // trace time of arrival
+  std::optional<Seconds> deadline{};  // trace time it must finish by
   Checkpointing checkpointing = Checkpointing::kApplication;
-  std::string disruption_group;  // PodDisruptionBudget it belongs to; empty = its own
-  int max_unavailable = 1;       // that budget's maxUnavailable (>= 1)
+  std::string disruption_group{};  // PodDisruptionBudget it belongs to; empty = its own
+  int max_unavailable = 1;         // that budget's maxUnavailable (>= 1)
 };
+
+// Whether `node` could ever run `job`: enough GPUs, of its model when it names one.
+inline bool CanHost(const TrainingNode& node, const TrainingJob& job) {
+  return node.gpu_count >= job.gpu_count && (job.gpu_model.empty() || job.gpu_model == node.gpu_model);
+}
+
+// Whether any node of a capacity type could ever run `job`.
+inline bool AnyCanHost(const std::vector<TrainingNode>& nodes, const TrainingJob& job, CapacityType capacity) {
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [&](const TrainingNode& n) { return n.capacity == capacity && CanHost(n, job); });
+}
 
 }  // namespace gpufit

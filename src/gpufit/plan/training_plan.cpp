@@ -108,18 +108,6 @@ const char* LabelsName(CapacityLabels l) {
   return "?";
 }
 
-const char* CheckpointingName(Checkpointing c) {
-  switch (c) {
-    case Checkpointing::kTransparent:
-      return "transparent";
-    case Checkpointing::kApplication:
-      return "application";
-    case Checkpointing::kNone:
-      return "none";
-  }
-  return "?";
-}
-
 nlohmann::json OutlookJson(const RunOutlook& o) {
   const auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"checkpoint_interval_s", o.interval.count()},

@@ -40,12 +40,8 @@ Scenario Make() {
                        .work = Seconds{20 * kH},
                        .checkpoint_write = Seconds{300},
                        .restore = Seconds{600},
-                       .checkpoint_size = MiB{0},
-                       .submit = Seconds{0},
-                       .deadline = std::nullopt,
                        .checkpointing = c,
-                       .disruption_group = std::move(group),
-                       .max_unavailable = 1};
+                       .disruption_group = std::move(group)};
   };
   s.jobs = {job("A", 8, Checkpointing::kApplication, ""), job("B", 4, Checkpointing::kTransparent, ""),
             job("C", 2, Checkpointing::kApplication, "g"), job("E", 2, Checkpointing::kApplication, "g"),

@@ -20,17 +20,11 @@ Result<SpotStudyRow> RunSpotStudy(const std::vector<TrainingNode>& nodes, const 
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const SpotDecision d = DecideSpot(jobs[j], model, prices[j], decision);
     // Capacity the cluster lacks for this job is not an option.
-    const auto hosts = [&](CapacityType c) {
-      return std::any_of(nodes.begin(), nodes.end(), [&](const TrainingNode& n) {
-        return n.capacity == c && n.gpu_count >= jobs[j].gpu_count &&
-               (jobs[j].gpu_model.empty() || n.gpu_model == jobs[j].gpu_model);
-      });
-    };
-    if (!hosts(CapacityType::kOnDemand)) {
+    if (!AnyCanHost(nodes, jobs[j], CapacityType::kOnDemand)) {
       return InvalidArgument("job {}: no on-demand node has {} {} GPUs", jobs[j].name, jobs[j].gpu_count,
                              jobs[j].gpu_model.empty() ? std::string("free") : jobs[j].gpu_model);
     }
-    if (d.choice != SpotChoice::kOnDemand && !hosts(CapacityType::kSpot)) {
+    if (d.choice != SpotChoice::kOnDemand && !AnyCanHost(nodes, jobs[j], CapacityType::kSpot)) {
       ++row.on_demand_jobs;
       recommended.push_back(ForcedPolicy(jobs[j], CapacityType::kOnDemand, model, prices[j]));
       on_demand.push_back(ForcedPolicy(jobs[j], CapacityType::kOnDemand, model, prices[j]));

@@ -26,13 +26,7 @@ TEST(SpotStudyTest, JobsWithoutASpotHostStayOnDemand) {
                                        .gpu_model = "A100",
                                        .work = Seconds{5 * 3600.0},
                                        .checkpoint_write = Seconds{60},
-                                       .restore = Seconds{120},
-                                       .checkpoint_size = MiB{0},
-                                       .submit = Seconds{0},
-                                       .deadline = std::nullopt,
-                                       .checkpointing = Checkpointing::kApplication,
-                                       .disruption_group = "",
-                                       .max_unavailable = 1}};
+                                       .restore = Seconds{120}}};
   const std::vector<GpuPrices> prices{{.on_demand_per_gpu_hour = Usd{3}, .spot_per_gpu_hour = Usd{1}}};
   InterruptionModel model;
   model.spot = *SpotMarketFromBand("<5%", kAwsSpotNotice);

@@ -102,6 +102,7 @@ class Simulator {
       group_of_.push_back(GroupOf(nodes[n]));
     }
     buckets_.resize(groups_.size());
+    indexed_free_.assign(nodes.size(), -1);
     for (std::size_t n = 0; n < nodes.size(); ++n) Reindex(n);
   }
 
@@ -121,7 +122,6 @@ class Simulator {
   // Keeps buckets_[group][free] = the available nodes with that many free GPUs.
   void Reindex(std::size_t n) {
     auto& bucket = buckets_[group_of_[n]];
-    if (indexed_free_.size() < nodes_.size()) indexed_free_.assign(nodes_.size(), -1);
     if (indexed_free_[n] >= 0) bucket[static_cast<std::size_t>(indexed_free_[n])].erase(n);
     indexed_free_[n] = -1;
     if (!Available(n)) return;
@@ -168,6 +168,7 @@ class Simulator {
   void Leave(std::size_t j, double t, Seconds committed, bool interrupted);
   void Interrupt(std::size_t j, double t);               // loses the uncommitted work
   void Notice(std::size_t j, double t, Seconds notice);  // emergency write if it fits
+  void SaveAndLeave(std::size_t j, double t);            // emergency write now, then leave
   void TryPlacePending(double t);
   void Enqueue(std::size_t j, bool front);
   void ScheduleReclaim(std::size_t n, double t);
@@ -220,12 +221,7 @@ void Simulator::Place(std::size_t j, std::size_t n, double t) {
   r.saving_now = false;
   ++r.gen;
   const Seconds restore = r.resumed ? job.restore : Seconds{0};
-  const bool none = job.checkpointing == Checkpointing::kNone;
-  r.schedule = CheckpointSchedule{.compute_start = Seconds{t} + restore,
-                                  .committed = r.committed,
-                                  .work = job.work,
-                                  .tau = none ? job.work - r.committed : Interval(j, r.capacity),
-                                  .delta = none ? Seconds{0} : job.checkpoint_write};
+  r.schedule = CheckpointSchedule::ForRun(job, Seconds{t} + restore, r.committed, Interval(j, r.capacity));
   JobOutcome& out = result_.jobs[j];
   if (!out.start) out.start = Seconds{t};
   out.restoring += restore;
@@ -283,10 +279,15 @@ void Simulator::Notice(std::size_t j, double t, Seconds notice) {
   if (job.checkpointing != Checkpointing::kTransparent) return;
   if (job.checkpoint_write + opt_.interruptions.emergency_margin > notice) return;
   if (Seconds{t} < r.schedule.compute_start) return;  // restoring: nothing new to save
+  SaveAndLeave(j, t);
+}
+
+void Simulator::SaveAndLeave(std::size_t j, double t) {
+  JobRun& r = runs_[j];
   r.saving = r.schedule.ComputedAt(Seconds{t});
   r.saving_now = true;
   ++r.gen;  // cancels the finish
-  Push(t + job.checkpoint_write.count(), EventKind::kEvictSaved, j, r.gen);
+  Push(t + jobs_[j].checkpoint_write.count(), EventKind::kEvictSaved, j, r.gen);
 }
 
 void Simulator::TryPlacePending(double t) {
@@ -361,11 +362,7 @@ Result<TrainingSimResult> Simulator::Run() {
       if (needed && job.checkpointing != Checkpointing::kNone && Interval(j, c) <= Seconds{0}) {
         return InvalidArgument("job {}: checkpoint interval must be > 0", job.name);
       }
-      const bool fits = std::any_of(nodes_.begin(), nodes_.end(), [&](const TrainingNode& n) {
-        return n.capacity == c && n.gpu_count >= job.gpu_count &&
-               (job.gpu_model.empty() || n.gpu_model == job.gpu_model);
-      });
-      if (needed && !fits) {
+      if (needed && !AnyCanHost(nodes_, job, c)) {
         return InvalidArgument("job {}: no {} node has {} {} GPUs", job.name,
                                c == CapacityType::kSpot ? "spot" : "on-demand", job.gpu_count,
                                job.gpu_model.empty() ? std::string("free") : job.gpu_model);
@@ -545,10 +542,7 @@ Result<TrainingSimResult> Simulator::Run() {
         if (r.state != JobState::kOnNode || r.saving_now) break;
         if (m.emergency_checkpoint && jobs_[j].checkpointing == Checkpointing::kTransparent &&
             Seconds{now} >= r.schedule.compute_start) {
-          r.saving = r.schedule.ComputedAt(Seconds{now});
-          r.saving_now = true;
-          ++r.gen;
-          Push(now + jobs_[j].checkpoint_write.count(), EventKind::kEvictSaved, j, r.gen);
+          SaveAndLeave(j, now);
         } else {
           Interrupt(j, now);
           freed = true;
@@ -565,7 +559,6 @@ Result<TrainingSimResult> Simulator::Run() {
         // The switch time follows what is committed: a failure without notice could strike
         // any moment. The switch itself saves what was computed when it can write.
         const Seconds committed = r.state != JobState::kOnNode ? r.committed : r.schedule.CommittedAt(Seconds{now});
-        const Seconds saved = can_save ? r.schedule.ComputedAt(Seconds{now}) : committed;
         const Seconds latest =
             *LatestSwitch(job, committed, policies_[j].on_demand_interval, policies_[j].switch_margin);
         if (now + kEps < latest.count()) {
@@ -578,10 +571,7 @@ Result<TrainingSimResult> Simulator::Run() {
           Enqueue(j, true);
         } else if (r.state == JobState::kOnNode && !r.saving_now) {
           if (can_save) {
-            r.saving = saved;
-            r.saving_now = true;
-            ++r.gen;
-            Push(now + job.checkpoint_write.count(), EventKind::kEvictSaved, j, r.gen);
+            SaveAndLeave(j, now);
           } else {
             Interrupt(j, now);
           }

@@ -24,18 +24,13 @@ std::vector<TrainingNode> Nodes(int count, CapacityType c, const std::string& pr
 }
 
 TrainingJob Job(std::string name, Seconds work, Seconds delta, Seconds restore, Checkpointing c) {
-  return TrainingJob{.name = std::move(name),
-                     .gpu_count = 8,
-                     .gpu_model = "A100",
-                     .work = work,
-                     .checkpoint_write = delta,
-                     .restore = restore,
-                     .checkpoint_size = MiB{0},
-                     .submit = Seconds{0},
-                     .deadline = std::nullopt,
-                     .checkpointing = c,
-                     .disruption_group = "",
-                     .max_unavailable = 1};
+  return {.name = std::move(name),
+          .gpu_count = 8,
+          .gpu_model = "A100",
+          .work = work,
+          .checkpoint_write = delta,
+          .restore = restore,
+          .checkpointing = c};
 }
 
 JobRunPolicy Spot(Seconds tau) {
@@ -46,16 +41,22 @@ JobRunPolicy Spot(Seconds tau) {
           .prices = kPrices};
 }
 
+// Nothing random: one reclaim of node s0 at `at` (with AWS's notice).
+TrainingSimOptions OneReclaimAt(Seconds at) {
+  TrainingSimOptions opt;
+  opt.poisson_reclaims = false;
+  opt.hardware_failures = false;
+  opt.reclaims = {{.node = "s0", .at = at}};
+  return opt;
+}
+
 TEST(TrainingSimTest, AReclaimLosesTheWorkSinceTheLastCheckpoint) {
   // 10 h of work, tau 2 h, delta 0.1 h, R 0.2 h; reclaimed at 5 h (in the third segment,
   // which began at 4.2 h): 0.8 h lost; restarted on s1: 5 + 0.2 + 6 h + 3 writes = 11.5 h.
   const auto nodes = Nodes(2, CapacityType::kSpot, "s");
   const std::vector<TrainingJob> jobs{
       Job("a", Seconds{10 * kH}, Seconds{360}, Seconds{720}, Checkpointing::kApplication)};
-  TrainingSimOptions opt;
-  opt.poisson_reclaims = false;
-  opt.hardware_failures = false;
-  opt.reclaims = {{.node = "s0", .at = Seconds{5 * kH}}};
+  const TrainingSimOptions opt = OneReclaimAt(Seconds{5 * kH});
   const auto r = SimulateTraining(nodes, jobs, {Spot(Seconds{2 * kH})}, opt);
   ASSERT_TRUE(r) << r.error().message;
   const JobOutcome& o = r->jobs[0];
@@ -77,10 +78,7 @@ TEST(TrainingSimTest, TransparentCheckpointingUsesTheNotice) {
   const auto nodes = Nodes(2, CapacityType::kSpot, "s");
   const std::vector<TrainingJob> jobs{
       Job("a", Seconds{10 * kH}, Seconds{60}, Seconds{720}, Checkpointing::kTransparent)};
-  TrainingSimOptions opt;
-  opt.poisson_reclaims = false;
-  opt.hardware_failures = false;
-  opt.reclaims = {{.node = "s0", .at = Seconds{5 * kH}}};
+  const TrainingSimOptions opt = OneReclaimAt(Seconds{5 * kH});
   const auto r = SimulateTraining(nodes, jobs, {Spot(Seconds{2 * kH})}, opt);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_NEAR(r->jobs[0].finish->count() / kH, 10.3, 1e-9);
@@ -91,10 +89,7 @@ TEST(TrainingSimTest, TransparentCheckpointingUsesTheNotice) {
 TEST(TrainingSimTest, WithoutCheckpointsAReclaimLosesEverything) {
   const auto nodes = Nodes(2, CapacityType::kSpot, "s");
   const std::vector<TrainingJob> jobs{Job("a", Seconds{10 * kH}, Seconds{360}, Seconds{720}, Checkpointing::kNone)};
-  TrainingSimOptions opt;
-  opt.poisson_reclaims = false;
-  opt.hardware_failures = false;
-  opt.reclaims = {{.node = "s0", .at = Seconds{5 * kH}}};
+  const TrainingSimOptions opt = OneReclaimAt(Seconds{5 * kH});
   const auto r = SimulateTraining(nodes, jobs, {Spot(Seconds{10 * kH})}, opt);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_NEAR(r->jobs[0].lost_work.count() / kH, 5, 1e-9);

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "gpufit/core/units.h"
+#include "gpufit/model/training_job.h"
 
 namespace gpufit {
 
@@ -21,6 +22,17 @@ struct CheckpointSchedule {
   Seconds work{0};           // the job's total failure-free work
   Seconds tau{0};            // compute between checkpoints (> 0)
   Seconds delta{0};          // checkpoint write time
+
+  // A run of `job` computing from compute_start with `committed` work saved, checkpointing
+  // every tau; a job without checkpoints is one segment of all its remaining work.
+  static CheckpointSchedule ForRun(const TrainingJob& job, Seconds compute_start, Seconds committed, Seconds tau) {
+    const bool none = job.checkpointing == Checkpointing::kNone;
+    return {.compute_start = compute_start,
+            .committed = committed,
+            .work = job.work,
+            .tau = none ? job.work - committed : tau,
+            .delta = none ? Seconds{0} : job.checkpoint_write};
+  }
 
   Seconds Remaining() const { return work - committed; }
   std::int64_t Segments() const {

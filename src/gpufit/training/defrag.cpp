@@ -12,10 +12,6 @@ namespace {
 
 constexpr int kInf = std::numeric_limits<int>::max() / 2;
 
-bool ModelOk(const TrainingJob& job, const TrainingNode& node) {
-  return job.gpu_model.empty() || job.gpu_model == node.gpu_model;
-}
-
 class Search {
  public:
   Search(const std::vector<TrainingNode>& nodes, const std::vector<TrainingJob>& jobs,
@@ -40,7 +36,7 @@ class Search {
 
   // Fewest movable jobs to take off node n so the pending job fits there.
   int MovesToClear(std::size_t n) const {
-    if (!ModelOk(pending_, nodes_[n]) || nodes_[n].gpu_count < pending_.gpu_count) return kInf;
+    if (!CanHost(nodes_[n], pending_)) return kInf;
     int shortfall = pending_.gpu_count - free_[n];
     if (shortfall <= 0) return 0;
     std::vector<int> sizes;
@@ -82,7 +78,7 @@ class Search {
       if (last == j || jobs_[j].checkpointing == Checkpointing::kNone) continue;
       const std::size_t from = at_[j];
       for (std::size_t to = 0; to < nodes_.size(); ++to) {
-        if (to == from || free_[to] < jobs_[j].gpu_count || !ModelOk(jobs_[j], nodes_[to])) continue;
+        if (to == from || free_[to] < jobs_[j].gpu_count || !CanHost(nodes_[to], jobs_[j])) continue;
         Apply(j, to);
         path_.push_back({j, from, to});
         if (Dfs(depth + 1, bound, j)) return true;
@@ -157,9 +153,8 @@ Result<DefragResult> PlanDefragmentation(const std::vector<TrainingNode>& nodes,
   }
   int total_free = 0;
   for (std::size_t n = 0; n < nodes.size(); ++n) total_free += nodes[n].gpu_count - used[n];
-  const bool any_host = std::any_of(nodes.begin(), nodes.end(), [&](const TrainingNode& n) {
-    return ModelOk(pending, n) && n.gpu_count >= pending.gpu_count;
-  });
+  const bool any_host =
+      std::any_of(nodes.begin(), nodes.end(), [&](const TrainingNode& n) { return CanHost(n, pending); });
   if (!any_host) {
     r.outcome = DefragResult::Outcome::kImpossible;
     r.reason = fmt::format("no node of {} has {} GPUs",
@@ -184,18 +179,9 @@ Result<DefragResult> PlanDefragmentation(const std::vector<TrainingNode>& nodes,
     if (search.Dfs(0, bound, std::nullopt)) {
       r.outcome = DefragResult::Outcome::kMoves;
       r.moves = search.path();
-      // Replay the moves to find the host.
-      std::vector<int> free(nodes.size());
-      for (std::size_t n = 0; n < nodes.size(); ++n) free[n] = nodes[n].gpu_count - used[n];
+      r.target = search.Host();  // the search stops in the state its moves reach
       for (const DefragMove& m : r.moves) {
-        free[m.from] += jobs[m.job].gpu_count;
-        free[m.to] -= jobs[m.job].gpu_count;
         r.cost_gpu_hours += jobs[m.job].gpu_count * (jobs[m.job].checkpoint_write + jobs[m.job].restore).count() / 3600;
-      }
-      for (std::size_t n = 0; n < nodes.size() && !r.target; ++n) {
-        if (free[n] >= pending.gpu_count && nodes[n].gpu_count >= pending.gpu_count && ModelOk(pending, nodes[n])) {
-          r.target = n;
-        }
       }
       r.expansions = search.expansions();
       return r;

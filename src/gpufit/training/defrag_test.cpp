@@ -14,18 +14,11 @@ namespace gpufit {
 namespace {
 
 TrainingJob Job(std::string name, int gpus, Checkpointing c = Checkpointing::kApplication) {
-  return TrainingJob{.name = std::move(name),
-                     .gpu_count = gpus,
-                     .gpu_model = "",
-                     .work = Seconds{3600},
-                     .checkpoint_write = Seconds{60},
-                     .restore = Seconds{120},
-                     .checkpoint_size = MiB{0},
-                     .submit = Seconds{0},
-                     .deadline = std::nullopt,
-                     .checkpointing = c,
-                     .disruption_group = "",
-                     .max_unavailable = 1};
+  return {.name = std::move(name),
+          .gpu_count = gpus,
+          .checkpoint_write = Seconds{60},
+          .restore = Seconds{120},
+          .checkpointing = c};
 }
 
 std::vector<TrainingNode> Nodes(const std::vector<int>& gpus) {

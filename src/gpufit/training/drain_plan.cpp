@@ -153,8 +153,7 @@ Result<DrainPlan> PlanDrain(const std::vector<TrainingNode>& nodes, const std::v
     const CapacityType here = nodes[p.node].capacity;
     std::optional<std::size_t> best;
     for (std::size_t n = 0; n < nodes.size(); ++n) {
-      if (drained[n] || free[n] < job.gpu_count) continue;
-      if (!job.gpu_model.empty() && nodes[n].gpu_model != job.gpu_model) continue;
+      if (drained[n] || free[n] < job.gpu_count || !CanHost(nodes[n], job)) continue;
       if (!best) {
         best = n;
         continue;

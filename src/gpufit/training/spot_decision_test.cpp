@@ -12,18 +12,13 @@ namespace {
 constexpr double kH = 3600;
 
 TrainingJob Job(Checkpointing c = Checkpointing::kApplication) {
-  return TrainingJob{.name = "j",
-                     .gpu_count = 8,
-                     .gpu_model = "A100",
-                     .work = Seconds{48 * kH},
-                     .checkpoint_write = Seconds{300},
-                     .restore = Seconds{600},
-                     .checkpoint_size = MiB{0},
-                     .submit = Seconds{0},
-                     .deadline = std::nullopt,
-                     .checkpointing = c,
-                     .disruption_group = "",
-                     .max_unavailable = 1};
+  return {.name = "j",
+          .gpu_count = 8,
+          .gpu_model = "A100",
+          .work = Seconds{48 * kH},
+          .checkpoint_write = Seconds{300},
+          .restore = Seconds{600},
+          .checkpointing = c};
 }
 
 InterruptionModel Market(double mtbi_hours, Seconds notice = kAwsSpotNotice) {

@@ -109,13 +109,6 @@ Result<SpotMarket> ParseMarket(const YAML::Node& node, const std::string& where)
                     .basis = fmt::format("mean time between interruptions {} h", mtbi)};
 }
 
-Result<Checkpointing> ParseCheckpointing(const std::string& s, const std::string& where) {
-  if (s == "transparent") return Checkpointing::kTransparent;
-  if (s == "application") return Checkpointing::kApplication;
-  if (s == "none") return Checkpointing::kNone;
-  return InvalidArgument("{}: checkpointing must be transparent, application or none, got '{}'", where, s);
-}
-
 Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string& path) {
   TrainingWorkload w;
   StorageModel storage;
@@ -302,6 +295,25 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
 }
 
 }  // namespace
+
+Result<Checkpointing> ParseCheckpointing(const std::string& s, const std::string& where) {
+  if (s == "transparent") return Checkpointing::kTransparent;
+  if (s == "application") return Checkpointing::kApplication;
+  if (s == "none") return Checkpointing::kNone;
+  return InvalidArgument("{}: checkpointing must be transparent, application or none, got '{}'", where, s);
+}
+
+const char* CheckpointingName(Checkpointing c) {
+  switch (c) {
+    case Checkpointing::kTransparent:
+      return "transparent";
+    case Checkpointing::kApplication:
+      return "application";
+    case Checkpointing::kNone:
+      return "none";
+  }
+  return "?";
+}
 
 Result<SpotMarket> SpotMarketFromBand(const std::string& band, Seconds notice) {
   static const std::unordered_map<std::string, double> kUpper = {

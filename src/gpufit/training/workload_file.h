@@ -38,6 +38,7 @@
 // checkpointing or capacity, duplicate name, running on an unknown node).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,6 +67,14 @@ struct TrainingWorkload {
   std::vector<SpotReclaim> preemptions;  // explicit reclaim times
   std::vector<MaintenanceWindow> maintenance;
   std::map<std::string, GpuPrices> prices;  // by GPU model; others come from the catalog
+
+  // Index in `nodes` of the node running job j (running[j] must be set; the reader checks
+  // that the node exists).
+  std::size_t NodeOf(std::size_t j) const {
+    const auto it =
+        std::find_if(nodes.begin(), nodes.end(), [&](const TrainingNode& n) { return n.name == running[j]->node; });
+    return static_cast<std::size_t>(it - nodes.begin());
+  }
 };
 
 // Checkpoint I/O: each GPU writes and reads its shard in parallel.
@@ -79,6 +88,10 @@ struct StorageModel {
 };
 
 Result<TrainingWorkload> ReadTrainingWorkload(const std::string& path);
+
+// "transparent", "application", "none" and back. Errors: kInvalidArgument naming `where`.
+Result<Checkpointing> ParseCheckpointing(const std::string& name, const std::string& where);
+const char* CheckpointingName(Checkpointing c);
 
 // A SpotMarket from an AWS Spot Instance Advisor band ("<5%", "5-10%", ...).
 Result<SpotMarket> SpotMarketFromBand(const std::string& band, Seconds notice);
