@@ -45,7 +45,9 @@ struct ReplayResult {
   int max_replicas = 0;
 };
 
-// service_s[i] and prefill_s[i] belong to trace.requests[i] (prefill_s may be empty).
+// service_s[i] and prefill_s[i] (seconds) belong to trace.requests[i] (prefill_s may be
+// empty). Preconditions (asserted, not errors: callers build these): sizes match,
+// window_s > 0, concurrency >= 1.
 ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>& service_s,
                             const std::vector<double>& prefill_s, const ReplicaSchedule& schedule,
                             const ReplayOptions& options);

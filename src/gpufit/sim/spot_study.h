@@ -21,7 +21,10 @@ struct SpotStudyRow {
   double CostRatio() const { return on_demand.cost.value > 0 ? recommended.cost.value / on_demand.cost.value : 0; }
 };
 
-// prices: one per job. options.interruptions is replaced by `model`.
+// prices: one per job (USD per GPU-hour). options.interruptions is replaced by `model`.
+// A job whose recommendation needs spot but that no spot node can host runs on on-demand.
+// Errors: kInvalidArgument for a prices list of the wrong length or a job no on-demand
+// node can host; SimulateTraining's errors otherwise.
 Result<SpotStudyRow> RunSpotStudy(const std::vector<TrainingNode>& nodes, const std::vector<TrainingJob>& jobs,
                                   const std::vector<GpuPrices>& prices, const InterruptionModel& model,
                                   const std::string& market, TrainingSimOptions options,
