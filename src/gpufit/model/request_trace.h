@@ -20,4 +20,14 @@ struct RequestTrace {
   double Duration() const { return requests.empty() ? 0 : requests.back().arrival_s; }
 };
 
+// A service's request rate as monitoring samples it: rate per_s[i] (requests/s) holds from
+// t_s[i] for sample_s seconds or until the next sample, whichever is first; no sample
+// means no requests. Times are seconds since the first sample.
+struct RateSeries {
+  std::string source;
+  std::vector<double> t_s;
+  std::vector<double> per_s;
+  double sample_s = 60;
+};
+
 }  // namespace gpufit

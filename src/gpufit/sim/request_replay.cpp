@@ -6,6 +6,8 @@
 #include <deque>
 #include <functional>
 #include <queue>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace gpufit {
@@ -40,76 +42,100 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
                             const std::vector<double>& prefill_s, const ReplicaSchedule& schedule,
                             const ReplayOptions& options) {
   assert(service_s.size() == trace.requests.size() && schedule.window_s > 0 && options.concurrency >= 1);
+  assert(prefill_s.empty() || prefill_s.size() == trace.requests.size());
   ReplayResult result;
   result.requests = trace.requests.size();
   std::vector<Replica> replicas;
+  std::vector<std::size_t> live;  // replicas neither gone nor retiring, in start order
+  // Ready, live replicas with a free slot, busiest first, then lowest index.
+  std::set<std::pair<int, std::size_t>> available;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::deque<std::size_t> waiting;
-  std::vector<double> latency, ttft, wait;
+  std::vector<double> latency, ttft;
   latency.reserve(trace.requests.size());
   ttft.reserve(trace.requests.size());
+  double wait_sum = 0;
+  std::size_t served = 0, met = 0;
   double now = 0;
+  if (options.miss_bucket_s > 0) {
+    result.misses_per_bucket.assign(static_cast<std::size_t>(trace.Duration() / options.miss_bucket_s) + 1, 0);
+  }
+  const auto count_miss = [&](std::size_t i) {
+    if (options.miss_bucket_s <= 0) return;
+    auto b = static_cast<std::size_t>(trace.requests[i].arrival_s / options.miss_bucket_s);
+    ++result.misses_per_bucket[std::min(b, result.misses_per_bucket.size() - 1)];
+  };
 
   const auto target_at = [&](std::size_t w) {
     if (schedule.replicas.empty()) return 0;
     return schedule.replicas[std::min(w, schedule.replicas.size() - 1)];
   };
-  const auto live = [&] {
-    int n = 0;
-    for (const Replica& r : replicas) n += (!r.gone && !r.retiring) ? 1 : 0;
-    return n;
-  };
-  const auto leave = [&](Replica& r) {
+  const auto leave = [&](std::size_t k) {
+    Replica& r = replicas[k];
+    available.erase({-r.busy, k});
     r.gone = true;
     result.gpu_hours += (now - r.started) / 3600;
   };
   const auto start = [&](bool ready_now) {
-    Replica r{.started = now,
-              .ready = ready_now ? now : now + options.cold_start_s,
-              .busy = 0,
-              .retiring = false,
-              .gone = false};
-    replicas.push_back(r);
-    if (!ready_now) {
+    replicas.push_back(Replica{.started = now,
+                               .ready = ready_now ? now : now + options.cold_start_s,
+                               .busy = 0,
+                               .retiring = false,
+                               .gone = false});
+    const std::size_t k = replicas.size() - 1;
+    live.push_back(k);
+    if (ready_now) {
+      available.insert({0, k});
+    } else {
       ++result.cold_starts;
-      events.push({r.ready, 1, Kind::kReady, replicas.size() - 1});
+      events.push({replicas[k].ready, 1, Kind::kReady, k});
     }
   };
   const auto dispatch = [&] {
-    while (!waiting.empty()) {
-      // The ready replica with a free slot that is busiest (packs requests, frees others).
-      std::size_t best = replicas.size();
-      for (std::size_t k = 0; k < replicas.size(); ++k) {
-        const Replica& r = replicas[k];
-        if (r.gone || r.retiring || r.ready > now || r.busy >= options.concurrency) continue;
-        if (best == replicas.size() || r.busy > replicas[best].busy) best = k;
-      }
-      if (best == replicas.size()) return;
+    while (!waiting.empty() && !available.empty()) {
+      const std::size_t k = available.begin()->second;
+      available.erase(available.begin());
+      Replica& r = replicas[k];
+      if (++r.busy < options.concurrency) available.insert({-r.busy, k});
       const std::size_t i = waiting.front();
       waiting.pop_front();
-      ++replicas[best].busy;
-      const Request& q = trace.requests[i];
-      const double w = now - q.arrival_s;
-      wait.push_back(w);
+      const double w = now - trace.requests[i].arrival_s;
+      const double first_token = w + (prefill_s.empty() ? 0 : prefill_s[i]);
+      wait_sum += w;
+      ++served;
       latency.push_back(w + service_s[i]);
-      ttft.push_back(w + (prefill_s.empty() ? 0 : prefill_s[i]));
-      events.push({now + service_s[i], 0, Kind::kDone, best});
+      ttft.push_back(first_token);
+      if (options.slo_s > 0) {
+        const double measured = options.slo_metric == SloMetric::kWait   ? w
+                                : options.slo_metric == SloMetric::kTtft ? first_token
+                                                                         : w + service_s[i];
+        if (measured <= options.slo_s) {
+          ++met;
+        } else {
+          count_miss(i);
+        }
+      }
+      events.push({now + service_s[i], 0, Kind::kDone, k});
     }
   };
   const auto rescale = [&](int target) {
-    int n = live();
-    // Scale down: idle starting replicas first, then idle ready ones, then retire busy ones.
+    auto n = static_cast<int>(live.size());
+    if (n == target) return;
+    // Scale down: idle starting replicas first, then idle ready ones, then retire busy ones
+    // (newest first in each pass).
     for (int pass = 0; pass < 3 && n > target; ++pass) {
-      for (std::size_t k = replicas.size(); k-- > 0 && n > target;) {
+      for (std::size_t j = live.size(); j-- > 0 && n > target;) {
+        const std::size_t k = live[j];
         Replica& r = replicas[k];
-        if (r.gone || r.retiring) continue;
         const bool starting = r.ready > now;
-        if ((pass == 0 && starting) || (pass == 1 && !starting && r.busy == 0)) {
-          leave(r);
-          --n;
-        } else if (pass == 2) {
-          r.retiring = true;
-          if (r.busy == 0) leave(r);
+        if ((pass == 0 && starting) || (pass == 1 && !starting && r.busy == 0) || pass == 2) {
+          if (r.busy == 0) {
+            leave(k);
+          } else {
+            available.erase({-r.busy, k});
+            r.retiring = true;
+          }
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(j));
           --n;
         }
       }
@@ -130,8 +156,8 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
     events.push({static_cast<double>(w) * schedule.window_s, 2, Kind::kWindow, w});
   }
   std::size_t next = 0;
-  for (int max_now = live(); true;) {
-    result.max_replicas = std::max(result.max_replicas, max_now);
+  while (true) {
+    result.max_replicas = std::max(result.max_replicas, static_cast<int>(live.size()));
     const double t_arrival = next < trace.requests.size() ? trace.requests[next].arrival_s : INFINITY;
     const double t_event = events.empty() ? INFINITY : events.top().t;
     if (std::isinf(t_arrival) && std::isinf(t_event)) break;
@@ -142,12 +168,20 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
       switch (e.kind) {
         case Kind::kDone: {
           Replica& r = replicas[e.id];
-          --r.busy;
-          if (r.retiring && r.busy == 0 && !r.gone) leave(r);
+          if (r.retiring) {
+            if (--r.busy == 0) leave(e.id);
+          } else {
+            available.erase({-r.busy, e.id});
+            --r.busy;
+            available.insert({-r.busy, e.id});
+          }
           break;
         }
-        case Kind::kReady:
+        case Kind::kReady: {
+          const Replica& r = replicas[e.id];
+          if (!r.gone && !r.retiring) available.insert({-r.busy, e.id});
           break;
+        }
         case Kind::kWindow:
           rescale(target_at(e.id));
           break;
@@ -157,17 +191,13 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
       waiting.push_back(next++);
     }
     dispatch();
-    max_now = live();
   }
-  for (Replica& r : replicas) {
-    if (!r.gone) leave(r);
-  }
+  for (const std::size_t k : live) leave(k);
   result.unserved = waiting.size();
+  for (const std::size_t i : waiting) count_miss(i);
   std::sort(latency.begin(), latency.end());
   std::sort(ttft.begin(), ttft.end());
-  double wait_sum = 0;
-  for (const double x : wait) wait_sum += x;
-  if (!wait.empty()) result.mean_wait_s = wait_sum / static_cast<double>(wait.size());
+  if (served > 0) result.mean_wait_s = wait_sum / static_cast<double>(served);
   result.p50_latency_s = Percentile(latency, 50);
   result.p95_latency_s = Percentile(latency, 95);
   result.p99_latency_s = Percentile(latency, 99);
@@ -175,9 +205,7 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
   result.p95_ttft_s = Percentile(ttft, 95);
   result.p99_ttft_s = Percentile(ttft, 99);
   if (options.slo_s > 0 && result.requests > 0) {
-    const std::vector<double>& v = options.slo_on_ttft ? ttft : latency;
-    const auto within = std::upper_bound(v.begin(), v.end(), options.slo_s) - v.begin();
-    result.slo_attainment = static_cast<double>(within) / static_cast<double>(result.requests);
+    result.slo_attainment = static_cast<double>(met) / static_cast<double>(result.requests);
   }
   return result;
 }

@@ -12,6 +12,9 @@
 //  * GPU-hours count every replica from its start (cold start included) until it leaves.
 //  * Latency = wait + service; time to first token = wait + the request's prefill time
 //    (given per request; 0 when unknown).
+//  * A request goes to the busiest ready replica with a free slot (lowest index on ties),
+//    which packs requests and leaves other replicas idle for scale-down.
+// Cost: O((N + E) log R) for N requests, E schedule steps and R replicas.
 #pragma once
 
 #include <vector>
@@ -25,12 +28,17 @@ struct ReplicaSchedule {
   std::vector<int> replicas;  // target per window; the last value holds after the end
 };
 
+// What a request's SLO bounds: end-to-end latency (wait + service), time to first token
+// (wait + prefill), or the queueing wait alone (time until a replica takes it).
+enum class SloMetric { kLatency, kTtft, kWait };
+
 struct ReplayOptions {
   int concurrency = 1;      // requests per replica at once (>= 1)
   double cold_start_s = 0;  // a new replica serves this long after it starts
-  double slo_s = 0;         // latency (or TTFT when slo_on_ttft) objective; 0: none
-  bool slo_on_ttft = false;
-  int initial_ready = -1;  // replicas ready at t = 0 (default: the first window's target)
+  double slo_s = 0;         // bound on `slo_metric`; 0: no SLO (attainment 1)
+  SloMetric slo_metric = SloMetric::kLatency;
+  int initial_ready = -1;    // replicas ready at t = 0 (default: the first window's target)
+  double miss_bucket_s = 0;  // > 0: count SLO misses per bucket of arrival time
 };
 
 struct ReplayResult {
@@ -43,6 +51,9 @@ struct ReplayResult {
   double gpu_hours = 0;       // replica-hours
   int cold_starts = 0;
   int max_replicas = 0;
+  // With miss_bucket_s > 0: misses_per_bucket[b] counts requests arriving in
+  // [b, b + 1) * miss_bucket_s that missed the SLO (unserved ones included).
+  std::vector<std::size_t> misses_per_bucket;
 };
 
 // service_s[i] and prefill_s[i] (seconds) belong to trace.requests[i] (prefill_s may be

@@ -46,15 +46,21 @@ TEST(RequestReplayTest, HandCheckedColdStartsConcurrencyAndScaleDown) {
   RequestTrace trace;
   for (const double a : {0.0, 1.0, 2.0, 12.0, 20.0}) trace.requests.push_back({a, 0, 0});
   const std::vector<double> service(5, 4.0);
-  const ReplayResult r =
-      ReplayRequests(trace, service, {}, {.window_s = 10, .replicas = {1, 2, 0}},
-                     {.concurrency = 2, .cold_start_s = 3, .slo_s = 4.5, .slo_on_ttft = false, .initial_ready = -1});
+  const ReplayResult r = ReplayRequests(trace, service, {}, {.window_s = 10, .replicas = {1, 2, 0}},
+                                        {.concurrency = 2,
+                                         .cold_start_s = 3,
+                                         .slo_s = 4.5,
+                                         .slo_metric = SloMetric::kLatency,
+                                         .initial_ready = -1,
+                                         .miss_bucket_s = 10});
   EXPECT_EQ(r.cold_starts, 1);
   EXPECT_EQ(r.max_replicas, 2);
   EXPECT_EQ(r.unserved, 1u);  // the request at 20 arrives after every replica is gone
   EXPECT_NEAR(r.mean_wait_s, 2.0 / 4, 1e-12);
   // Latencies 4, 4, 6, 4 (of 5 requests, one unserved): 3 of 5 within 4.5 s.
   EXPECT_NEAR(r.slo_attainment, 3.0 / 5, 1e-12);
+  // Misses by arrival: 2 (waited 2 s) in [0, 10), 20 (unserved) in [20, 30).
+  EXPECT_EQ(r.misses_per_bucket, (std::vector<std::size_t>{1, 0, 1}));
   // A from 0 to 20, B from 10 to 20: 30 replica-seconds.
   EXPECT_NEAR(r.gpu_hours, 30.0 / 3600, 1e-12);
 }
