@@ -66,7 +66,17 @@ Result<GpuCatalog> GpuCatalog::ParseDocument(const YAML::Node& root, std::string
     m.mig = g["mig"].as<bool>(false);
     m.price_verified = g["price_verified"].as<bool>(true);
     const YAML::Node bf16 = g["dense_bf16_tflops"];
-    if (bf16 && !bf16.IsNull() && reference > 0) m.relative_bf16 = bf16.as<double>() / reference;
+    if (bf16 && !bf16.IsNull()) {
+      const Result<double> tflops = NonNegative(g, "dense_bf16_tflops", source, m.id);
+      if (!tflops) return tflops.error();
+      if (*tflops > 0) m.bf16_tflops = *tflops;
+      if (reference > 0) m.relative_bf16 = *tflops / reference;
+    }
+    if (g["memory_bandwidth_gb_s"] && !g["memory_bandwidth_gb_s"].IsNull()) {
+      const Result<double> bw = NonNegative(g, "memory_bandwidth_gb_s", source, m.id);
+      if (!bw) return bw.error();
+      if (*bw > 0) m.memory_bandwidth_gb_s = *bw;
+    }
     catalog.models_.push_back(std::move(m));
   }
   std::sort(catalog.models_.begin(), catalog.models_.end(), [](const GpuModel& a, const GpuModel& b) {

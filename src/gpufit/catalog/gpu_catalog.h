@@ -24,9 +24,11 @@ struct GpuModel {
   MiB memory;        // usable memory as nvidia-smi / DCGM_FI_DEV_FB_TOTAL report it
   Usd on_demand_per_gpu_hour;
   Usd spot_per_gpu_hour;
-  bool spot_estimated = true;           // spot price derived from a discount ratio, not listed
-  std::optional<double> relative_bf16;  // dense BF16 throughput / H100 SXM's; nullopt = unknown
-  bool mig = false;                     // supports NVIDIA MIG
+  bool spot_estimated = true;                   // spot price derived from a discount ratio, not listed
+  std::optional<double> relative_bf16;          // dense BF16 throughput / H100 SXM's; nullopt = unknown
+  std::optional<double> bf16_tflops;            // dense BF16 tensor TFLOPS (datasheet); nullopt = unknown
+  std::optional<double> memory_bandwidth_gb_s;  // peak memory bandwidth, GB/s; nullopt = unknown
+  bool mig = false;                             // supports NVIDIA MIG
   bool price_verified = true;
 };
 

@@ -30,6 +30,11 @@ TEST(GpuCatalog, EmbeddedCatalogHasTheIssuesModelsWithDatasheetMemory) {
   // Relative BF16: H100 SXM is the reference; A100 312 / 989.4.
   EXPECT_DOUBLE_EQ(*GpuCatalog::Embedded().Find("h100-80gb")->relative_bf16, 1.0);
   EXPECT_NEAR(*GpuCatalog::Embedded().Find("a100-80gb")->relative_bf16, 312 / 989.4, 1e-12);
+  // Bandwidth and BF16 TFLOPS as ../shared/reference/gpu_catalog.yaml gives them.
+  EXPECT_DOUBLE_EQ(*GpuCatalog::Embedded().Find("a100-80gb")->memory_bandwidth_gb_s, 2039);
+  EXPECT_DOUBLE_EQ(*GpuCatalog::Embedded().Find("h100-80gb")->memory_bandwidth_gb_s, 3350);
+  EXPECT_DOUBLE_EQ(*GpuCatalog::Embedded().Find("a100-80gb")->bf16_tflops, 312);
+  EXPECT_FALSE(GpuCatalog::Embedded().Find("t4")->bf16_tflops);  // no BF16 tensor cores
 }
 
 TEST(GpuCatalog, ModelsAreOrderedByPrice) {

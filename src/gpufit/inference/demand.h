@@ -1,0 +1,41 @@
+// The demand an inference service sees, as every replica policy gets it: the requests,
+// each with its service and prefill time, and helpers that build it from rate samples and
+// measured latencies (services without per-request traces, such as GenTD26's).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpufit/inference/llm_service.h"
+#include "gpufit/model/request_trace.h"
+
+namespace gpufit {
+
+struct Demand {
+  RequestTrace trace;
+  ServiceTimes times;  // one entry per request (prefill_s empty without a prefill phase)
+};
+
+// Arrivals of a non-homogeneous Poisson process whose rate is piecewise constant as the
+// series gives it (each sample holds for sample_s or until the next one). Seeded.
+RequestTrace PoissonArrivals(const RateSeries& series, std::uint64_t seed);
+
+// `n` draws, uniformly and with replacement, from measured samples (bootstrap). Seeded.
+// Precondition: samples not empty.
+std::vector<double> BootstrapSamples(const std::vector<double>& samples, std::size_t n, std::uint64_t seed);
+
+// Poisson arrivals at the trace's own rate in each window of `window_s`, each request a
+// bootstrap draw (tokens and service time together) from the trace's requests in that
+// window: a fresh hour "like this one" to test a schedule out of sample. Seeded.
+Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed);
+
+// Mean over the windows of `window_s` of the request rate, divided by the highest window
+// mean (the burstiness figure of a trace; 1 for a constant rate). Windows tile
+// [0, end of the last sample); missing samples count as no requests.
+double WindowMeanToPeak(const RateSeries& series, double window_s);
+// The same for a request trace, counting arrivals per window over [0, duration].
+double WindowMeanToPeak(const RequestTrace& trace, double window_s);
+
+double Median(std::vector<double> values);  // 0 for none
+
+}  // namespace gpufit

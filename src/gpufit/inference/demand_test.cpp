@@ -1,0 +1,85 @@
+#include "gpufit/inference/demand.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace gpufit {
+namespace {
+
+TEST(DemandTest, PoissonArrivalsFollowThePiecewiseRate) {
+  // Rate 2/s for 57 s, 0 for 57 s (no sample), 10/s for 30 s (cut by the next sample),
+  // 1/s for 57 s: expected 114 + 300 + 57 = 471 requests per draw.
+  const RateSeries s{.source = "s", .t_s = {0, 114, 144}, .per_s = {2, 10, 1}, .sample_s = 57};
+  double total = 0;
+  constexpr int kDraws = 400;
+  for (int seed = 1; seed <= kDraws; ++seed) {
+    const RequestTrace t = PoissonArrivals(s, static_cast<std::uint64_t>(seed));
+    total += static_cast<double>(t.requests.size());
+    ASSERT_TRUE(std::is_sorted(t.requests.begin(), t.requests.end(),
+                               [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; }));
+    ASSERT_EQ(t.requests.front().arrival_s, 0);
+  }
+  // Mean of 400 draws: standard error sqrt(471 / 400) = 1.09; allow 4 of them.
+  EXPECT_NEAR(total / kDraws, 471, 4.4);
+}
+
+TEST(DemandTest, BootstrapDrawsOnlyMeasuredValues) {
+  const std::vector<double> samples = {1.5, 2.5, 9};
+  const std::vector<double> draws = BootstrapSamples(samples, 3000, 7);
+  ASSERT_EQ(draws.size(), 3000u);
+  std::set<double> seen(draws.begin(), draws.end());
+  EXPECT_EQ(seen, (std::set<double>{1.5, 2.5, 9}));
+  EXPECT_EQ(std::count(draws.begin(), draws.end(), 9.0) > 900, true);  // about 1,000 each
+}
+
+TEST(DemandTest, WindowMeanToPeakByHand) {
+  // Windows of 100 s over [0, 300): sample 0 (rate 1 for 57 s) -> 57 requests in w0;
+  // sample 150 (rate 2 for 57 s) -> 100 in w1 (150..200) and 14 in w2 (200..207).
+  // Mean (57 + 100 + 14) / 3 = 57; peak 100.
+  const RateSeries s{.source = "s", .t_s = {0, 150}, .per_s = {1, 2}, .sample_s = 57};
+  EXPECT_NEAR(WindowMeanToPeak(s, 100), 57.0 / 100, 1e-12);
+  RequestTrace t;
+  for (const double a : {0.0, 1.0, 2.0, 3.0, 65.0, 130.0}) t.requests.push_back({a, 0, 0});
+  // Per 60 s: 4, 1, 1 -> mean 2, peak 4.
+  EXPECT_NEAR(WindowMeanToPeak(t, 60), 0.5, 1e-12);
+}
+
+TEST(DemandTest, ResampleKeepsEachWindowsRateAndMix) {
+  Demand d;
+  for (int i = 0; i < 600; ++i) {  // 10/s in [0, 60), then 1/s in [60, 120)
+    const double at = i * 0.1;
+    d.trace.requests.push_back({at, 100, 10});
+    d.times.service_s.push_back(3);
+  }
+  for (int i = 0; i < 60; ++i) {
+    d.trace.requests.push_back({60.0 + i, 200, 20});
+    d.times.service_s.push_back(7);
+  }
+  double first = 0, second = 0;
+  constexpr int kDraws = 200;
+  for (int seed = 1; seed <= kDraws; ++seed) {
+    const Demand f = ResampleDemand(d, 60, static_cast<std::uint64_t>(seed));
+    ASSERT_EQ(f.trace.requests.size(), f.times.service_s.size());
+    for (std::size_t i = 0; i < f.trace.requests.size(); ++i) {
+      const bool early = f.trace.requests[i].arrival_s < 60;
+      // Each request keeps its own window's mix: tokens and service time together.
+      ASSERT_EQ(f.times.service_s[i], early ? 3 : 7);
+      ASSERT_EQ(f.trace.requests[i].input_tokens, early ? 100 : 200);
+      (early ? first : second) += 1;
+    }
+  }
+  EXPECT_NEAR(first / kDraws, 600, 4 * std::sqrt(600.0 / kDraws));
+  EXPECT_NEAR(second / kDraws, 60, 4 * std::sqrt(60.0 / kDraws));
+}
+
+TEST(DemandTest, Median) {
+  EXPECT_EQ(Median({}), 0);
+  EXPECT_EQ(Median({3, 1, 2}), 2);
+  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);
+}
+
+}  // namespace
+}  // namespace gpufit

@@ -1,0 +1,346 @@
+#include "gpufit/inference/policies.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <deque>
+#include <numeric>
+#include <queue>
+
+#include "gpufit/optimize/queueing.h"
+
+namespace gpufit {
+namespace {
+
+constexpr double kForever = 1e18;  // a window longer than any trace
+
+ReplayResult Replay(const ReplicaPolicyInput& in, const ReplicaSchedule& schedule, double miss_bucket_s = 0) {
+  ReplayOptions options = ReplayOptionsFor(in);
+  options.miss_bucket_s = miss_bucket_s;
+  return ReplayRequests(in.demand->trace, in.demand->times.service_s, in.demand->times.prefill_s, schedule, options);
+}
+
+ReplicaSchedule Constant(int replicas) { return {.window_s = kForever, .replicas = {replicas}}; }
+
+// Requests per decision window: index ranges and mean service / prefill times.
+struct Window {
+  std::size_t first = 0, last = 0;  // requests [first, last)
+  double start_s = 0, length_s = 0;
+  double mean_service_s = 0, mean_prefill_s = 0;
+  std::size_t Count() const { return last - first; }
+};
+
+std::vector<Window> Windows(const Demand& d, double window_s) {
+  const auto& requests = d.trace.requests;
+  const double duration = d.trace.Duration();
+  const auto n = static_cast<std::size_t>(duration / window_s) + 1;
+  std::vector<Window> windows(n);
+  std::size_t i = 0;
+  for (std::size_t w = 0; w < n; ++w) {
+    Window& win = windows[w];
+    win.start_s = static_cast<double>(w) * window_s;
+    win.length_s = std::min(window_s, std::max(duration - win.start_s, 0.0));
+    win.first = i;
+    double service = 0, prefill = 0;
+    while (i < requests.size() && (w + 1 == n || requests[i].arrival_s < win.start_s + window_s)) {
+      service += d.times.service_s[i];
+      prefill += d.times.prefill_s.empty() ? 0 : d.times.prefill_s[i];
+      ++i;
+    }
+    win.last = i;
+    if (win.Count() > 0) {
+      win.mean_service_s = service / static_cast<double>(win.Count());
+      win.mean_prefill_s = prefill / static_cast<double>(win.Count());
+    }
+  }
+  return windows;
+}
+
+// The wait a request may spend queued and still meet the SLO, for a window's mean request.
+double WaitBudget(const InferenceSlo& slo, const Window& w) {
+  switch (slo.metric) {
+    case SloMetric::kWait:
+      return slo.seconds;
+    case SloMetric::kTtft:
+      return std::max(0.0, slo.seconds - w.mean_prefill_s);
+    case SloMetric::kLatency:
+      return std::max(0.0, slo.seconds - w.mean_service_s);
+  }
+  return slo.seconds;
+}
+
+double PlanningTarget(const InferenceSlo& slo) { return 1 - (1 - slo.target) / 2; }
+
+int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in) {
+  return {.concurrency = in.concurrency,
+          .cold_start_s = in.cold_start_s,
+          .slo_s = in.slo.seconds,
+          .slo_metric = in.slo.metric,
+          .initial_ready = -1,
+          .miss_bucket_s = 0};
+}
+
+PolicyOutcome StaticPeak(const ReplicaPolicyInput& in) {
+  PolicyOutcome out{.policy = "static peak", .schedule = {}, .replay = {}, .target_rps_per_replica = 0, .replays = 0};
+  const auto meets = [&](int c, ReplayResult* r) {
+    ++out.replays;
+    *r = Replay(in, Constant(c));
+    return r->slo_attainment >= in.slo.target;
+  };
+  // Double until the SLO holds, then bisect (attainment grows with the count).
+  ReplayResult r;
+  int bad = 0, good = 1;
+  while (!meets(good, &r) && good < in.max_replicas) {
+    bad = good;
+    good = std::min(2 * good, in.max_replicas);
+  }
+  ReplayResult best = r;
+  while (good - bad > 1) {
+    const int mid = bad + (good - bad) / 2;
+    if (meets(mid, &r)) {
+      good = mid;
+      best = r;
+    } else {
+      bad = mid;
+    }
+  }
+  out.schedule = Constant(good);
+  out.replay = best;
+  return out;
+}
+
+PolicyOutcome HpaLike(const ReplicaPolicyInput& in, const HpaSettings& hpa) {
+  const auto& requests = in.demand->trace.requests;
+  const auto& service = in.demand->times.service_s;
+  const double mean_service =
+      service.empty() ? 1 : std::accumulate(service.begin(), service.end(), 0.0) / static_cast<double>(service.size());
+  PolicyOutcome out{.policy = "hpa-like",
+                    .schedule = {.window_s = hpa.sync_s, .replicas = {}},
+                    .replay = {},
+                    .target_rps_per_replica = hpa.target_utilization * in.concurrency / mean_service,
+                    .replays = 1};
+  const double target = out.target_rps_per_replica;
+  // Requests in (t - metric window, t] per second.
+  const auto rate_at = [&](double t) {
+    const auto by_time = [](const Request& r, double x) { return r.arrival_s <= x; };
+    const auto hi = std::lower_bound(requests.begin(), requests.end(), t, by_time);
+    const auto lo = std::lower_bound(requests.begin(), requests.end(), t - hpa.metric_window_s, by_time);
+    return static_cast<double>(hi - lo) / hpa.metric_window_s;
+  };
+  const auto clamp = [&](double desired) {
+    return static_cast<int>(std::clamp<double>(desired, hpa.min_replicas, in.max_replicas));
+  };
+  // The deployment starts at what the first metric window asks for (as if running before).
+  int current = clamp(std::ceil(rate_at(hpa.metric_window_s) / target));
+  std::deque<std::pair<double, int>> recommendations;  // (time, desired) of the stabilization window
+  const double duration = in.demand->trace.Duration();
+  for (double t = 0; t <= duration; t += hpa.sync_s) {
+    if (t > 0) {
+      const double rate = rate_at(t);
+      const double ratio = current > 0 ? rate / current / target : INFINITY;
+      int desired = std::abs(ratio - 1) <= hpa.tolerance ? current : clamp(std::ceil(rate / target));
+      recommendations.emplace_back(t, desired);
+      while (recommendations.front().first < t - hpa.stabilization_s) recommendations.pop_front();
+      if (desired > current) {
+        desired = std::min(desired, current + std::max(4, current));  // 100% or 4 pods per period
+      } else if (desired < current) {
+        int highest = desired;
+        for (const auto& [when, d] : recommendations) highest = std::max(highest, d);
+        desired = std::min(current, highest);
+      }
+      current = desired;
+    }
+    out.schedule.replicas.push_back(current);
+  }
+  out.replay = Replay(in, out.schedule);
+  return out;
+}
+
+std::vector<int> ExpandSchedule(const std::vector<int>& per_window, int steps_per_window, int lead_steps,
+                                int keep_steps) {
+  const std::size_t n = per_window.size() * static_cast<std::size_t>(steps_per_window);
+  std::vector<int> x(n), y(n);
+  for (std::size_t s = 0; s < n; ++s) x[s] = per_window[s / static_cast<std::size_t>(steps_per_window)];
+  // Prewarm: the count at s is the highest of the next lead_steps (a rise starts early).
+  for (std::size_t s = 0; s < n; ++s) {
+    y[s] = x[s];
+    for (std::size_t k = 1; k <= static_cast<std::size_t>(lead_steps) && s + k < n; ++k)
+      y[s] = std::max(y[s], x[s + k]);
+  }
+  // Keep-alive: at each level, a gap of at most keep_steps between steps at or above it
+  // is filled (the replicas stay warm instead of restarting).
+  const int top = n ? *std::max_element(y.begin(), y.end()) : 0;
+  std::vector<int> z = y;
+  for (int level = 1; level <= top; ++level) {
+    std::size_t last_high = n;  // last step with y >= level before the current gap
+    for (std::size_t s = 0; s < n; ++s) {
+      if (y[s] < level) continue;
+      if (last_high != n && s - last_high - 1 <= static_cast<std::size_t>(keep_steps)) {
+        for (std::size_t g = last_high + 1; g < s; ++g) z[g] = std::max(z[g], level);
+      }
+      last_high = s;
+    }
+  }
+  return z;
+}
+
+PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
+  const double step = std::min(in.step_s, in.window_s);
+  const int steps_per_window = std::max(1, static_cast<int>(std::lround(in.window_s / step)));
+  const auto lead = static_cast<int>(std::ceil(in.cold_start_s / step));
+  const int keep = lead;  // break-even keep-alive: one cold start's replica-seconds
+  const double planning = PlanningTarget(in.slo);
+  const std::vector<Window> windows = Windows(*in.demand, in.window_s);
+  std::vector<int> count(windows.size(), 0);
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    const Window& win = windows[w];
+    if (win.Count() == 0) continue;
+    const double lambda = static_cast<double>(win.Count()) / in.window_s;
+    const int servers = MinServersForWaitTail(lambda, 1 / win.mean_service_s, WaitBudget(in.slo, win), 1 - planning);
+    count[w] = std::min(CeilDiv(servers, in.concurrency), in.max_replicas);
+  }
+  PolicyOutcome out{.policy = "gpufit", .schedule = {}, .replay = {}, .target_rps_per_replica = 0, .replays = 0};
+  const auto judge = [&](const std::vector<int>& c) {
+    ++out.replays;
+    const ReplicaSchedule s{.window_s = in.window_s / steps_per_window,
+                            .replicas = ExpandSchedule(c, steps_per_window, lead, keep)};
+    return std::make_pair(s, Replay(in, s, in.window_s));
+  };
+  auto [schedule, result] = judge(count);
+  // Repair: a replica more wherever a window misses more than its share.
+  for (int round = 0; round < 200 && result.slo_attainment < planning; ++round) {
+    bool raised = false;
+    std::size_t worst = 0;
+    for (std::size_t w = 0; w < windows.size() && w < result.misses_per_bucket.size(); ++w) {
+      const double allowance = (1 - planning) * static_cast<double>(windows[w].Count());
+      if (static_cast<double>(result.misses_per_bucket[w]) > allowance && count[w] < in.max_replicas) {
+        ++count[w];
+        raised = true;
+      }
+      if (result.misses_per_bucket[w] > result.misses_per_bucket[worst]) worst = w;
+    }
+    if (!raised) {
+      if (count[worst] >= in.max_replicas) break;
+      ++count[worst];
+    }
+    std::tie(schedule, result) = judge(count);
+  }
+  // Trim: one pass over the windows without misses, largest counts first.
+  if (result.slo_attainment >= planning) {
+    std::vector<std::size_t> order;
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      if (count[w] > 0 && w < result.misses_per_bucket.size() && result.misses_per_bucket[w] == 0) order.push_back(w);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return count[a] > count[b]; });
+    for (const std::size_t w : order) {
+      --count[w];
+      auto [s, r] = judge(count);
+      if (r.slo_attainment >= planning) {
+        schedule = std::move(s);
+        result = std::move(r);
+      } else {
+        ++count[w];
+      }
+    }
+  }
+  out.schedule = std::move(schedule);
+  out.replay = std::move(result);
+  return out;
+}
+
+PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
+  const Demand& d = *in.demand;
+  const std::vector<Window> windows = Windows(d, in.window_s);
+  const std::size_t total = d.trace.requests.size();
+  const auto allowance = static_cast<std::size_t>(std::floor((1 - in.slo.target) * static_cast<double>(total)));
+  PolicyOutcome out{.policy = "clairvoyant",
+                    .schedule = {.window_s = in.window_s, .replicas = {}},
+                    .replay = {},
+                    .target_rps_per_replica = 0,
+                    .replays = 0};
+  ReplayOptions options = ReplayOptionsFor(in);
+  options.cold_start_s = 0;
+  options.miss_bucket_s = kForever;
+  // misses[w][k]: misses of window w with zero_count[w] - k replicas.
+  std::vector<std::vector<std::size_t>> misses(windows.size());
+  std::vector<int> zero_count(windows.size(), 0);
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    const Window& win = windows[w];
+    if (win.Count() == 0) continue;
+    Demand part;
+    for (std::size_t i = win.first; i < win.last; ++i) {
+      Request r = d.trace.requests[i];
+      r.arrival_s -= win.start_s;
+      part.trace.requests.push_back(r);
+      part.times.service_s.push_back(d.times.service_s[i]);
+      if (!d.times.prefill_s.empty()) part.times.prefill_s.push_back(d.times.prefill_s[i]);
+    }
+    const auto missed = [&](int c) {
+      ++out.replays;
+      const ReplayResult r =
+          ReplayRequests(part.trace, part.times.service_s, part.times.prefill_s, Constant(c), options);
+      return r.misses_per_bucket.empty() ? std::size_t{0} : r.misses_per_bucket[0];
+    };
+    // The fewest replicas without a miss: double, then bisect.
+    int bad = 0, good = 1;
+    while (missed(good) > 0 && good < in.max_replicas) {
+      bad = good;
+      good = std::min(2 * good, in.max_replicas);
+    }
+    while (good - bad > 1) {
+      const int mid = bad + (good - bad) / 2;
+      (missed(mid) == 0 ? good : bad) = mid;
+    }
+    zero_count[w] = good;
+    misses[w].push_back(0);
+    for (int c = good - 1; c >= 0; --c) {
+      const std::size_t m = c == 0 ? win.Count() : missed(c);
+      misses[w].push_back(m);
+      if (m > allowance) break;
+    }
+  }
+  // Spend the allowance exactly: a multiple-choice knapsack over windows, by dynamic
+  // programming on the misses spent (cost[b] = fewest replica-seconds spending b).
+  const std::size_t budget = allowance + 1;
+  std::vector<double> cost(budget, INFINITY);
+  cost[0] = 0;
+  std::vector<std::vector<std::uint16_t>> choice(windows.size(), std::vector<std::uint16_t>(budget, 0));
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    std::vector<double> next(budget, INFINITY);
+    const double length = windows[w].length_s;
+    for (std::size_t b = 0; b < budget; ++b) {
+      if (std::isinf(cost[b])) continue;
+      for (std::size_t k = 0; k < std::max<std::size_t>(misses[w].size(), 1); ++k) {
+        const std::size_t m = misses[w].empty() ? 0 : misses[w][k];
+        if (b + m >= budget) continue;
+        const double c = cost[b] + (zero_count[w] - static_cast<double>(k)) * length;
+        if (c < next[b + m]) {
+          next[b + m] = c;
+          choice[w][b + m] = static_cast<std::uint16_t>(k);
+        }
+      }
+    }
+    cost = std::move(next);
+  }
+  std::size_t spent = static_cast<std::size_t>(std::min_element(cost.begin(), cost.end()) - cost.begin());
+  std::vector<int> counts(windows.size(), 0);
+  for (std::size_t w = windows.size(), b = spent; w-- > 0;) {
+    const std::size_t k = choice[w][b];
+    counts[w] = zero_count[w] - static_cast<int>(k);
+    b -= misses[w].empty() ? 0 : misses[w][k];
+  }
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    out.schedule.replicas.push_back(counts[w]);
+    out.replay.gpu_hours += counts[w] * windows[w].length_s / 3600;
+    out.replay.max_replicas = std::max(out.replay.max_replicas, counts[w]);
+  }
+  out.replay.requests = total;
+  out.replay.slo_attainment = total ? 1 - static_cast<double>(spent) / static_cast<double>(total) : 1;
+  return out;
+}
+
+}  // namespace gpufit

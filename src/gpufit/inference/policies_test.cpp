@@ -1,0 +1,150 @@
+#include "gpufit/inference/policies.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "gpufit/core/rng.h"
+
+namespace gpufit {
+namespace {
+
+TEST(PoliciesTest, ExpandScheduleByHand) {
+  // Two steps per window; counts 1, 3, 1, 1, 2. Lead 1 step: rises start a step early.
+  // Keep 2 steps: the dip to 1 between 3 and 2 lasts 3 steps (> 2) so it stays.
+  EXPECT_EQ(ExpandSchedule({1, 3, 1, 1, 2}, 2, 1, 2), (std::vector<int>{1, 3, 3, 3, 1, 1, 1, 2, 2, 2}));
+  // Keep 3 steps: now the dip (3 steps at level 2..3) is filled up to the lower side, 2.
+  EXPECT_EQ(ExpandSchedule({1, 3, 1, 1, 2}, 2, 1, 3), (std::vector<int>{1, 3, 3, 3, 2, 2, 2, 2, 2, 2}));
+  // No lead, no keep: the counts themselves.
+  EXPECT_EQ(ExpandSchedule({0, 2, 0}, 1, 0, 0), (std::vector<int>{0, 2, 0}));
+}
+
+Demand PoissonDemand(const std::vector<double>& rate_per_minute, double mean_service_s, std::uint64_t seed) {
+  Rng rng(seed);
+  Demand d;
+  for (std::size_t m = 0; m < rate_per_minute.size(); ++m) {
+    for (double t = 60.0 * static_cast<double>(m) + rng.Exponential(rate_per_minute[m]);
+         t < 60.0 * static_cast<double>(m + 1); t += rng.Exponential(rate_per_minute[m])) {
+      d.trace.requests.push_back({t, 0, 0});
+      d.times.service_s.push_back(rng.Exponential(1 / mean_service_s));
+    }
+  }
+  return d;
+}
+
+ReplicaPolicyInput Input(const Demand& d) {
+  return {.demand = &d,
+          .concurrency = 2,
+          .cold_start_s = 20,
+          .slo = {.metric = SloMetric::kWait, .seconds = 1, .target = 0.99},
+          .window_s = 60,
+          .step_s = 5,
+          .max_replicas = 1000};
+}
+
+TEST(PoliciesTest, StaticPeakIsTheFewestConstantReplicasMeetingTheSlo) {
+  const Demand d = PoissonDemand({2, 2, 6, 6, 2, 2}, 2, 11);
+  const ReplicaPolicyInput in = Input(d);
+  const PolicyOutcome s = StaticPeak(in);
+  ASSERT_EQ(s.schedule.replicas.size(), 1u);
+  const int c = s.schedule.replicas[0];
+  const auto attain = [&](int n) {
+    return ReplayRequests(d.trace, d.times.service_s, {}, {.window_s = 1e18, .replicas = {n}}, ReplayOptionsFor(in))
+        .slo_attainment;
+  };
+  EXPECT_GE(attain(c), 0.99);
+  EXPECT_LT(attain(c - 1), 0.99);
+  EXPECT_EQ(s.replay.slo_attainment, attain(c));
+}
+
+// The clairvoyant reference against a brute-force oracle on two windows: every pair of
+// counts, each window replayed alone, the cheapest pair whose misses fit the allowance.
+TEST(PoliciesTest, ClairvoyantMatchesBruteForceOnTwoWindows) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    const Demand d = PoissonDemand({3, 8}, 1.5, seed);
+    ReplicaPolicyInput in = Input(d);
+    in.concurrency = 1;
+    in.slo = {.metric = SloMetric::kWait, .seconds = 0.2, .target = 0.97};
+    const PolicyOutcome c = Clairvoyant(in);
+    ReplayOptions o = ReplayOptionsFor(in);
+    o.cold_start_s = 0;
+    std::vector<std::vector<std::size_t>> misses(2);
+    std::vector<double> length(2);
+    for (int w = 0; w < 2; ++w) {
+      Demand part;
+      for (std::size_t i = 0; i < d.trace.requests.size(); ++i) {
+        const Request& r = d.trace.requests[i];
+        if ((r.arrival_s < 60) != (w == 0)) continue;
+        part.trace.requests.push_back({r.arrival_s - 60.0 * w, 0, 0});
+        part.times.service_s.push_back(d.times.service_s[i]);
+      }
+      length[static_cast<std::size_t>(w)] = w == 0 ? 60 : d.trace.Duration() - 60;
+      for (int n = 0; n <= 40; ++n) {
+        const ReplayResult r =
+            ReplayRequests(part.trace, part.times.service_s, {}, {.window_s = 1e18, .replicas = {n}}, o);
+        misses[static_cast<std::size_t>(w)].push_back(static_cast<std::size_t>(
+            std::lround((1 - r.slo_attainment) * static_cast<double>(part.trace.requests.size()))));
+      }
+    }
+    const auto allowance = static_cast<std::size_t>(0.03 * static_cast<double>(d.trace.requests.size()));
+    double best = 1e18;
+    for (int a = 0; a <= 40; ++a) {
+      for (int b = 0; b <= 40; ++b) {
+        if (misses[0][static_cast<std::size_t>(a)] + misses[1][static_cast<std::size_t>(b)] <= allowance) {
+          best = std::min(best, (a * length[0] + b * length[1]) / 3600);
+        }
+      }
+    }
+    EXPECT_NEAR(c.replay.gpu_hours, best, 1e-12) << "seed " << seed;
+    EXPECT_GE(c.replay.slo_attainment, 0.97);
+  }
+}
+
+TEST(PoliciesTest, GpufitMeetsTheSloWithFewerGpuHoursThanStaticPeak) {
+  // Quiet, busy, quiet: 1/s, 8/s, 1/s, two minutes each; service 2 s, 2 per replica.
+  const Demand d = PoissonDemand({1, 1, 8, 8, 1, 1}, 2, 5);
+  const ReplicaPolicyInput in = Input(d);
+  const PolicyOutcome g = GpufitSchedule(in);
+  const PolicyOutcome s = StaticPeak(in);
+  const PolicyOutcome c = Clairvoyant(in);
+  EXPECT_GE(g.replay.slo_attainment, 0.995);  // the planning target
+  EXPECT_LT(g.replay.gpu_hours, s.replay.gpu_hours);
+  EXPECT_GE(g.replay.gpu_hours, c.replay.gpu_hours);
+  // The busy minutes start ahead by the cold start: 4 steps of 5 s before t = 120.
+  const std::vector<int>& r = g.schedule.replicas;
+  EXPECT_GT(r[24 - 4], r[24 - 5]);
+}
+
+TEST(PoliciesTest, HpaLikeScalesUpAtOnceAndDownAfterTheStabilizationWindow) {
+  // 600 s at 4/s, then 600 s at 1/s, evenly spaced; service 1 s, concurrency 1, target 50%:
+  // 2 requests/s per replica -> 2 replicas, then 1 after the drop, but only once every
+  // recommendation of the last 300 s says so.
+  Demand d;
+  for (int i = 0; i < 2400; ++i) d.trace.requests.push_back({i * 0.25, 0, 0});
+  for (int i = 0; i < 600; ++i) d.trace.requests.push_back({600 + i * 1.0, 0, 0});
+  d.times.service_s.assign(d.trace.requests.size(), 1.0);
+  ReplicaPolicyInput in = Input(d);
+  in.concurrency = 1;
+  const PolicyOutcome h = HpaLike(in, {.target_utilization = 0.5,
+                                       .sync_s = 15,
+                                       .metric_window_s = 60,
+                                       .stabilization_s = 300,
+                                       .tolerance = 0.1,
+                                       .min_replicas = 1});
+  EXPECT_DOUBLE_EQ(h.target_rps_per_replica, 0.5);
+  // 4/s -> 8 replicas before the drop.
+  EXPECT_EQ(h.schedule.replicas[39], 8);
+  // After the drop the 60 s metric falls: at t = 615 it counts 179 + 16 requests (3.25/s ->
+  // 7), at 630 119 + 31 (2.5/s -> 5), at 645 59 + 46 (1.75/s -> 4), from 660 on 1/s (2).
+  // The count follows the highest recommendation of the last 300 s: 8 until the one of
+  // t = 600 leaves the window, then 7, 5, 4 and 2 at t = 915, 930, 945 and 960.
+  EXPECT_EQ(h.schedule.replicas[60], 8);
+  EXPECT_EQ(h.schedule.replicas[61], 7);
+  EXPECT_EQ(h.schedule.replicas[62], 5);
+  EXPECT_EQ(h.schedule.replicas[63], 4);
+  EXPECT_EQ(h.schedule.replicas[64], 2);
+  EXPECT_EQ(h.schedule.replicas.back(), 2);
+}
+
+}  // namespace
+}  // namespace gpufit
