@@ -23,6 +23,7 @@
 #include "gpufit/plan/replay.h"
 #include "gpufit/plan/training_plan.h"
 #include "gpufit/training/workload_file.h"
+#include "inference_command.h"
 #include "mig_command.h"
 #include "simulate_command.h"
 #include "training_command.h"
@@ -39,6 +40,8 @@ using cli::Output;
 struct PlanFlags {
   std::string telemetry;
   std::string training_jobs;
+  std::string inference;
+  std::string manifests;
   std::string capacity_labels = "karpenter";
   std::string catalog;
   PlanOptions options;
@@ -52,6 +55,11 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
                     "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value (needs --gpu)");
     cmd->add_option("--training-jobs", f.training_jobs,
                     "training workload YAML: adds the spot decision, checkpoint interval and labels per job");
+    cmd->add_option("--inference", f.inference,
+                    "inference services YAML: adds each service's replica schedule, autoscaler manifests and "
+                    "policy table");
+    cmd->add_option("--inference-manifests", f.manifests,
+                    "folder for the inference services' HPA and KEDA ScaledObject YAML (with --inference)");
     cmd->add_option("--capacity-labels", f.capacity_labels, "spot labels to emit: karpenter, eks, gke or aks")
         ->check(CLI::IsMember({"karpenter", "eks", "gke", "aks"}))
         ->capture_default_str();
@@ -232,15 +240,16 @@ int main(int argc, char** argv) {
   cli::AddSimulateCommand(app, rc);
   cli::AddMigCommand(app, rc);
   cli::AddTrainingCommand(app, rc);
+  cli::AddInferenceCommand(app, rc);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
     const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
     if (known.empty()) {
-      std::fprintf(
-          stderr,
-          "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, training, demo)\n",
-          argv[1]);
+      std::fprintf(stderr,
+                   "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, training, "
+                   "inference, demo)\n",
+                   argv[1]);
       return 2;
     }
   }
@@ -256,8 +265,8 @@ int main(int argc, char** argv) {
               ProfilesToMarkdown(profiles, analyze_telemetry));
   });
   plan->callback([&] {
-    if (plan_flags.telemetry.empty() && plan_flags.training_jobs.empty()) {
-      rc = Fail(InvalidArgument("plan: give --telemetry (with --gpu), --training-jobs, or both"));
+    if (plan_flags.telemetry.empty() && plan_flags.training_jobs.empty() && plan_flags.inference.empty()) {
+      rc = Fail(InvalidArgument("plan: give --telemetry (with --gpu), --training-jobs, --inference, or several"));
       return;
     }
     if (plan_flags.telemetry.empty()) {

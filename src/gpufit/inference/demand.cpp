@@ -23,7 +23,7 @@ double MeanToPeak(const std::vector<double>& per_window) {
 
 RequestTrace PoissonArrivals(const RateSeries& series, std::uint64_t seed) {
   Rng rng(seed);
-  RequestTrace trace{.source = series.source, .requests = {}, .has_tokens = false};
+  RequestTrace trace{.source = series.source, .requests = {}, .has_tokens = false, .origin_s = series.origin_s};
   for (std::size_t i = 0; i < series.t_s.size(); ++i) {
     const double from = series.t_s[i];
     double to = from + series.sample_s;
@@ -37,6 +37,7 @@ RequestTrace PoissonArrivals(const RateSeries& series, std::uint64_t seed) {
   if (!trace.requests.empty()) {
     const double origin = trace.requests.front().arrival_s;
     for (Request& r : trace.requests) r.arrival_s -= origin;
+    trace.origin_s += origin;
   }
   return trace;
 }

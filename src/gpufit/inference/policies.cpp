@@ -69,11 +69,38 @@ double WaitBudget(const InferenceSlo& slo, const Window& w) {
   return slo.seconds;
 }
 
-double PlanningTarget(const InferenceSlo& slo) { return 1 - (1 - slo.target) / 2; }
+// Requests that miss the SLO even without waiting (a prompt whose prefill alone exceeds a
+// TTFT bound, a service time above a latency bound) among [first, last).
+std::size_t Unavoidable(const ReplicaPolicyInput& in, std::size_t first, std::size_t last) {
+  const ServiceTimes& t = in.demand->times;
+  std::size_t n = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const double alone = in.slo.metric == SloMetric::kWait   ? 0
+                         : in.slo.metric == SloMetric::kTtft ? (t.prefill_s.empty() ? 0 : t.prefill_s[i])
+                                                             : t.service_s[i];
+    n += alone > in.slo.seconds ? 1 : 0;
+  }
+  return n;
+}
+
+// The SLO target, lowered to what any schedule can reach when some requests cannot meet it.
+double ReachableTarget(const ReplicaPolicyInput& in, double target) {
+  const std::size_t n = in.demand->trace.requests.size();
+  if (n == 0) return target;
+  const double best = 1 - static_cast<double>(Unavoidable(in, 0, n)) / static_cast<double>(n);
+  return std::min(target, best);
+}
+
+int MostReplicas(const ReplicaPolicyInput& in) {
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(in.max_replicas),
+                                                std::max<std::size_t>(1, in.demand->trace.requests.size())));
+}
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+double ReachableSloTarget(const ReplicaPolicyInput& in) { return ReachableTarget(in, in.slo.target); }
 
 ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in) {
   return {.concurrency = in.concurrency,
@@ -86,17 +113,19 @@ ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in) {
 
 PolicyOutcome StaticPeak(const ReplicaPolicyInput& in) {
   PolicyOutcome out{.policy = "static peak", .schedule = {}, .replay = {}, .target_rps_per_replica = 0, .replays = 0};
+  const double target = ReachableTarget(in, in.slo.target);
   const auto meets = [&](int c, ReplayResult* r) {
     ++out.replays;
     *r = Replay(in, Constant(c));
-    return r->slo_attainment >= in.slo.target;
+    return r->slo_attainment >= target;
   };
   // Double until the SLO holds, then bisect (attainment grows with the count).
   ReplayResult r;
   int bad = 0, good = 1;
-  while (!meets(good, &r) && good < in.max_replicas) {
+  const int most = MostReplicas(in);
+  while (!meets(good, &r) && good < most) {
     bad = good;
-    good = std::min(2 * good, in.max_replicas);
+    good = std::min(2 * good, most);
   }
   ReplayResult best = r;
   while (good - bad > 1) {
@@ -124,19 +153,19 @@ PolicyOutcome HpaLike(const ReplicaPolicyInput& in, const HpaSettings& hpa) {
                     .target_rps_per_replica = hpa.target_utilization * in.concurrency / mean_service,
                     .replays = 1};
   const double target = out.target_rps_per_replica;
-  // Requests in (t - metric window, t] per second.
+  // Requests in (t - metric window, t] per second; early on, over the time there is.
   const auto rate_at = [&](double t) {
     const auto by_time = [](const Request& r, double x) { return r.arrival_s <= x; };
     const auto hi = std::lower_bound(requests.begin(), requests.end(), t, by_time);
     const auto lo = std::lower_bound(requests.begin(), requests.end(), t - hpa.metric_window_s, by_time);
-    return static_cast<double>(hi - lo) / hpa.metric_window_s;
+    return static_cast<double>(hi - lo) / std::min(hpa.metric_window_s, std::max(t, hpa.sync_s));
   };
   const auto clamp = [&](double desired) {
     return static_cast<int>(std::clamp<double>(desired, hpa.min_replicas, in.max_replicas));
   };
   // The deployment starts at what the first metric window asks for (as if running before).
   int current = clamp(std::ceil(rate_at(hpa.metric_window_s) / target));
-  std::deque<std::pair<double, int>> recommendations;  // (time, desired) of the stabilization window
+  std::deque<std::pair<double, int>> recommendations{{0.0, current}};  // (time, desired), last window
   const double duration = in.demand->trace.Duration();
   for (double t = 0; t <= duration; t += hpa.sync_s) {
     if (t > 0) {
@@ -193,7 +222,7 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
   const int steps_per_window = std::max(1, static_cast<int>(std::lround(in.window_s / step)));
   const auto lead = static_cast<int>(std::ceil(in.cold_start_s / step));
   const int keep = lead;  // break-even keep-alive: one cold start's replica-seconds
-  const double planning = PlanningTarget(in.slo);
+  const double planning = ReachableTarget(in, in.slo.target);
   const std::vector<Window> windows = Windows(*in.demand, in.window_s);
   std::vector<int> count(windows.size(), 0);
   for (std::size_t w = 0; w < windows.size(); ++w) {
@@ -229,21 +258,28 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
     }
     std::tie(schedule, result) = judge(count);
   }
-  // Trim: one pass over the windows without misses, largest counts first.
-  if (result.slo_attainment >= planning) {
+  // Trim: passes over the windows, largest counts first, until no replica can go.
+  // A window that could not give up a replica is not tried again.
+  std::vector<bool> stuck(windows.size(), false);
+  for (bool trimmed = result.slo_attainment >= planning; trimmed;) {
+    trimmed = false;
     std::vector<std::size_t> order;
     for (std::size_t w = 0; w < windows.size(); ++w) {
-      if (count[w] > 0 && w < result.misses_per_bucket.size() && result.misses_per_bucket[w] == 0) order.push_back(w);
+      if (count[w] > 0 && !stuck[w]) order.push_back(w);
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return count[a] > count[b]; });
     for (const std::size_t w : order) {
       --count[w];
       auto [s, r] = judge(count);
-      if (r.slo_attainment >= planning) {
+      // Overall and within the window's own share: the allowance is not spent on one window.
+      const double share = (1 - planning) * static_cast<double>(windows[w].Count());
+      if (r.slo_attainment >= planning && static_cast<double>(r.misses_per_bucket[w]) <= share) {
         schedule = std::move(s);
         result = std::move(r);
+        trimmed = true;
       } else {
         ++count[w];
+        stuck[w] = true;
       }
     }
   }
@@ -256,7 +292,9 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
   const Demand& d = *in.demand;
   const std::vector<Window> windows = Windows(d, in.window_s);
   const std::size_t total = d.trace.requests.size();
-  const auto allowance = static_cast<std::size_t>(std::floor((1 - in.slo.target) * static_cast<double>(total)));
+  const std::size_t unavoidable = Unavoidable(in, 0, total);
+  const std::size_t allowance =
+      std::max(unavoidable, static_cast<std::size_t>(std::floor((1 - in.slo.target) * static_cast<double>(total))));
   PolicyOutcome out{.policy = "clairvoyant",
                     .schedule = {.window_s = in.window_s, .replicas = {}},
                     .replay = {},
@@ -264,39 +302,56 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
                     .replays = 0};
   ReplayOptions options = ReplayOptionsFor(in);
   options.cold_start_s = 0;
-  options.miss_bucket_s = kForever;
+  const double lookback =
+      std::min(in.window_s,
+               d.times.service_s.empty() ? 0.0 : *std::max_element(d.times.service_s.begin(), d.times.service_s.end()));
   // misses[w][k]: misses of window w with zero_count[w] - k replicas.
   std::vector<std::vector<std::size_t>> misses(windows.size());
   std::vector<int> zero_count(windows.size(), 0);
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const Window& win = windows[w];
     if (win.Count() == 0) continue;
+    // The window's requests, after the previous window's tail (requests arriving up to the
+    // longest service time before it, still in service at its start): served on the same
+    // count but not scored. Times are shifted so the tail fills [0, lookback).
+    std::size_t from = win.first;
+    while (from > 0 && d.trace.requests[from - 1].arrival_s >= win.start_s - lookback) --from;
     Demand part;
-    for (std::size_t i = win.first; i < win.last; ++i) {
+    for (std::size_t i = from; i < win.last; ++i) {
       Request r = d.trace.requests[i];
-      r.arrival_s -= win.start_s;
+      r.arrival_s -= win.start_s - lookback;
       part.trace.requests.push_back(r);
       part.times.service_s.push_back(d.times.service_s[i]);
       if (!d.times.prefill_s.empty()) part.times.prefill_s.push_back(d.times.prefill_s[i]);
     }
+    // Shift so the first request is at 0 (the replay's clock starts there).
+    const double shift = part.trace.requests.front().arrival_s;
+    for (Request& r : part.trace.requests) r.arrival_s -= shift;
+    const double scored_from = lookback - shift;
     const auto missed = [&](int c) {
       ++out.replays;
-      const ReplayResult r =
-          ReplayRequests(part.trace, part.times.service_s, part.times.prefill_s, Constant(c), options);
-      return r.misses_per_bucket.empty() ? std::size_t{0} : r.misses_per_bucket[0];
+      ReplayOptions o = options;
+      o.miss_bucket_s = scored_from > 0 ? scored_from : kForever;
+      const ReplayResult r = ReplayRequests(part.trace, part.times.service_s, part.times.prefill_s, Constant(c), o);
+      if (scored_from <= 0) return r.misses_per_bucket.empty() ? std::size_t{0} : r.misses_per_bucket[0];
+      std::size_t m = 0;
+      for (std::size_t b = 1; b < r.misses_per_bucket.size(); ++b) m += r.misses_per_bucket[b];
+      return m;
     };
-    // The fewest replicas without a miss: double, then bisect.
+    // The fewest replicas with no avoidable miss: double, then bisect.
+    const std::size_t floor = Unavoidable(in, win.first, win.last);
+    const int most = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(in.max_replicas), win.Count()));
     int bad = 0, good = 1;
-    while (missed(good) > 0 && good < in.max_replicas) {
+    while (missed(good) > floor && good < most) {
       bad = good;
-      good = std::min(2 * good, in.max_replicas);
+      good = std::min(2 * good, most);
     }
     while (good - bad > 1) {
       const int mid = bad + (good - bad) / 2;
-      (missed(mid) == 0 ? good : bad) = mid;
+      (missed(mid) <= floor ? good : bad) = mid;
     }
     zero_count[w] = good;
-    misses[w].push_back(0);
+    misses[w].push_back(floor);
     for (int c = good - 1; c >= 0; --c) {
       const std::size_t m = c == 0 ? win.Count() : missed(c);
       misses[w].push_back(m);

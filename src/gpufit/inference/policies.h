@@ -16,16 +16,20 @@
 //    counts rise ahead of time by the cold start (prewarm); dips shorter than the
 //    break-even keep-alive are filled (ski rental, formulas.md section 3: a cold start
 //    costs cold_start_s replica-seconds, keeping a replica warm costs the gap). The replay
-//    then judges: windows that miss more than their share get a replica more until the
-//    SLO holds with margin (the planning target is halfway between the SLO target and 1),
-//    and one pass takes a replica from each window that can spare it.
+//    then judges: windows that miss more than their share of the allowance get a replica
+//    more until the SLO holds, then passes take a replica from every window that can spare
+//    it (the SLO still holds overall and within that window's share, so the allowance is
+//    not all spent in one window).
 //  * Clairvoyant reference: knows every arrival and service time. Per window, the fewest
-//    replicas such that the window's requests, replayed alone on replicas that are ready at
-//    no cost (no cold start, nothing left over from the previous window), miss at most
+//    replicas such that the window's requests, replayed after the previous window's tail
+//    (the requests that arrived up to the longest service time before it, served on the
+//    same count but not scored) on replicas ready at no cost (no cold start), miss at most
 //    what an optimal split of the overall allowance gives that window (exact: a dynamic
 //    program over the misses spent, a multiple-choice knapsack). GPU-hours = sum of count x
-//    window length. A reference for how far a real windowed schedule is from the best
-//    one could do knowing the future; it is not a proof of optimality.
+//    window length. A reference for how far a real windowed schedule is from the best one
+//    could do knowing the future, without cold starts; not a proof of optimality.
+// Requests that miss even without waiting (a prompt whose prefill alone exceeds a TTFT
+// bound) are beyond any policy: every target is lowered to what can be reached.
 #pragma once
 
 #include <string>
@@ -70,6 +74,11 @@ struct PolicyOutcome {
 };
 
 ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in);
+
+// The SLO target, lowered to the share of requests that can meet the SLO at all (some miss
+// even without waiting: a prompt whose prefill alone exceeds a TTFT bound). Every policy
+// aims at this; the report shows how many requests are beyond reach.
+double ReachableSloTarget(const ReplicaPolicyInput& in);
 
 PolicyOutcome StaticPeak(const ReplicaPolicyInput& in);
 PolicyOutcome HpaLike(const ReplicaPolicyInput& in, const HpaSettings& hpa);

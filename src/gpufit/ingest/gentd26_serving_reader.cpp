@@ -41,7 +41,7 @@ Result<RateSeries> ReadGenTd26Qps(const std::string& path, std::string_view requ
   // The sample interval: the most frequent gap between consecutive timestamps of the file.
   std::map<double, int> gaps;
   for (auto a = stamps.begin(), b = std::next(a); b != stamps.end(); ++a, ++b) ++gaps[*b - *a];
-  RateSeries series{.source = path, .t_s = {}, .per_s = {}, .sample_s = 60};
+  RateSeries series{.source = path, .t_s = {}, .per_s = {}, .sample_s = 60, .origin_s = total.begin()->first};
   int most = 0;
   for (const auto& [gap, count] : gaps) {
     if (count > most) {

@@ -38,6 +38,7 @@ Result<RequestTrace> Finish(RequestTrace t, const std::string& path) {
                    [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
   const double first = t.requests.front().arrival_s;
   for (Request& r : t.requests) r.arrival_s -= first;
+  t.origin_s = first;
   return t;
 }
 

@@ -17,6 +17,7 @@ struct RequestTrace {
   std::string source;
   std::vector<Request> requests;  // by arrival time
   bool has_tokens = false;
+  double origin_s = 0;  // the file's time of the first request (Unix seconds where the file has dates)
   double Duration() const { return requests.empty() ? 0 : requests.back().arrival_s; }
 };
 
@@ -28,6 +29,7 @@ struct RateSeries {
   std::vector<double> t_s;
   std::vector<double> per_s;
   double sample_s = 60;
+  double origin_s = 0;  // the file's time of the first sample
 };
 
 }  // namespace gpufit

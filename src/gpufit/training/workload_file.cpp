@@ -12,74 +12,15 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "gpufit/ingest/internal/yaml_fields.h"
 #include "gpufit/training/checkpoint.h"
 
 namespace gpufit {
+using internal::Fields;
+
 namespace {
 
 constexpr double kH = 3600;
-
-// Reads YAML fields with errors that name the file, the entry and the field.
-class Fields {
- public:
-  Fields(const YAML::Node& node, std::string where) : node_(node), where_(std::move(where)) {}
-
-  bool Has(const char* key) const { return node_[key].IsDefined() && !node_[key].IsNull(); }
-
-  // A misspelt optional field would silently fall back to its default: unknown keys are errors.
-  Result<void> Only(std::initializer_list<std::string_view> keys) const {
-    if (!node_.IsMap()) return InvalidArgument("{}: must be a mapping of fields", where_);
-    std::vector<std::string> seen;
-    for (const auto& kv : node_) {
-      const std::string key = kv.first.Scalar();
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-        return InvalidArgument("{}: field '{}' appears twice", where_, key);
-      }
-      seen.push_back(key);
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        return InvalidArgument("{}: unknown field '{}' (known: {})", where_, key, fmt::join(keys, ", "));
-      }
-    }
-    return {};
-  }
-
-  Result<double> Number(const char* key, std::optional<double> fallback = std::nullopt, double min = 0) const {
-    if (!Has(key)) {
-      if (fallback) return *fallback;
-      return InvalidArgument("{}: missing field '{}'", where_, key);
-    }
-    double v = 0;
-    try {
-      v = node_[key].as<double>();
-    } catch (const YAML::Exception&) {
-      return InvalidArgument("{}: field '{}' must be a number, got '{}'", where_, key, node_[key].Scalar());
-    }
-    if (!std::isfinite(v)) return InvalidArgument("{}: field '{}' must be finite, got {}", where_, key, v);
-    if (v < min) return InvalidArgument("{}: field '{}' must be >= {}, got {}", where_, key, min, v);
-    return v;
-  }
-  Result<std::string> Text(const char* key, std::optional<std::string> fallback = std::nullopt) const {
-    if (!Has(key)) {
-      if (fallback) return *fallback;
-      return InvalidArgument("{}: missing field '{}'", where_, key);
-    }
-    if (!node_[key].IsScalar()) return InvalidArgument("{}: field '{}' must be a string", where_, key);
-    return node_[key].Scalar();
-  }
-  const std::string& where() const { return where_; }
-
- private:
-  YAML::Node node_;
-  std::string where_;
-};
-
-#define GPUFIT_CHECK(expr) \
-  if (Result<void> check = (expr); !check) return check.error()
-
-#define GPUFIT_TRY(var, expr)                     \
-  auto var##_result = (expr);                     \
-  if (!var##_result) return var##_result.error(); \
-  const auto var = *var##_result
 
 Result<SpotMarket> ParseMarket(const YAML::Node& node, const std::string& where) {
   const Fields f(node, where);

@@ -1,0 +1,144 @@
+#include "gpufit/inference/inference_study.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <cmath>
+
+#include "gpufit/ingest/gentd26_serving_reader.h"
+#include "gpufit/ingest/request_trace_reader.h"
+
+namespace gpufit {
+
+Result<PreparedService> PrepareService(const InferenceServiceSpec& spec) {
+  PreparedService p;
+  p.spec = spec;
+  Result<GpuModel> gpu = GpuCatalog::Embedded().Find(spec.gpu);
+  if (!gpu) return InvalidArgument("service '{}': {}", spec.name, gpu.error().message);
+  p.gpu = *gpu;
+
+  // Arrivals.
+  if (spec.format == RequestFormat::kGenTd26Qps) {
+    Result<RateSeries> series = ReadGenTd26Qps(spec.requests_path, spec.request_type);
+    if (!series) return series.error();
+    p.demand.trace = PoissonArrivals(*series, spec.seed);
+  } else {
+    Result<RequestTrace> trace = spec.format == RequestFormat::kAzureLlm ? ReadAzureLlmTrace(spec.requests_path)
+                                                                         : ReadGenericRequestTrace(spec.requests_path);
+    if (!trace) return trace.error();
+    p.demand.trace = *std::move(trace);
+  }
+  if (p.demand.trace.requests.empty()) return InvalidArgument("service '{}': no requests", spec.name);
+
+  // Service times.
+  if (spec.IsLlm()) {
+    if (!p.demand.trace.has_tokens) {
+      return InvalidArgument("service '{}': an LLM service needs token counts in {}", spec.name, spec.requests_path);
+    }
+    const double tokens = MeanTokensPerSequence(p.demand.trace);
+    if (spec.llm_direct) {
+      p.llm = *spec.llm_direct;
+      p.service_basis = "prefill, TPOT and concurrency as given";
+    } else {
+      Result<LlmServiceModel> m =
+          RooflineLlmService(*FindLlmArchitecture(*spec.llm_model), p.gpu, spec.llm_params, tokens);
+      if (!m) return InvalidArgument("service '{}': {}", spec.name, m.error().message);
+      p.llm = *m;
+      p.service_basis = fmt::format("roofline of {} on {} (MFU {}, MBU {}, memory {}, mean {:.0f} tokens per sequence)",
+                                    *spec.llm_model, spec.gpu, spec.llm_params.prefill_mfu, spec.llm_params.decode_mbu,
+                                    spec.llm_params.memory_utilization, tokens);
+    }
+    p.demand.times = LlmServiceTimes(p.demand.trace, *p.llm);
+    p.concurrency = p.llm->max_concurrent_sequences;
+  } else {
+    const std::size_t n = p.demand.trace.requests.size();
+    if (!spec.service_samples_path.empty()) {
+      Result<std::vector<double>> samples = ReadGenTd26LatencySeconds(spec.service_samples_path);
+      if (!samples) return samples.error();
+      p.demand.times.service_s = BootstrapSamples(*samples, n, spec.seed + 2);
+      p.service_basis = fmt::format("bootstrap of {} measured service times (median {:.1f} s) from {}", samples->size(),
+                                    Median(*samples), spec.service_samples_path);
+    } else {
+      p.demand.times.service_s.assign(n, spec.service_s);
+      p.service_basis = fmt::format("constant {} s", spec.service_s);
+    }
+    p.concurrency = spec.concurrency;
+  }
+
+  // Cold start.
+  if (!spec.cold_start_samples_path.empty()) {
+    Result<std::vector<double>> samples = ReadGenTd26LatencySeconds(spec.cold_start_samples_path);
+    if (!samples) return samples.error();
+    p.cold_start_s = Median(*samples);
+    p.cold_start_basis =
+        fmt::format("median of {} measured load times from {}", samples->size(), spec.cold_start_samples_path);
+  } else if (spec.load_gb_per_s > 0) {
+    const LlmArchitecture arch = *FindLlmArchitecture(*spec.llm_model);
+    const double weights_gb = arch.params_billion * arch.bytes_per_param;
+    p.cold_start_s = weights_gb / spec.load_gb_per_s + spec.init_s;
+    p.cold_start_basis = fmt::format("{:.1f} GB of weights at {} GB/s + {} s initialization", weights_gb,
+                                     spec.load_gb_per_s, spec.init_s);
+  } else {
+    p.cold_start_s = spec.cold_start_s;
+    p.cold_start_basis = "as given";
+  }
+  p.holdout = ResampleDemand(p.demand, spec.window_s, spec.seed + 1);
+  p.window_mean_to_peak = WindowMeanToPeak(p.demand.trace, spec.window_s);
+  return p;
+}
+
+ReplicaPolicyInput InferenceStudy::Input() const {
+  return {.demand = &service.demand,
+          .concurrency = service.concurrency,
+          .cold_start_s = service.cold_start_s,
+          .slo = service.spec.slo,
+          .window_s = service.spec.window_s,
+          .step_s = 5,
+          .max_replicas = 100000};
+}
+
+const PolicyOutcome& InferenceStudy::Policy(std::string_view name) const {
+  for (const PolicyOutcome& p : policies) {
+    if (p.policy == name) return p;
+  }
+  assert(false && "unknown policy");
+  return policies.front();
+}
+
+InferenceStudy RunInferenceStudy(PreparedService service) {
+  InferenceStudy study;
+  study.service = std::move(service);
+  const ReplicaPolicyInput in = study.Input();
+  study.policies.push_back(Clairvoyant(in));
+  study.policies.push_back(StaticPeak(in));
+  PolicyOutcome hpa = HpaLike(in, study.service.spec.hpa);
+  hpa.policy = fmt::format("hpa-like (target {:.0f}%)", 100 * study.service.spec.hpa.target_utilization);
+  study.policies.push_back(hpa);
+  // The highest HPA target that meets the SLO: what tuning the autoscaler by hand finds.
+  HpaSettings tuned = study.service.spec.hpa;
+  PolicyOutcome best = hpa;
+  for (int percent = 95; percent >= 5; percent -= 5) {
+    tuned.target_utilization = percent / 100.0;
+    PolicyOutcome h = HpaLike(in, tuned);
+    if (h.replay.slo_attainment >= ReachableSloTarget(in)) {
+      study.tuned_utilization = tuned.target_utilization;
+      best = std::move(h);
+      break;
+    }
+  }
+  best.policy = study.tuned_utilization > 0
+                    ? fmt::format("hpa-like tuned (target {:.0f}%)", 100 * study.tuned_utilization)
+                    : "hpa-like tuned (no target meets the SLO)";
+  study.policies.push_back(std::move(best));
+  study.policies.push_back(GpufitSchedule(in));
+  const PolicyOutcome& g = study.policies.back();
+  ReplicaPolicyInput fresh = in;
+  fresh.demand = &study.service.holdout;
+  study.gpufit_holdout = g;
+  study.gpufit_holdout.policy = "gpufit on a fresh draw";
+  study.gpufit_holdout.replay = ReplayRequests(fresh.demand->trace, fresh.demand->times.service_s,
+                                               fresh.demand->times.prefill_s, g.schedule, ReplayOptionsFor(fresh));
+  return study;
+}
+
+}  // namespace gpufit

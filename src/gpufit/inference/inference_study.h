@@ -1,0 +1,44 @@
+// One inference service end to end: its demand (trace, service and cold-start times) and
+// every replica policy replayed on it, plus gpufit's schedule replayed on a fresh draw of
+// the same per-window rates (an out-of-sample check: the schedule was chosen on the trace).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/inference/service_spec.h"
+
+namespace gpufit {
+
+struct PreparedService {
+  InferenceServiceSpec spec;
+  GpuModel gpu;
+  Demand demand;
+  Demand holdout;  // ResampleDemand(demand, window_s, seed + 1)
+  int concurrency = 1;
+  double cold_start_s = 0;
+  std::optional<LlmServiceModel> llm;
+  std::string service_basis, cold_start_basis;  // how each figure was obtained, in words
+  double window_mean_to_peak = 0;               // arrivals per decision window, mean / peak
+};
+
+// Reads the files the spec names and builds the demand. Errors: those of the readers, an
+// unknown GPU, an LLM that does not fit the GPU.
+Result<PreparedService> PrepareService(const InferenceServiceSpec& spec);
+
+struct InferenceStudy {
+  PreparedService service;
+  // clairvoyant, static peak, hpa-like at the spec's target, hpa-like at the highest target
+  // (in steps of 0.05) that meets the SLO, gpufit.
+  std::vector<PolicyOutcome> policies;
+  PolicyOutcome gpufit_holdout;                              // gpufit's schedule replayed on service.holdout
+  double tuned_utilization = 0;                              // the tuned HPA's target (0 when none meets the SLO)
+  const PolicyOutcome& Policy(std::string_view name) const;  // precondition: present
+  ReplicaPolicyInput Input() const;
+};
+
+InferenceStudy RunInferenceStudy(PreparedService service);
+
+}  // namespace gpufit
