@@ -100,25 +100,37 @@ Result<std::pair<std::string, std::string>> TrainingSection(const PlanFlags& f, 
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
-  std::optional<std::pair<std::string, std::string>> training;
+  // Sections by JSON key; the co-location plan (with telemetry) is the top level.
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> sections;
   if (!f.training_jobs.empty()) {
     Result<std::pair<std::string, std::string>> t = TrainingSection(f, *catalog);
     if (!t) return Fail(t.error());
-    training = std::move(*t);
+    sections.emplace_back("training", std::move(*t));
   }
-  if (!telemetry) return Emit(f.output, "plan", training->first, training->second);
-  if (f.options.target_gpu.empty()) return Fail(InvalidArgument("--gpu is required with --telemetry"));
-  f.options.reserve = MiB{f.reserve_mib};
-  const Result<Plan> plan = BuildPlan(*telemetry, *catalog, f.options, source);
-  if (!plan) return Fail(plan.error());
-  std::string json = PlanToJson(*plan), md = PlanToMarkdown(*plan);
-  if (training) {
-    nlohmann::json merged = nlohmann::json::parse(json);
-    merged["training"] = nlohmann::json::parse(training->first);
-    json = merged.dump(2) + "\n";
-    md += "\n" + training->second;
+  if (!f.inference.empty()) {
+    Result<std::pair<std::string, std::string>> i = cli::InferenceSection(f.inference, f.manifests);
+    if (!i) return Fail(i.error());
+    sections.emplace_back("inference", std::move(*i));
+  } else if (!f.manifests.empty()) {
+    return Fail(InvalidArgument("--inference-manifests needs --inference"));
   }
-  return Emit(f.output, "plan", json, md);
+  std::string json = "{}", md;
+  if (telemetry) {
+    if (f.options.target_gpu.empty()) return Fail(InvalidArgument("--gpu is required with --telemetry"));
+    f.options.reserve = MiB{f.reserve_mib};
+    const Result<Plan> plan = BuildPlan(*telemetry, *catalog, f.options, source);
+    if (!plan) return Fail(plan.error());
+    json = PlanToJson(*plan);
+    md = PlanToMarkdown(*plan);
+  } else if (sections.size() == 1) {
+    return Emit(f.output, "plan", sections[0].second.first, sections[0].second.second);
+  }
+  nlohmann::json merged = nlohmann::json::parse(json);
+  for (const auto& [key, section] : sections) {
+    merged[key] = nlohmann::json::parse(section.first);
+    md += (md.empty() ? "" : "\n") + section.second;
+  }
+  return Emit(f.output, "plan", merged.dump(2) + "\n", md);
 }
 
 // gpufit replay: re-checks a plan.json's groups against telemetry.

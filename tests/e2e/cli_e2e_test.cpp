@@ -519,3 +519,66 @@ TEST(TrainingBadInput, ClearErrorsAndExitTwo) {
     EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
   }
 }
+
+// Inference: a services file on the real Azure trace, through `gpufit inference` and
+// `gpufit plan --inference`; manifests land in the folder given.
+TEST(Inference, AzureServiceThroughInferenceAndPlan) {
+  const std::string trace = std::string(std::getenv("GPUFIT_DATA") ? std::getenv("GPUFIT_DATA") : GPUFIT_DATA_DEFAULT) +
+                            "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
+  if (!fs::exists(trace)) GTEST_SKIP() << "no " << trace;
+  const fs::path dir = Scratch("inference");
+  std::ofstream(dir / "services.yaml")
+      << "services:\n  - name: chat\n    namespace: llm\n    requests: {format: azure-llm, "
+         "path: "
+      << trace
+      << "}\n    llm: {model: llama-2-13b, max_num_seqs: 8}\n"
+         "    cold_start: {load_gb_per_s: 1, init_s: 30}\n"
+         "    slo: {metric: ttft, seconds: 2}\n";
+  const CliRun r = Gpufit("inference --services " + (dir / "services.yaml").string() + " --format json --manifests " +
+                              (dir / "manifests").string(),
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& chat = j["services"][0];
+  EXPECT_EQ(chat["requests"], 19366);
+  std::map<std::string, nlohmann::json> by_policy;
+  for (const nlohmann::json& p : chat["policies"]) by_policy[p["policy"]] = p;
+  ASSERT_TRUE(by_policy.count("gpufit"));
+  EXPECT_GE(by_policy["gpufit"]["slo_attainment"].get<double>(), 0.99);
+  EXPECT_LE(by_policy["gpufit"]["vs_clairvoyant"].get<double>(), 1.10);
+  EXPECT_TRUE(fs::exists(dir / "manifests" / "chat-hpa.yaml"));
+  EXPECT_TRUE(fs::exists(dir / "manifests" / "chat-keda-scaledobject.yaml"));
+  EXPECT_THAT(Slurp(dir / "manifests" / "chat-keda-scaledobject.yaml"), HasSubstr("kind: ScaledObject"));
+
+  const CliRun p = Gpufit("plan --inference " + (dir / "services.yaml").string() + " --format json", dir);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(nlohmann::json::parse(p.out)["services"][0]["name"], "chat");
+}
+
+TEST(InferenceBadInput, ClearErrorsAndExitTwo) {
+  const fs::path dir = Scratch("inference-bad");
+  std::ofstream(dir / "trace.csv") << "timestamp_s\n0\n1\nx\n";
+  std::ofstream(dir / "bad-trace.yaml") << "services:\n  - name: a\n    requests: {format: generic, path: trace.csv}\n"
+                                           "    service_time: {seconds: 1}\n    cold_start: {seconds: 1}\n"
+                                           "    slo: {metric: wait, seconds: 1}\n";
+  std::ofstream(dir / "typo.yaml") << "services:\n  - name: a\n    requests: {format: generic, path: trace.csv}\n"
+                                      "    service_time: {seconds: 1}\n    cold_start: {seconds: 1}\n"
+                                      "    slo: {metric: wait, seconds: 1}\n    windows: 60\n";
+  std::ofstream(dir / "fit.yaml") << "services:\n  - name: big\n    requests: {format: generic, path: trace.csv}\n"
+                                     "    llm: {model: llama-3.1-70b}\n    cold_start: {seconds: 1}\n"
+                                     "    slo: {metric: ttft, seconds: 1}\n";
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"inference --services " + (dir / "bad-trace.yaml").string(), "trace.csv:4"},
+      {"inference --services " + (dir / "typo.yaml").string(), "unknown field 'windows'"},
+      {"inference --services " + (dir / "fit.yaml").string(), "trace.csv:4"},
+      {"inference --services " + (dir / "none.yaml").string(), "cannot read"},
+      {"plan --inference-manifests " + dir.string() + " --training-jobs " + (dir / "x.yaml").string(), "no such"},
+  };
+  for (const auto& c : cases) {
+    const CliRun r = Gpufit(c.args, dir);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+  }
+}

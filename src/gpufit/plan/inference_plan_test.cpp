@@ -1,0 +1,115 @@
+#include "gpufit/plan/inference_plan.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "gpufit/core/rng.h"
+#include "gpufit/core/test_support.h"
+
+namespace gpufit {
+namespace {
+
+// A generic trace: 10 minutes at 1 request/s, 10 at 6/s, 10 at 1/s, starting at
+// 1700000000 = 2023-11-14 22:13:20 UTC. Service 2 s, 2 requests per replica.
+InferenceStudy SmallStudy(const testing::TempDir& dir) {
+  Rng rng(3);
+  std::ostringstream csv;
+  csv << "timestamp_s\n";
+  double t = 1700000000;
+  for (const double rate : {1.0, 6.0, 1.0}) {
+    const double end = t + 600;
+    for (t += rng.Exponential(rate); t < end; t += rng.Exponential(rate)) csv << std::fixed << t << "\n";
+    t = end;
+  }
+  dir.Write("trace.csv", csv.str());
+  const auto specs = ReadInferenceServices(dir.Write("services.yaml", R"(services:
+  - name: api
+    namespace: prod
+    deployment: api-server
+    requests: {format: generic, path: trace.csv}
+    service_time: {seconds: 2}
+    concurrency: 2
+    cold_start: {seconds: 20}
+    slo: {metric: wait, seconds: 0.5}
+    window_s: 60
+)"));
+  EXPECT_TRUE(specs) << specs.error().message;
+  auto service = PrepareService(specs->front());
+  EXPECT_TRUE(service) << service.error().message;
+  return RunInferenceStudy(*std::move(service));
+}
+
+TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) {
+  testing::TempDir dir;
+  const InferenceStudy s = SmallStudy(dir);
+  const std::vector<ScheduleRun> runs = ScheduleRuns(s);
+  ASSERT_FALSE(runs.empty());
+  int lowest = runs.front().replicas, highest = 0;
+  for (const ScheduleRun& r : runs) {
+    lowest = std::min(lowest, r.replicas);
+    highest = std::max(highest, r.replicas);
+  }
+  EXPECT_GT(highest, lowest);  // the busy ten minutes need more
+
+  const auto manifests = InferenceManifests(s);
+  ASSERT_EQ(manifests.size(), 2u);
+  EXPECT_EQ(manifests[0].first, "api-hpa.yaml");
+  EXPECT_EQ(manifests[1].first, "api-keda-scaledobject.yaml");
+  const YAML::Node hpa = YAML::Load(manifests[0].second);
+  EXPECT_EQ(hpa["apiVersion"].as<std::string>(), "autoscaling/v2");
+  EXPECT_EQ(hpa["kind"].as<std::string>(), "HorizontalPodAutoscaler");
+  EXPECT_EQ(hpa["metadata"]["name"].as<std::string>(), "api-server");
+  EXPECT_EQ(hpa["metadata"]["namespace"].as<std::string>(), "prod");
+  EXPECT_EQ(hpa["spec"]["scaleTargetRef"]["kind"].as<std::string>(), "Deployment");
+  EXPECT_EQ(hpa["spec"]["scaleTargetRef"]["name"].as<std::string>(), "api-server");
+  EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), std::max(1, lowest));
+  EXPECT_GE(hpa["spec"]["maxReplicas"].as<int>(), highest);
+  const YAML::Node metric = hpa["spec"]["metrics"][0];
+  EXPECT_EQ(metric["type"].as<std::string>(), "Pods");
+  EXPECT_EQ(metric["pods"]["metric"]["name"].as<std::string>(), "requests_per_second");
+  EXPECT_EQ(metric["pods"]["target"]["type"].as<std::string>(), "AverageValue");
+  EXPECT_EQ(hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"].as<int>(), 300);
+
+  const YAML::Node keda = YAML::Load(manifests[1].second);
+  EXPECT_EQ(keda["apiVersion"].as<std::string>(), "keda.sh/v1alpha1");
+  EXPECT_EQ(keda["kind"].as<std::string>(), "ScaledObject");
+  EXPECT_EQ(keda["metadata"]["name"].as<std::string>(), "api-server");
+  EXPECT_EQ(keda["spec"]["scaleTargetRef"]["name"].as<std::string>(), "api-server");
+  EXPECT_EQ(keda["spec"]["minReplicaCount"].as<int>(), lowest);
+  EXPECT_GE(keda["spec"]["maxReplicaCount"].as<int>(), highest);
+  // One cron trigger per run above the minimum, with its count; then the prometheus floor.
+  std::vector<const ScheduleRun*> above;
+  for (const ScheduleRun& r : runs) {
+    if (r.replicas > lowest) above.push_back(&r);
+  }
+  const YAML::Node triggers = keda["spec"]["triggers"];
+  ASSERT_EQ(triggers.size(), above.size() + 1);
+  for (std::size_t i = 0; i < above.size(); ++i) {
+    EXPECT_EQ(triggers[i]["type"].as<std::string>(), "cron");
+    EXPECT_EQ(triggers[i]["metadata"]["timezone"].as<std::string>(), "Etc/UTC");
+    EXPECT_EQ(triggers[i]["metadata"]["desiredReplicas"].as<std::string>(), std::to_string(above[i]->replicas));
+  }
+  // By hand: the trace starts at 22:13:20 UTC; the first run above the minimum starts at
+  // 22:13:20 + from_s, rounded down to the minute.
+  const auto minute = static_cast<int>((1700000000 + static_cast<long>(above[0]->from_s)) / 60 % 1440);
+  EXPECT_EQ(triggers[0]["metadata"]["start"].as<std::string>(),
+            std::to_string(minute % 60) + " " + std::to_string(minute / 60) + " * * *");
+  EXPECT_EQ(triggers[above.size()]["type"].as<std::string>(), "prometheus");
+
+  const nlohmann::json j = nlohmann::json::parse(InferencePlanToJson({s}));
+  const nlohmann::json& service = j["services"][0];
+  EXPECT_EQ(service["policies"].size(), 6u);  // five policies and the fresh draw
+  EXPECT_EQ(service["recommendation"]["min_replicas"], lowest);
+  EXPECT_GE(service["recommendation"]["max_replicas"].get<int>(), highest);
+  EXPECT_EQ(service["manifests"].size(), 2u);
+  const std::string md = InferencePlanToMarkdown({s});
+  EXPECT_NE(md.find("| gpufit |"), std::string::npos);
+  EXPECT_NE(md.find("| clairvoyant |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpufit
