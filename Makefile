@@ -34,6 +34,7 @@ bench: build
 	$(BUILD)/bench/plan_bench
 	$(BUILD)/bench/sim_bench
 	$(BUILD)/bench/training_bench
+	$(BUILD)/bench/inference_bench
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
+
+#include "gpufit/core/test_support.h"
+#include "gpufit/ingest/gentd26_serving_reader.h"
 
 namespace gpufit {
 namespace {
@@ -73,6 +77,20 @@ TEST(DemandTest, ResampleKeepsEachWindowsRateAndMix) {
   }
   EXPECT_NEAR(first / kDraws, 600, 4 * std::sqrt(600.0 / kDraws));
   EXPECT_NEAR(second / kDraws, 60, 4 * std::sqrt(60.0 / kDraws));
+}
+
+// The GenTD26 figures, computed independently in Python (each sample's rate held
+// for 57 s or until the next sample, spread over 10-minute windows): 121,772.5 expected
+// requests; mean/peak of the 133 windows 0.29830.
+TEST(DemandTest, GenTd26TenMinuteMeanToPeak) {
+  const std::string path = testing::DataDir() + "/gentd26/qps.csv";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const auto series = ReadGenTd26Qps(path, "Generative Requests");
+  ASSERT_TRUE(series) << series.error().message;
+  EXPECT_NEAR(WindowMeanToPeak(*series, 600), 0.29830, 5e-6);
+  const RequestTrace t = PoissonArrivals(*series, 1);
+  // A Poisson count of mean 121,772.5: standard deviation 349.
+  EXPECT_NEAR(static_cast<double>(t.requests.size()), 121772.5, 4 * 349.0);
 }
 
 TEST(DemandTest, Median) {

@@ -126,14 +126,16 @@ std::vector<std::pair<std::string, std::string>> InferenceManifests(const Infere
     keda << YAML::BeginMap << YAML::Key << "type" << YAML::Value << "cron" << YAML::Key << "metadata" << YAML::Value
          << YAML::BeginMap << YAML::Key << "timezone" << YAML::Value << "Etc/UTC" << YAML::Key << "start" << YAML::Value
          << DailyCron(origin + r.from_s, false) << YAML::Key << "end" << YAML::Value << DailyCron(origin + r.to_s, true)
-         << YAML::Key << "desiredReplicas" << YAML::Value << std::to_string(r.replicas) << YAML::EndMap << YAML::EndMap;
+         << YAML::Key << "desiredReplicas" << YAML::Value << YAML::DoubleQuoted << std::to_string(r.replicas)
+         << YAML::EndMap << YAML::EndMap;
   }
   keda << YAML::BeginMap << YAML::Key << "type" << YAML::Value << "prometheus" << YAML::Key << "metadata" << YAML::Value
        << YAML::BeginMap << YAML::Key << "serverAddress" << YAML::Value << "http://prometheus.monitoring.svc:9090"
        << YAML::Key << "query" << YAML::Value
        << fmt::format("sum(rate(http_requests_total{{namespace=\"{}\",deployment=\"{}\"}}[1m]))", spec.kube_namespace,
                       spec.deployment)
-       << YAML::Key << "threshold" << YAML::Value << fmt::format("{:.3f}", target) << YAML::EndMap << YAML::EndMap;
+       << YAML::Key << "threshold" << YAML::Value << YAML::DoubleQuoted << fmt::format("{:.3f}", target) << YAML::EndMap
+       << YAML::EndMap;
   keda << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
 
   return {{spec.name + "-hpa.yaml", std::string(hpa.c_str()) + "\n"},
@@ -216,7 +218,7 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
     md += fmt::format("- {} requests over {:.2f} h; per-{:.0f}-s window mean/peak {:.3f}\n",
                       p.demand.trace.requests.size(), p.demand.trace.Duration() / 3600, p.spec.window_s,
                       p.window_mean_to_peak);
-    md += fmt::format("- service: {}; {} requests per replica at once\n", p.service_basis, p.concurrency);
+    md += fmt::format("- service: {}; concurrency per replica {}\n", p.service_basis, p.concurrency);
     if (p.llm) {
       md +=
           fmt::format("- prefill {:.0f} tokens/s, TPOT {:.1f} ms\n", p.llm->prefill_tokens_per_s, 1000 * p.llm->tpot_s);

@@ -99,6 +99,9 @@ TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) 
   EXPECT_EQ(triggers[0]["metadata"]["start"].as<std::string>(),
             std::to_string(minute % 60) + " " + std::to_string(minute / 60) + " * * *");
   EXPECT_EQ(triggers[above.size()]["type"].as<std::string>(), "prometheus");
+  // KEDA's trigger metadata is a map of strings: numbers must be quoted.
+  EXPECT_NE(manifests[1].second.find("desiredReplicas: \""), std::string::npos);
+  EXPECT_NE(manifests[1].second.find("threshold: \""), std::string::npos);
 
   const nlohmann::json j = nlohmann::json::parse(InferencePlanToJson({s}));
   const nlohmann::json& service = j["services"][0];
