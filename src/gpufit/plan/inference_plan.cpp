@@ -160,7 +160,10 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies) {
                           {"max_replicas", r.max_replicas}};
       if (o.policy != "clairvoyant") {
         j["p50_latency_s"] = r.p50_latency_s;
+        j["p95_latency_s"] = r.p95_latency_s;
         j["p99_latency_s"] = r.p99_latency_s;
+        j["p50_ttft_s"] = r.p50_ttft_s;
+        j["p95_ttft_s"] = r.p95_ttft_s;
         j["p99_ttft_s"] = r.p99_ttft_s;
         j["mean_wait_s"] = r.mean_wait_s;
         j["cold_starts"] = r.cold_starts;
