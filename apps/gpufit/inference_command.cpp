@@ -9,12 +9,13 @@
 namespace gpufit::cli {
 
 Result<std::pair<std::string, std::string>> InferenceSection(const std::string& services_path,
-                                                             const std::string& manifests_dir) {
+                                                             const std::string& manifests_dir,
+                                                             const GpuCatalog& catalog) {
   Result<std::vector<InferenceServiceSpec>> specs = ReadInferenceServices(services_path);
   if (!specs) return specs.error();
   std::vector<InferenceStudy> studies;
   for (const InferenceServiceSpec& spec : *specs) {
-    Result<PreparedService> service = PrepareService(spec);
+    Result<PreparedService> service = PrepareService(spec, catalog);
     if (!service) return service.error();
     studies.push_back(RunInferenceStudy(*std::move(service)));
   }
@@ -34,7 +35,7 @@ Result<std::pair<std::string, std::string>> InferenceSection(const std::string& 
 
 void AddInferenceCommand(CLI::App& app, int& rc) {
   struct Flags {
-    std::string services, manifests;
+    std::string services, manifests, catalog;
     Output output;
   };
   auto flags = std::make_shared<Flags>();
@@ -44,9 +45,16 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
                          "reference, replayed on each service's requests");
   cmd->add_option("--services", flags->services, "inference services YAML (see docs/inference.md)")->required();
   cmd->add_option("--manifests", flags->manifests, "folder for each service's HPA and KEDA ScaledObject YAML");
+  cmd->add_option("--catalog", flags->catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
   AddOutputOptions(cmd, flags->output);
   cmd->callback([flags, &rc] {
-    Result<std::pair<std::string, std::string>> section = InferenceSection(flags->services, flags->manifests);
+    const Result<GpuCatalog> catalog =
+        flags->catalog.empty() ? Result<GpuCatalog>(GpuCatalog::Embedded()) : GpuCatalog::Load(flags->catalog);
+    if (!catalog) {
+      rc = Fail(catalog.error());
+      return;
+    }
+    Result<std::pair<std::string, std::string>> section = InferenceSection(flags->services, flags->manifests, *catalog);
     rc = section ? Emit(flags->output, "inference", section->first, section->second) : Fail(section.error());
   });
 }

@@ -108,7 +108,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     sections.emplace_back("training", std::move(*t));
   }
   if (!f.inference.empty()) {
-    Result<std::pair<std::string, std::string>> i = cli::InferenceSection(f.inference, f.manifests);
+    Result<std::pair<std::string, std::string>> i = cli::InferenceSection(f.inference, f.manifests, *catalog);
     if (!i) return Fail(i.error());
     sections.emplace_back("inference", std::move(*i));
   } else if (!f.manifests.empty()) {

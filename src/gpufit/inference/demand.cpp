@@ -57,14 +57,17 @@ Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed)
       .trace = {.source = demand.trace.source + " (resampled)", .requests = {}, .has_tokens = demand.trace.has_tokens},
       .times = {}};
   const auto& requests = demand.trace.requests;
+  const double end = demand.trace.Duration();
   std::size_t first = 0;
   for (double from = 0; first < requests.size(); from += window_s) {
     std::size_t last = first;
     while (last < requests.size() && requests[last].arrival_s < from + window_s) ++last;
     const std::size_t n = last - first;
-    if (n > 0) {
-      const double rate = static_cast<double>(n) / window_s;
-      for (double t = from + rng.Exponential(rate); t < from + window_s; t += rng.Exponential(rate)) {
+    // The last window stops at the trace's end (its requests came in that stretch).
+    const double to = std::min(from + window_s, end);
+    if (n > 0 && to > from) {
+      const double rate = static_cast<double>(n) / (to - from);
+      for (double t = from + rng.Exponential(rate); t < to; t += rng.Exponential(rate)) {
         const std::size_t pick = first + rng.Below(n);
         Request r = requests[pick];
         r.arrival_s = t;

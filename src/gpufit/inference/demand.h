@@ -24,7 +24,8 @@ RequestTrace PoissonArrivals(const RateSeries& series, std::uint64_t seed);
 // Precondition: samples not empty.
 std::vector<double> BootstrapSamples(const std::vector<double>& samples, std::size_t n, std::uint64_t seed);
 
-// Poisson arrivals at the trace's own rate in each window of `window_s`, each request a
+// Poisson arrivals at the trace's own rate in each window of `window_s` (the last one
+// ending with the trace), each request a
 // bootstrap draw (tokens and service time together) from the trace's requests in that
 // window: a fresh hour "like this one" to test a schedule out of sample. Seeded.
 Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed);

@@ -10,11 +10,15 @@
 
 namespace gpufit {
 
-Result<PreparedService> PrepareService(const InferenceServiceSpec& spec) {
+namespace {
+
+constexpr double kLongestTraceS = 400 * 86400.0;
+
+Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatalog& catalog) {
   PreparedService p;
   p.spec = spec;
-  Result<GpuModel> gpu = GpuCatalog::Embedded().Find(spec.gpu);
-  if (!gpu) return InvalidArgument("service '{}': {}", spec.name, gpu.error().message);
+  Result<GpuModel> gpu = catalog.Find(spec.gpu);
+  if (!gpu) return gpu.error();
   p.gpu = *gpu;
 
   // Arrivals.
@@ -28,12 +32,17 @@ Result<PreparedService> PrepareService(const InferenceServiceSpec& spec) {
     if (!trace) return trace.error();
     p.demand.trace = *std::move(trace);
   }
-  if (p.demand.trace.requests.empty()) return InvalidArgument("service '{}': no requests", spec.name);
+  if (p.demand.trace.requests.empty()) return InvalidArgument("no requests in {}", spec.requests_path);
+  if (p.demand.trace.Duration() > kLongestTraceS) {
+    return InvalidArgument("{} spans {:.0f} days (a stray timestamp?); at most 400 are read", spec.requests_path,
+                           p.demand.trace.Duration() / 86400);
+  }
 
   // Service times.
   if (spec.IsLlm()) {
     if (!p.demand.trace.has_tokens) {
-      return InvalidArgument("service '{}': an LLM service needs token counts in {}", spec.name, spec.requests_path);
+      return InvalidArgument("an LLM service needs token counts (input_tokens, output_tokens) in {}",
+                             spec.requests_path);
     }
     const double tokens = MeanTokensPerSequence(p.demand.trace);
     if (spec.llm_direct) {
@@ -42,7 +51,7 @@ Result<PreparedService> PrepareService(const InferenceServiceSpec& spec) {
     } else {
       Result<LlmServiceModel> m =
           RooflineLlmService(*FindLlmArchitecture(*spec.llm_model), p.gpu, spec.llm_params, tokens);
-      if (!m) return InvalidArgument("service '{}': {}", spec.name, m.error().message);
+      if (!m) return m.error();
       p.llm = *m;
       p.service_basis = fmt::format("roofline of {} on {} (MFU {}, MBU {}, memory {}, mean {:.0f} tokens per sequence)",
                                     *spec.llm_model, spec.gpu, spec.llm_params.prefill_mfu, spec.llm_params.decode_mbu,
@@ -82,8 +91,34 @@ Result<PreparedService> PrepareService(const InferenceServiceSpec& spec) {
     p.cold_start_s = spec.cold_start_s;
     p.cold_start_basis = "as given";
   }
+  double total = 0;
+  for (const double x : p.demand.times.service_s) total += x;
+  if (!(total > 0))
+    return InvalidArgument("every service time is zero: check {}",
+                           spec.service_samples_path.empty() ? spec.requests_path : spec.service_samples_path);
+  const std::size_t alone = RequestsMissingAlone(p.demand, spec.slo);
+  const double reachable = 1 - static_cast<double>(alone) / static_cast<double>(p.demand.trace.requests.size());
+  if (reachable < spec.slo.target) {
+    return InvalidArgument(
+        "the SLO cannot be met: {} of {} requests ({:.2f}%) miss it even without waiting (their {} alone exceeds {} "
+        "s), "
+        "so at most {:.2f}% can meet it, below the target {:.2f}%",
+        alone, p.demand.trace.requests.size(), 100 * (1 - reachable),
+        spec.slo.metric == SloMetric::kTtft ? "prefill" : "service time", spec.slo.seconds, 100 * reachable,
+        100 * spec.slo.target);
+  }
   p.holdout = ResampleDemand(p.demand, spec.window_s, spec.seed + 1);
   p.window_mean_to_peak = WindowMeanToPeak(p.demand.trace, spec.window_s);
+  return p;
+}
+
+}  // namespace
+
+Result<PreparedService> PrepareService(const InferenceServiceSpec& spec, const GpuCatalog& catalog) {
+  Result<PreparedService> p = Prepare(spec, catalog);
+  if (!p)
+    return Unexpected{
+        Error{.code = p.error().code, .message = fmt::format("service '{}': {}", spec.name, p.error().message)}};
   return p;
 }
 

@@ -24,9 +24,13 @@ struct PreparedService {
   double window_mean_to_peak = 0;               // arrivals per decision window, mean / peak
 };
 
-// Reads the files the spec names and builds the demand. Errors: those of the readers, an
-// unknown GPU, an LLM that does not fit the GPU.
-Result<PreparedService> PrepareService(const InferenceServiceSpec& spec);
+// Reads the files the spec names and builds the demand, pricing and sizing the GPU from
+// `catalog` (default: the embedded one). Errors name the service: those of the readers, an
+// unknown GPU, an LLM that does not fit the GPU, service times that are all zero, a trace
+// spanning more than 400 days (a stray timestamp), an SLO that more than (1 - target) of
+// the requests miss even without waiting.
+Result<PreparedService> PrepareService(const InferenceServiceSpec& spec,
+                                       const GpuCatalog& catalog = GpuCatalog::Embedded());
 
 struct InferenceStudy {
   PreparedService service;

@@ -69,8 +69,6 @@ double WaitBudget(const InferenceSlo& slo, const Window& w) {
   return slo.seconds;
 }
 
-// Requests that miss the SLO even without waiting (a prompt whose prefill alone exceeds a
-// TTFT bound, a service time above a latency bound) among [first, last).
 std::size_t Unavoidable(const ReplicaPolicyInput& in, std::size_t first, std::size_t last) {
   const ServiceTimes& t = in.demand->times;
   std::size_t n = 0;
@@ -101,6 +99,11 @@ int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 }  // namespace
 
 double ReachableSloTarget(const ReplicaPolicyInput& in) { return ReachableTarget(in, in.slo.target); }
+
+std::size_t RequestsMissingAlone(const Demand& demand, const InferenceSlo& slo) {
+  const ReplicaPolicyInput in{.demand = &demand, .concurrency = 1, .cold_start_s = 0, .slo = slo};
+  return Unavoidable(in, 0, demand.trace.requests.size());
+}
 
 ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in) {
   return {.concurrency = in.concurrency,
@@ -224,13 +227,22 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
   const int keep = lead;  // break-even keep-alive: one cold start's replica-seconds
   const double planning = ReachableTarget(in, in.slo.target);
   const std::vector<Window> windows = Windows(*in.demand, in.window_s);
-  std::vector<int> count(windows.size(), 0);
+  std::vector<int> count(windows.size(), 0), floor(windows.size(), 0);
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const Window& win = windows[w];
     if (win.Count() == 0) continue;
     const double lambda = static_cast<double>(win.Count()) / in.window_s;
     const int servers = MinServersForWaitTail(lambda, 1 / win.mean_service_s, WaitBudget(in.slo, win), 1 - planning);
     count[w] = std::min(CeilDiv(servers, in.concurrency), in.max_replicas);
+  }
+  // Never below a stable queue: more slots than the offered load (Erlangs) of the window or
+  // its neighbours (a window's own count of arrivals is a noisy estimate of its rate).
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    double erlangs = 0;
+    for (std::size_t v = w > 0 ? w - 1 : 0; v <= w + 1 && v < windows.size(); ++v) {
+      erlangs = std::max(erlangs, static_cast<double>(windows[v].Count()) / in.window_s * windows[v].mean_service_s);
+    }
+    if (windows[w].Count() > 0) floor[w] = std::min(static_cast<int>(erlangs) / in.concurrency + 1, in.max_replicas);
   }
   PolicyOutcome out{.policy = "gpufit", .schedule = {}, .replay = {}, .target_rps_per_replica = 0, .replays = 0};
   const auto judge = [&](const std::vector<int>& c) {
@@ -265,7 +277,7 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
     trimmed = false;
     std::vector<std::size_t> order;
     for (std::size_t w = 0; w < windows.size(); ++w) {
-      if (count[w] > 0 && !stuck[w]) order.push_back(w);
+      if (count[w] > floor[w] && !stuck[w]) order.push_back(w);
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return count[a] > count[b]; });
     for (const std::size_t w : order) {

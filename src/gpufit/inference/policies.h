@@ -19,7 +19,9 @@
 //    then judges: windows that miss more than their share of the allowance get a replica
 //    more until the SLO holds, then passes take a replica from every window that can spare
 //    it (the SLO still holds overall and within that window's share, so the allowance is
-//    not all spent in one window).
+//    not all spent in one window), but never below a stable queue: more slots than the
+//    offered load of the window and of its neighbours (a window's arrival count is a noisy
+//    estimate of its rate; trimming to a lucky sample fails on the next hour).
 //  * Clairvoyant reference: knows every arrival and service time. Per window, the fewest
 //    replicas such that the window's requests, replayed after the previous window's tail
 //    (the requests that arrived up to the longest service time before it, served on the
@@ -75,9 +77,12 @@ struct PolicyOutcome {
 
 ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in);
 
-// The SLO target, lowered to the share of requests that can meet the SLO at all (some miss
-// even without waiting: a prompt whose prefill alone exceeds a TTFT bound). Every policy
-// aims at this; the report shows how many requests are beyond reach.
+// Requests that miss the SLO even without waiting (a prompt whose prefill alone exceeds a
+// TTFT bound, a service time above a latency bound).
+std::size_t RequestsMissingAlone(const Demand& demand, const InferenceSlo& slo);
+
+// The SLO target, lowered to the share of requests that can meet the SLO at all. Every
+// policy aims at this. (PrepareService refuses services where it is below the target.)
 double ReachableSloTarget(const ReplicaPolicyInput& in);
 
 PolicyOutcome StaticPeak(const ReplicaPolicyInput& in);

@@ -123,6 +123,25 @@ TEST(PoliciesTest, GpufitMeetsTheSloWithFewerGpuHoursThanStaticPeak) {
   EXPECT_GT(r[24 - 4], r[24 - 5]);
 }
 
+// A flat Poisson load of 5 requests/s, 1 s each: 5 replicas is a queue at utilization 1,
+// which a lucky sample can pass. gpufit keeps more slots than the offered load of each
+// window and its neighbours, so its schedule holds on fresh draws too.
+TEST(PoliciesTest, GpufitScheduleHoldsOnFreshDrawsOfAFlatLoad) {
+  Demand d = PoissonDemand(std::vector<double>(60, 5.0), 1, 9);
+  for (double& s : d.times.service_s) s = 1;
+  ReplicaPolicyInput in = Input(d);
+  in.concurrency = 1;
+  in.cold_start_s = 30;
+  in.slo = {.metric = SloMetric::kLatency, .seconds = 5, .target = 0.99};
+  const PolicyOutcome g = GpufitSchedule(in);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const Demand fresh = ResampleDemand(d, 60, seed);
+    const ReplayResult r =
+        ReplayRequests(fresh.trace, fresh.times.service_s, fresh.times.prefill_s, g.schedule, ReplayOptionsFor(in));
+    EXPECT_GE(r.slo_attainment, 0.99) << "seed " << seed;
+  }
+}
+
 TEST(PoliciesTest, HpaLikeScalesUpAtOnceAndDownAfterTheStabilizationWindow) {
   // 600 s at 4/s, then 600 s at 1/s, evenly spaced; service 1 s, concurrency 1, target 50%:
   // 2 requests/s per replica -> 2 replicas, then 1 after the drop, but only once every

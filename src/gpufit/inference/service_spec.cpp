@@ -1,5 +1,7 @@
 #include "gpufit/inference/service_spec.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -20,6 +22,31 @@ std::string Resolve(const std::string& path, const std::filesystem::path& folder
   return p.is_absolute() ? path : (folder / p).lexically_normal().string();
 }
 
+// A Kubernetes object name as a DNS-1123 label: 1-63 lowercase letters, digits or '-',
+// starting and ending with a letter or digit (kubernetes.io/docs/concepts/overview/
+// working-with-objects/names/). It also names the manifest files.
+Result<void> CheckDnsLabel(const std::string& value, const std::string& where, const char* field) {
+  const auto ok_char = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; };
+  const bool ok = !value.empty() && value.size() <= 63 && std::all_of(value.begin(), value.end(), ok_char) &&
+                  value.front() != '-' && value.back() != '-';
+  if (!ok) {
+    return InvalidArgument("{}: {} '{}' must be a DNS-1123 label (1-63 of a-z, 0-9, '-', alphanumeric at both ends)",
+                           where, field, value);
+  }
+  return {};
+}
+
+// A whole number in [min, max].
+Result<long long> Integer(const Fields& f, const char* key, std::optional<double> fallback, double min, double max) {
+  GPUFIT_TRY(x, f.Number(key, fallback, min));
+  if (x > max || x != std::floor(x)) {
+    return InvalidArgument("{}: field '{}' must be a whole number from {} to {}, got {}", f.where(), key, min, max, x);
+  }
+  return static_cast<long long>(x);
+}
+
+constexpr double kMostPerReplica = 100000;  // concurrency and sequences per replica
+
 Result<InferenceServiceSpec> ParseService(const YAML::Node& node, const std::string& where,
                                           const std::filesystem::path& folder) {
   const Fields f(node, where);
@@ -31,8 +58,11 @@ Result<InferenceServiceSpec> ParseService(const YAML::Node& node, const std::str
   const std::string at = where + " '" + name + "'";
   GPUFIT_TRY(ns, f.Text("namespace", std::string("default")));
   GPUFIT_TRY(deployment, f.Text("deployment", name));
+  GPUFIT_CHECK(CheckDnsLabel(name, where, "name"));
+  GPUFIT_CHECK(CheckDnsLabel(ns, at, "namespace"));
+  GPUFIT_CHECK(CheckDnsLabel(deployment, at, "deployment"));
   GPUFIT_TRY(gpu, f.Text("gpu", s.gpu));
-  GPUFIT_TRY(seed, f.Number("seed", 1));
+  GPUFIT_TRY(seed, Integer(f, "seed", 1, 0, 9007199254740991.0));
   GPUFIT_TRY(window, f.Number("window_s", 60));
   s.kube_namespace = ns;
   s.deployment = deployment;
@@ -59,10 +89,22 @@ Result<InferenceServiceSpec> ParseService(const YAML::Node& node, const std::str
   s.requests_path = Resolve(path, folder);
   s.request_type = type;
 
+  if (f.Has("llm") && (f.Has("service_time") || f.Has("concurrency"))) {
+    return InvalidArgument("{}: give either llm, or service_time and concurrency, not both", at);
+  }
   if (f.Has("llm")) {
     const Fields l(node["llm"], at + ": llm");
     GPUFIT_CHECK(l.Only({"model", "prefill_mfu", "decode_mbu", "memory_utilization", "max_num_seqs",
                          "prefill_tokens_per_s", "tpot_ms", "max_concurrent_sequences"}));
+    const bool roofline =
+        l.Has("prefill_mfu") || l.Has("decode_mbu") || l.Has("memory_utilization") || l.Has("max_num_seqs");
+    const bool direct = l.Has("prefill_tokens_per_s") || l.Has("tpot_ms") || l.Has("max_concurrent_sequences");
+    if ((l.Has("model") && direct) || (!l.Has("model") && roofline)) {
+      return InvalidArgument(
+          "{}: llm: give model (with prefill_mfu, decode_mbu, memory_utilization, max_num_seqs), or "
+          "prefill_tokens_per_s, tpot_ms and max_concurrent_sequences, not a mix",
+          at);
+    }
     if (l.Has("model")) {
       GPUFIT_TRY(model, l.Text("model"));
       if (!FindLlmArchitecture(model)) return InvalidArgument("{}: {}", at, FindLlmArchitecture(model).error().message);
@@ -70,14 +112,14 @@ Result<InferenceServiceSpec> ParseService(const YAML::Node& node, const std::str
       GPUFIT_TRY(mfu, l.Number("prefill_mfu", s.llm_params.prefill_mfu));
       GPUFIT_TRY(mbu, l.Number("decode_mbu", s.llm_params.decode_mbu));
       GPUFIT_TRY(util, l.Number("memory_utilization", s.llm_params.memory_utilization));
-      GPUFIT_TRY(seqs, l.Number("max_num_seqs", s.llm_params.max_num_seqs, 1));
+      GPUFIT_TRY(seqs, Integer(l, "max_num_seqs", s.llm_params.max_num_seqs, 1, kMostPerReplica));
       s.llm_params = {
           .prefill_mfu = mfu, .decode_mbu = mbu, .memory_utilization = util, .max_num_seqs = static_cast<int>(seqs)};
     } else {
       GPUFIT_TRY(rate, l.Number("prefill_tokens_per_s"));
       GPUFIT_TRY(tpot, l.Number("tpot_ms"));
-      GPUFIT_TRY(seqs, l.Number("max_concurrent_sequences", std::nullopt, 1));
-      if (rate <= 0) return InvalidArgument("{}: llm.prefill_tokens_per_s must be > 0", at);
+      GPUFIT_TRY(seqs, Integer(l, "max_concurrent_sequences", std::nullopt, 1, kMostPerReplica));
+      if (rate <= 0 || tpot <= 0) return InvalidArgument("{}: llm.prefill_tokens_per_s and tpot_ms must be > 0", at);
       s.llm_direct = LlmServiceModel{
           .prefill_tokens_per_s = rate, .tpot_s = tpot / 1000, .max_concurrent_sequences = static_cast<int>(seqs)};
     }
@@ -96,11 +138,8 @@ Result<InferenceServiceSpec> ParseService(const YAML::Node& node, const std::str
       if (seconds <= 0) return InvalidArgument("{}: service_time.seconds must be > 0", at);
       s.service_s = seconds;
     }
-    GPUFIT_TRY(concurrency, f.Number("concurrency", 1, 1));
+    GPUFIT_TRY(concurrency, Integer(f, "concurrency", 1, 1, kMostPerReplica));
     s.concurrency = static_cast<int>(concurrency);
-  }
-  if (s.IsLlm() && f.Has("concurrency")) {
-    return InvalidArgument("{}: concurrency comes from the LLM model (max concurrent sequences)", at);
   }
 
   if (!f.Has("cold_start")) return InvalidArgument("{}: missing field 'cold_start'", at);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "gpufit/core/test_support.h"
+#include "gpufit/inference/inference_study.h"
 
 namespace gpufit {
 namespace {
@@ -88,9 +89,52 @@ TEST(ServiceSpecTest, ErrorsNameTheServiceAndField) {
             std::string::npos);
   const std::string where = error("", "slo: {metric: wait, seconds: 1}", "slo: {metric: wait, seconds: 1, target: 1}");
   EXPECT_NE(where.find("services[0] 'a'"), std::string::npos) << where;
+  EXPECT_NE(error("", "name: a", "name: ../up").find("must be a DNS-1123 label"), std::string::npos);
+  EXPECT_NE(error("    namespace: My NS\n", "", "").find("namespace 'My NS'"), std::string::npos);
+  EXPECT_NE(error("    concurrency: 1.5\n", "", "").find("whole number"), std::string::npos);
+  EXPECT_NE(error("    concurrency: 3000000000\n", "", "").find("whole number from 1 to 100000"), std::string::npos);
+  EXPECT_NE(error("    llm: {model: llama-2-13b}\n", "", "").find("not both"), std::string::npos);
+  EXPECT_NE(error("", "service_time: {seconds: 1}", "llm: {model: llama-2-13b, tpot_ms: 20}").find("not a mix"),
+            std::string::npos);
   EXPECT_FALSE(ReadInferenceServices(dir.path() + "/missing.yaml"));
   EXPECT_FALSE(ReadInferenceServices(dir.path()));
   EXPECT_FALSE(ReadInferenceServices(dir.Write("bad.yaml", "services: [\n")));
+}
+
+// What only the data can tell: a stray timestamp, all-zero service times, an SLO that too
+// many requests miss even alone. Errors name the service.
+TEST(ServiceSpecTest, PrepareRefusesWhatNoScheduleCanServe) {
+  testing::TempDir dir;
+  dir.Write("stray.csv", "timestamp_s\n0\n1700000000\n1700000001\n");
+  dir.Write("ok.csv", "timestamp_s\n0\n1\n2\n3\n");
+  dir.Write("zeros.csv", "value\n0\n0\n");
+  const auto prepare = [&](const std::string& body) {
+    const auto specs = ReadInferenceServices(dir.Write("s.yaml", "services:\n  - name: a\n" + body));
+    if (!specs) return specs.error().message;
+    const auto p = PrepareService(specs->front());
+    return p ? std::string("no error") : p.error().message;
+  };
+  const std::string common = "    cold_start: {seconds: 5}\n";
+  EXPECT_NE(prepare("    requests: {format: generic, path: stray.csv}\n    service_time: {seconds: 1}\n" + common +
+                    "    slo: {metric: wait, seconds: 1}\n")
+                .find("stray.csv spans 19676 days"),
+            std::string::npos);
+  EXPECT_NE(prepare("    requests: {format: generic, path: ok.csv}\n    service_time: {samples_path: zeros.csv}\n" +
+                    common + "    slo: {metric: wait, seconds: 1}\n")
+                .find("every service time is zero"),
+            std::string::npos);
+  // Service 10 s against a 5 s latency SLO: every request misses even alone.
+  EXPECT_NE(prepare("    requests: {format: generic, path: ok.csv}\n    service_time: {seconds: 10}\n" + common +
+                    "    slo: {metric: latency, seconds: 5}\n")
+                .find("the SLO cannot be met: 4 of 4 requests"),
+            std::string::npos);
+  EXPECT_NE(prepare("    requests: {format: generic, path: ok.csv}\n    service_time: {seconds: 1}\n    gpu: nope\n" +
+                    common + "    slo: {metric: wait, seconds: 1}\n")
+                .find("service 'a': unknown"),
+            std::string::npos);
+  EXPECT_EQ(prepare("    requests: {format: generic, path: ok.csv}\n    service_time: {seconds: 1}\n" + common +
+                    "    slo: {metric: wait, seconds: 1}\n"),
+            "no error");
 }
 
 }  // namespace

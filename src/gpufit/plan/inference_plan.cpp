@@ -24,7 +24,7 @@ std::string DailyCron(double unix_s, bool round_up) {
   return fmt::format("{} {} * * *", of_day % 60, of_day / 60);
 }
 
-std::string Milli(double x) { return fmt::format("{}m", static_cast<std::int64_t>(std::ceil(x * 1000))); }
+std::string Milli(double x) { return fmt::format("{}m", static_cast<std::int64_t>(std::llround(x * 1000))); }
 
 const char* MetricName(SloMetric m) {
   switch (m) {
@@ -46,12 +46,22 @@ int MaxReplicas(const InferenceStudy& s, const std::vector<ScheduleRun>& runs) {
   return std::max(m, 1);
 }
 
-double TargetRps(const InferenceStudy& s) {
+const PolicyOutcome* TunedHpa(const InferenceStudy& s) {
   for (const PolicyOutcome& p : s.policies) {
-    if (p.policy.rfind("hpa-like tuned", 0) == 0) return p.target_rps_per_replica;
+    if (p.policy.rfind("hpa-like tuned", 0) == 0) return &p;
   }
-  return 0;
+  return nullptr;
 }
+
+// The tuned HPA's requests per second per replica, rounded up to the milli-unit that both
+// manifests carry.
+double TargetRps(const InferenceStudy& s) {
+  const PolicyOutcome* p = TunedHpa(s);
+  return p ? std::ceil(p->target_rps_per_replica * 1000) / 1000 : 0;
+}
+
+// Cron triggers repeat daily: they describe a trace of at most a day.
+bool CronFits(const InferenceStudy& s) { return s.service.demand.trace.Duration() <= 86400; }
 
 }  // namespace
 
@@ -83,13 +93,18 @@ std::vector<std::pair<std::string, std::string>> InferenceManifests(const Infere
   hpa << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value << "autoscaling/v2" << YAML::Key << "kind"
       << YAML::Value << "HorizontalPodAutoscaler";
   hpa << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-      << spec.deployment << YAML::Key << "namespace" << YAML::Value << spec.kube_namespace << YAML::EndMap;
+      << YAML::DoubleQuoted << spec.deployment << YAML::Key << "namespace" << YAML::Value << YAML::DoubleQuoted
+      << spec.kube_namespace << YAML::EndMap;
   hpa << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   hpa << YAML::Key << "scaleTargetRef" << YAML::Value << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value
       << "apps/v1" << YAML::Key << "kind" << YAML::Value << "Deployment" << YAML::Key << "name" << YAML::Value
-      << spec.deployment << YAML::EndMap;
-  hpa << YAML::Key << "minReplicas" << YAML::Value << std::max(1, lowest);
-  hpa << YAML::Key << "maxReplicas" << YAML::Value << std::max({1, lowest, highest});
+      << YAML::DoubleQuoted << spec.deployment << YAML::EndMap;
+  // The HPA as replayed in the tuned hpa-like row: its minimum and the most it reached.
+  const PolicyOutcome* tuned = TunedHpa(study);
+  const int hpa_min = spec.hpa.min_replicas;
+  const int hpa_max = std::max({hpa_min, highest, tuned ? tuned->replay.max_replicas : 0});
+  hpa << YAML::Key << "minReplicas" << YAML::Value << hpa_min;
+  hpa << YAML::Key << "maxReplicas" << YAML::Value << hpa_max;
   hpa << YAML::Key << "metrics" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "type" << YAML::Value
       << "Pods" << YAML::Key << "pods" << YAML::Value << YAML::BeginMap << YAML::Key << "metric" << YAML::Value
       << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "requests_per_second" << YAML::EndMap << YAML::Key
@@ -112,17 +127,18 @@ std::vector<std::pair<std::string, std::string>> InferenceManifests(const Infere
   keda << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value << "keda.sh/v1alpha1" << YAML::Key << "kind"
        << YAML::Value << "ScaledObject";
   keda << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-       << spec.deployment << YAML::Key << "namespace" << YAML::Value << spec.kube_namespace << YAML::EndMap;
+       << YAML::DoubleQuoted << spec.deployment << YAML::Key << "namespace" << YAML::Value << YAML::DoubleQuoted
+       << spec.kube_namespace << YAML::EndMap;
   keda << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   keda << YAML::Key << "scaleTargetRef" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-       << spec.deployment << YAML::EndMap;
+       << YAML::DoubleQuoted << spec.deployment << YAML::EndMap;
   keda << YAML::Key << "minReplicaCount" << YAML::Value << lowest;
   keda << YAML::Key << "maxReplicaCount" << YAML::Value << std::max({1, lowest, highest});
   keda << YAML::Key << "cooldownPeriod" << YAML::Value << static_cast<int>(spec.hpa.stabilization_s);
   keda << YAML::Key << "triggers" << YAML::Value << YAML::BeginSeq;
   const double origin = study.service.demand.trace.origin_s;
   for (const ScheduleRun& r : runs) {
-    if (r.replicas <= lowest) continue;
+    if (r.replicas <= lowest || !CronFits(study)) continue;
     keda << YAML::BeginMap << YAML::Key << "type" << YAML::Value << "cron" << YAML::Key << "metadata" << YAML::Value
          << YAML::BeginMap << YAML::Key << "timezone" << YAML::Value << "Etc/UTC" << YAML::Key << "start" << YAML::Value
          << DailyCron(origin + r.from_s, false) << YAML::Key << "end" << YAML::Value << DailyCron(origin + r.to_s, true)
@@ -151,13 +167,14 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies) {
     nlohmann::json rows = nlohmann::json::array();
     const auto row = [&](const PolicyOutcome& o) {
       const ReplayResult& r = o.replay;
-      nlohmann::json j = {{"policy", o.policy},
-                          {"gpu_hours", r.gpu_hours},
-                          {"cost_usd", r.gpu_hours * p.gpu.on_demand_per_gpu_hour.value},
-                          {"vs_clairvoyant", clairvoyant > 0 ? r.gpu_hours / clairvoyant : 0},
-                          {"vs_static_peak", peak > 0 ? r.gpu_hours / peak : 0},
-                          {"slo_attainment", r.slo_attainment},
-                          {"max_replicas", r.max_replicas}};
+      nlohmann::json j = {
+          {"policy", o.policy},
+          {"gpu_hours", r.gpu_hours},
+          {"cost_usd", r.gpu_hours * p.gpu.on_demand_per_gpu_hour.value},
+          {"vs_clairvoyant", clairvoyant > 0 ? nlohmann::json(r.gpu_hours / clairvoyant) : nlohmann::json()},
+          {"vs_static_peak", peak > 0 ? r.gpu_hours / peak : 0},
+          {"slo_attainment", r.slo_attainment},
+          {"max_replicas", r.max_replicas}};
       if (o.policy != "clairvoyant") {
         j["p50_latency_s"] = r.p50_latency_s;
         j["p95_latency_s"] = r.p95_latency_s;
@@ -198,6 +215,7 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies) {
           {"max_replicas", MaxReplicas(s, runs)},
           {"scale_to_zero", MinReplicas(runs) == 0},
           {"keep_alive_s", p.cold_start_s},
+          {"keda_cron_triggers", CronFits(s)},
           {"hpa_target_requests_per_second_per_replica", TargetRps(s)}}},
         {"policies", rows},
         {"manifests", manifests}};
@@ -218,9 +236,9 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
     const double peak = s.Policy("static peak").replay.gpu_hours;
     const std::vector<ScheduleRun> runs = ScheduleRuns(s);
     md += fmt::format("\n## {} ({}/{})\n\n", p.spec.name, p.spec.kube_namespace, p.spec.deployment);
-    md += fmt::format("- {} requests over {:.2f} h; per-{:.0f}-s window mean/peak {:.3f}\n",
-                      p.demand.trace.requests.size(), p.demand.trace.Duration() / 3600, p.spec.window_s,
-                      p.window_mean_to_peak);
+    md +=
+        fmt::format("- {} requests over {:.2f} h; per-{:g}-s window mean/peak {:.3f}\n", p.demand.trace.requests.size(),
+                    p.demand.trace.Duration() / 3600, p.spec.window_s, p.window_mean_to_peak);
     md += fmt::format("- service: {}; concurrency per replica {}\n", p.service_basis, p.concurrency);
     if (p.llm) {
       md +=
@@ -230,19 +248,23 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
     md += fmt::format("- SLO: {} <= {} s for {:.1f}% of requests; GPU {} at {:.4f} USD/GPU-hour\n",
                       MetricName(p.spec.slo.metric), p.spec.slo.seconds, 100 * p.spec.slo.target, p.gpu.id,
                       p.gpu.on_demand_per_gpu_hour.value);
-    md += fmt::format("- recommendation: {} to {} replicas ({} runs, {}), HPA target {:.3f} requests/s per replica\n\n",
-                      MinReplicas(runs), MaxReplicas(s, runs), runs.size(),
-                      MinReplicas(runs) == 0 ? "scale to zero when idle" : "keep warm", TargetRps(s));
+    md += fmt::format(
+        "- recommendation: {} to {} replicas ({} {} of equal count, {}), HPA target {:.3f} requests/s per "
+        "replica{}\n\n",
+        MinReplicas(runs), MaxReplicas(s, runs), runs.size(), runs.size() == 1 ? "run" : "runs",
+        MinReplicas(runs) == 0 ? "scale to zero when idle" : "keep warm", TargetRps(s),
+        CronFits(s) ? "" : "; the trace spans more than a day, so the KEDA object has no cron triggers");
     md +=
         "| policy | GPU-hours | cost USD | x clairvoyant | % of static peak | SLO met | p50 latency s | p99 latency s "
         "| p99 TTFT s | cold starts | max replicas |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
     const auto row = [&](const PolicyOutcome& o) {
       const ReplayResult& r = o.replay;
       const bool bound = o.policy == "clairvoyant";
-      md += fmt::format("| {} | {:.2f} | {:.2f} | {:.3f} | {:.1f}% | {:.2f}% | {} | {} | {} | {} | {} |\n", o.policy,
+      md += fmt::format("| {} | {:.2f} | {:.2f} | {} | {:.1f}% | {:.2f}% | {} | {} | {} | {} | {} |\n", o.policy,
                         r.gpu_hours, r.gpu_hours * p.gpu.on_demand_per_gpu_hour.value,
-                        clairvoyant > 0 ? r.gpu_hours / clairvoyant : 0, peak > 0 ? 100 * r.gpu_hours / peak : 0,
-                        100 * r.slo_attainment, bound ? "-" : fmt::format("{:.2f}", r.p50_latency_s),
+                        clairvoyant > 0 ? fmt::format("{:.3f}", r.gpu_hours / clairvoyant) : "-",
+                        peak > 0 ? 100 * r.gpu_hours / peak : 0, 100 * r.slo_attainment,
+                        bound ? "-" : fmt::format("{:.2f}", r.p50_latency_s),
                         bound ? "-" : fmt::format("{:.2f}", r.p99_latency_s),
                         bound || !p.llm ? "-" : fmt::format("{:.2f}", r.p99_ttft_s),
                         bound ? "-" : std::to_string(r.cold_starts), r.max_replicas);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -43,6 +44,11 @@ InferenceStudy SmallStudy(const testing::TempDir& dir) {
   return RunInferenceStudy(*std::move(service));
 }
 
+long metric_target_milli(const YAML::Node& hpa) {
+  const std::string v = hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"].as<std::string>();
+  return std::stol(v.substr(0, v.size() - 1));  // "982m"
+}
+
 TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) {
   testing::TempDir dir;
   const InferenceStudy s = SmallStudy(dir);
@@ -66,8 +72,15 @@ TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) 
   EXPECT_EQ(hpa["metadata"]["namespace"].as<std::string>(), "prod");
   EXPECT_EQ(hpa["spec"]["scaleTargetRef"]["kind"].as<std::string>(), "Deployment");
   EXPECT_EQ(hpa["spec"]["scaleTargetRef"]["name"].as<std::string>(), "api-server");
-  EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), std::max(1, lowest));
-  EXPECT_GE(hpa["spec"]["maxReplicas"].as<int>(), highest);
+  // The HPA as the tuned hpa-like row replayed it: minimum 1, room for the most it used.
+  const PolicyOutcome* tuned = nullptr;
+  for (const PolicyOutcome& p : s.policies) {
+    if (p.policy.rfind("hpa-like tuned", 0) == 0) tuned = &p;
+  }
+  ASSERT_NE(tuned, nullptr);
+  EXPECT_EQ(hpa["spec"]["minReplicas"].as<int>(), 1);
+  EXPECT_GE(hpa["spec"]["maxReplicas"].as<int>(), std::max(highest, tuned->replay.max_replicas));
+  EXPECT_EQ(metric_target_milli(hpa), static_cast<long>(std::ceil(tuned->target_rps_per_replica * 1000)));
   const YAML::Node metric = hpa["spec"]["metrics"][0];
   EXPECT_EQ(metric["type"].as<std::string>(), "Pods");
   EXPECT_EQ(metric["pods"]["metric"]["name"].as<std::string>(), "requests_per_second");
