@@ -222,11 +222,14 @@ std::vector<int> ExpandSchedule(const std::vector<int>& per_window, int steps_pe
 
 PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
   const double step = std::min(in.step_s, in.window_s);
-  const int steps_per_window = std::max(1, static_cast<int>(std::lround(in.window_s / step)));
-  const auto lead = static_cast<int>(std::ceil(in.cold_start_s / step));
+  const std::vector<Window> windows = Windows(*in.demand, in.window_s);
+  // Steps of `step` seconds, but at most 2 million in all (long traces, huge windows).
+  constexpr double kMostSteps = 2e6;
+  const int steps_per_window = static_cast<int>(std::clamp<double>(
+      std::round(in.window_s / step), 1, std::max(1.0, std::floor(kMostSteps / static_cast<double>(windows.size())))));
+  const auto lead = static_cast<int>(std::ceil(in.cold_start_s / (in.window_s / steps_per_window)));
   const int keep = lead;  // break-even keep-alive: one cold start's replica-seconds
   const double planning = ReachableTarget(in, in.slo.target);
-  const std::vector<Window> windows = Windows(*in.demand, in.window_s);
   std::vector<int> count(windows.size(), 0), floor(windows.size(), 0);
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const Window& win = windows[w];
