@@ -13,6 +13,7 @@ namespace gpufit {
 namespace {
 
 constexpr double kLongestTraceS = 400 * 86400.0;
+constexpr double kMostRequests = 50e6;
 
 Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatalog& catalog) {
   PreparedService p;
@@ -25,6 +26,17 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
   if (spec.format == RequestFormat::kGenTd26Qps) {
     Result<RateSeries> series = ReadGenTd26Qps(spec.requests_path, spec.request_type);
     if (!series) return series.error();
+    double expected = 0;  // requests the rates imply
+    for (std::size_t i = 0; i < series->t_s.size(); ++i) {
+      const double to = i + 1 < series->t_s.size() ? std::min(series->t_s[i] + series->sample_s, series->t_s[i + 1])
+                                                   : series->t_s[i] + series->sample_s;
+      expected += series->per_s[i] * (to - series->t_s[i]);
+    }
+    if (expected > kMostRequests || series->t_s.back() > kLongestTraceS) {
+      return InvalidArgument(
+          "{}: the rates imply {:.3g} requests over {:.3g} days; at most {:.0f} million over 400 days",
+          spec.requests_path, expected, series->t_s.back() / 86400, kMostRequests / 1e6);
+    }
     p.demand.trace = PoissonArrivals(*series, spec.seed);
   } else {
     Result<RequestTrace> trace = spec.format == RequestFormat::kAzureLlm ? ReadAzureLlmTrace(spec.requests_path)
@@ -34,7 +46,7 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
   }
   if (p.demand.trace.requests.empty()) return InvalidArgument("no requests in {}", spec.requests_path);
   if (p.demand.trace.Duration() > kLongestTraceS) {
-    return InvalidArgument("{} spans {:.0f} days (a stray timestamp?); at most 400 are read", spec.requests_path,
+    return InvalidArgument("{} spans {:.6g} days (a stray timestamp?); at most 400 are read", spec.requests_path,
                            p.demand.trace.Duration() / 86400);
   }
 
@@ -93,9 +105,16 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
   }
   double total = 0;
   for (const double x : p.demand.times.service_s) total += x;
-  if (!(total > 0))
-    return InvalidArgument("every service time is zero: check {}",
+  const double mean_service = total / static_cast<double>(p.demand.times.service_s.size());
+  if (!(mean_service >= 1e-6)) {
+    return InvalidArgument("service times average {:.3g} s, below a microsecond: check {}", mean_service,
                            spec.service_samples_path.empty() ? spec.requests_path : spec.service_samples_path);
+  }
+  // A count per window only makes sense when requests end within a window or two.
+  if (spec.window_s < 2 * mean_service) {
+    return InvalidArgument("window_s {} s is shorter than twice the mean service time ({:.3g} s): raise window_s",
+                           spec.window_s, mean_service);
+  }
   const std::size_t alone = RequestsMissingAlone(p.demand, spec.slo);
   const double reachable = 1 - static_cast<double>(alone) / static_cast<double>(p.demand.trace.requests.size());
   if (reachable < spec.slo.target) {
@@ -165,7 +184,15 @@ InferenceStudy RunInferenceStudy(PreparedService service) {
                     ? fmt::format("hpa-like tuned (target {:.0f}%)", 100 * study.tuned_utilization)
                     : "hpa-like tuned (no target meets the SLO)";
   study.policies.push_back(std::move(best));
-  study.policies.push_back(GpufitSchedule(in));
+  PolicyOutcome gpufit = GpufitSchedule(in);
+  // A constant count is a schedule too: never recommend one dearer than static peak.
+  const PolicyOutcome& peak = study.Policy("static peak");
+  if (gpufit.replay.gpu_hours > peak.replay.gpu_hours) {
+    gpufit.schedule = peak.schedule;
+    gpufit.replay = peak.replay;
+    gpufit.fell_back_to_static = true;
+  }
+  study.policies.push_back(std::move(gpufit));
   const PolicyOutcome& g = study.policies.back();
   ReplicaPolicyInput fresh = in;
   fresh.demand = &study.service.holdout;

@@ -229,7 +229,9 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
       std::round(in.window_s / step), 1, std::max(1.0, std::floor(kMostSteps / static_cast<double>(windows.size())))));
   const auto lead = static_cast<int>(std::ceil(in.cold_start_s / (in.window_s / steps_per_window)));
   const int keep = lead;  // break-even keep-alive: one cold start's replica-seconds
-  const double planning = ReachableTarget(in, in.slo.target);
+  // Plan with a quarter of the miss allowance in reserve: the schedule is fitted to one
+  // sample of the service's traffic and must hold on the next.
+  const double planning = ReachableTarget(in, 1 - (1 - in.slo.target) * 0.75);
   std::vector<int> count(windows.size(), 0), floor(windows.size(), 0);
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const Window& win = windows[w];
@@ -238,14 +240,22 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
     const int servers = MinServersForWaitTail(lambda, 1 / win.mean_service_s, WaitBudget(in.slo, win), 1 - planning);
     count[w] = std::min(CeilDiv(servers, in.concurrency), in.max_replicas);
   }
-  // Never below a stable queue: more slots than the offered load (Erlangs) of the window or
-  // its neighbours (a window's own count of arrivals is a noisy estimate of its rate).
+  // Never below a stable queue for the window and its neighbours, with room for chance:
+  // more slots than their offered load plus two standard deviations of it (a compound
+  // Poisson: the work arriving in a span has variance sum(s^2)). A window's own arrivals
+  // are a noisy sample of its rate; trimming to a lucky sample fails on the next hour.
   for (std::size_t w = 0; w < windows.size(); ++w) {
-    double erlangs = 0;
-    for (std::size_t v = w > 0 ? w - 1 : 0; v <= w + 1 && v < windows.size(); ++v) {
-      erlangs = std::max(erlangs, static_cast<double>(windows[v].Count()) / in.window_s * windows[v].mean_service_s);
+    if (windows[w].Count() == 0) continue;
+    const std::size_t lo = w > 0 ? w - 1 : 0, hi = std::min(w + 2, windows.size());
+    double work = 0, square = 0, span = 0;
+    for (std::size_t v = lo; v < hi; ++v) span += windows[v].length_s > 0 ? windows[v].length_s : 0;
+    for (std::size_t i = windows[lo].first; i < windows[hi - 1].last; ++i) {
+      const double x = in.demand->times.service_s[i];
+      work += x;
+      square += x * x;
     }
-    if (windows[w].Count() > 0) floor[w] = std::min(static_cast<int>(erlangs) / in.concurrency + 1, in.max_replicas);
+    const double erlangs = (work + 2 * std::sqrt(square)) / std::max(span, in.window_s);
+    floor[w] = static_cast<int>(std::min<double>(std::floor(erlangs / in.concurrency) + 1, in.max_replicas));
   }
   PolicyOutcome out{.policy = "gpufit", .schedule = {}, .replay = {}, .target_rps_per_replica = 0, .replays = 0};
   const auto judge = [&](const std::vector<int>& c) {
@@ -255,26 +265,29 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
     return std::make_pair(s, Replay(in, s, in.window_s));
   };
   auto [schedule, result] = judge(count);
-  // Repair: a replica more wherever a window misses more than its share.
-  for (int round = 0; round < 200 && result.slo_attainment < planning; ++round) {
+  // Repair: more replicas wherever a window misses more than its share, in proportion to
+  // how far over it is (at least one), so even a count far too low is reached quickly.
+  for (int round = 0; round < 400 && result.slo_attainment < planning; ++round) {
     bool raised = false;
     std::size_t worst = 0;
+    const auto raise = [&](std::size_t w, double excess) {
+      if (count[w] >= in.max_replicas) return false;
+      const auto more = std::max(1.0, std::floor(count[w] * excess));
+      count[w] = static_cast<int>(std::min<double>(in.max_replicas, count[w] + more));
+      return true;
+    };
     for (std::size_t w = 0; w < windows.size() && w < result.misses_per_bucket.size(); ++w) {
-      const double allowance = (1 - planning) * static_cast<double>(windows[w].Count());
-      if (static_cast<double>(result.misses_per_bucket[w]) > allowance && count[w] < in.max_replicas) {
-        ++count[w];
-        raised = true;
-      }
+      const auto n = static_cast<double>(windows[w].Count());
+      const double missed = static_cast<double>(result.misses_per_bucket[w]);
+      if (missed > (1 - planning) * n) raised = raise(w, missed / n - (1 - planning)) || raised;
       if (result.misses_per_bucket[w] > result.misses_per_bucket[worst]) worst = w;
     }
-    if (!raised) {
-      if (count[worst] >= in.max_replicas) break;
-      ++count[worst];
-    }
+    if (!raised && !raise(worst, 0)) break;
     std::tie(schedule, result) = judge(count);
   }
-  // Trim: passes over the windows, largest counts first, until no replica can go.
-  // A window that could not give up a replica is not tried again.
+  // Trim: passes over the windows, largest counts first, until no replica can go; each
+  // window gives back one replica, then twice as many after each success, halving after a
+  // failure. A window that cannot give up one replica is not tried again.
   std::vector<bool> stuck(windows.size(), false);
   for (bool trimmed = result.slo_attainment >= planning; trimmed;) {
     trimmed = false;
@@ -284,17 +297,23 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return count[a] > count[b]; });
     for (const std::size_t w : order) {
-      --count[w];
-      auto [s, r] = judge(count);
-      // Overall and within the window's own share: the allowance is not spent on one window.
-      const double share = (1 - planning) * static_cast<double>(windows[w].Count());
-      if (r.slo_attainment >= planning && static_cast<double>(r.misses_per_bucket[w]) <= share) {
-        schedule = std::move(s);
-        result = std::move(r);
-        trimmed = true;
-      } else {
-        ++count[w];
-        stuck[w] = true;
+      for (int cut = 1; cut >= 1;) {
+        cut = std::min(cut, count[w] - floor[w]);
+        if (cut < 1) break;
+        count[w] -= cut;
+        auto [s, r] = judge(count);
+        // Overall and within the window's own share: the allowance is not spent on one window.
+        const double share = (1 - planning) * static_cast<double>(windows[w].Count());
+        if (r.slo_attainment >= planning && static_cast<double>(r.misses_per_bucket[w]) <= share) {
+          schedule = std::move(s);
+          result = std::move(r);
+          trimmed = true;
+          cut *= 2;
+        } else {
+          count[w] += cut;
+          if (cut == 1) stuck[w] = true;
+          cut /= 2;
+        }
       }
     }
   }
@@ -342,16 +361,11 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
     // Shift so the first request is at 0 (the replay's clock starts there).
     const double shift = part.trace.requests.front().arrival_s;
     for (Request& r : part.trace.requests) r.arrival_s -= shift;
-    const double scored_from = lookback - shift;
     const auto missed = [&](int c) {
       ++out.replays;
       ReplayOptions o = options;
-      o.miss_bucket_s = scored_from > 0 ? scored_from : kForever;
-      const ReplayResult r = ReplayRequests(part.trace, part.times.service_s, part.times.prefill_s, Constant(c), o);
-      if (scored_from <= 0) return r.misses_per_bucket.empty() ? std::size_t{0} : r.misses_per_bucket[0];
-      std::size_t m = 0;
-      for (std::size_t b = 1; b < r.misses_per_bucket.size(); ++b) m += r.misses_per_bucket[b];
-      return m;
+      o.unscored_prefix = win.first - from;  // the tail
+      return ReplayRequests(part.trace, part.times.service_s, part.times.prefill_s, Constant(c), o).slo_misses;
     };
     // The fewest replicas with no avoidable miss: double, then bisect.
     const std::size_t floor = Unavoidable(in, win.first, win.last);

@@ -73,6 +73,7 @@ struct PolicyOutcome {
   ReplayResult replay;                // the clairvoyant's: requests, gpu_hours, slo_attainment only
   double target_rps_per_replica = 0;  // HPA-like: the metric target it scaled on
   int replays = 0;                    // replays the policy ran to choose its schedule
+  bool fell_back_to_static = false;   // gpufit: its windows cost more than static peak's count
 };
 
 ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in);

@@ -68,7 +68,9 @@ Result<InferenceServiceSpec> ParseService(const YAML::Node& node, const std::str
   s.deployment = deployment;
   s.gpu = gpu;
   s.seed = static_cast<std::uint64_t>(seed);
-  if (window <= 0) return InvalidArgument("{}: window_s must be > 0", at);
+  // KEDA cron triggers, which carry the schedule, have a granularity of one minute.
+  if (window < 60)
+    return InvalidArgument("{}: window_s must be >= 60 (cron triggers are per minute), got {}", at, window);
   s.window_s = window;
 
   if (!f.Has("requests")) return InvalidArgument("{}: missing field 'requests'", at);

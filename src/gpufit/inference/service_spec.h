@@ -16,7 +16,8 @@
 //       cold_start: {load_gb_per_s: 1, init_s: 30}          # LLM: weights / bandwidth + init;
 //                                        # or {seconds: S}, or {samples_path: F} (median of ms)
 //       slo: {metric: ttft, seconds: 2, target: 0.99}       # metric ttft | latency | wait
-//       window_s: 60                     # gpufit's decision window
+//       window_s: 60                     # gpufit's decision window: >= 60 s and >= twice the
+//                                        # mean service time
 //       hpa: {target_utilization: 0.7, stabilization_s: 300}
 //
 // Relative paths are taken from the file's folder; a path starting with `$GPUFIT_DATA/` from

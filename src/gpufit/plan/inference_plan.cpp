@@ -189,7 +189,7 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies) {
       return j;
     };
     for (const PolicyOutcome& o : s.policies) rows.push_back(row(o));
-    rows.push_back(row(s.gpufit_holdout));
+    if (s.gpufit_holdout.replay.requests > 0) rows.push_back(row(s.gpufit_holdout));
     nlohmann::json schedule = nlohmann::json::array();
     const std::vector<ScheduleRun> runs = ScheduleRuns(s);
     for (const ScheduleRun& r : runs)
@@ -216,6 +216,7 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies) {
           {"scale_to_zero", MinReplicas(runs) == 0},
           {"keep_alive_s", p.cold_start_s},
           {"keda_cron_triggers", CronFits(s)},
+          {"constant_as_static_peak", s.Policy("gpufit").fell_back_to_static},
           {"hpa_target_requests_per_second_per_replica", TargetRps(s)}}},
         {"policies", rows},
         {"manifests", manifests}};
@@ -270,7 +271,10 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
                         bound ? "-" : std::to_string(r.cold_starts), r.max_replicas);
     };
     for (const PolicyOutcome& o : s.policies) row(o);
-    row(s.gpufit_holdout);
+    if (s.gpufit_holdout.replay.requests > 0) row(s.gpufit_holdout);
+    if (s.Policy("gpufit").fell_back_to_static) {
+      md += "\ngpufit's windowed schedule cost more than static peak's constant count; it recommends that count.\n";
+    }
   }
   return md;
 }

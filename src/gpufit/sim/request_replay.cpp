@@ -61,6 +61,8 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
     result.misses_per_bucket.assign(static_cast<std::size_t>(trace.Duration() / options.miss_bucket_s) + 1, 0);
   }
   const auto count_miss = [&](std::size_t i) {
+    if (i < options.unscored_prefix) return;
+    ++result.slo_misses;
     if (options.miss_bucket_s <= 0) return;
     auto b = static_cast<std::size_t>(trace.requests[i].arrival_s / options.miss_bucket_s);
     ++result.misses_per_bucket[std::min(b, result.misses_per_bucket.size() - 1)];
@@ -105,7 +107,7 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
       ++served;
       latency.push_back(w + service_s[i]);
       ttft.push_back(first_token);
-      if (options.slo_s > 0) {
+      if (options.slo_s > 0 && i >= options.unscored_prefix) {
         const double measured = options.slo_metric == SloMetric::kWait   ? w
                                 : options.slo_metric == SloMetric::kTtft ? first_token
                                                                          : w + service_s[i];
@@ -194,7 +196,9 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
   }
   for (const std::size_t k : live) leave(k);
   result.unserved = waiting.size();
-  for (const std::size_t i : waiting) count_miss(i);
+  if (options.slo_s > 0) {
+    for (const std::size_t i : waiting) count_miss(i);
+  }
   std::sort(latency.begin(), latency.end());
   std::sort(ttft.begin(), ttft.end());
   if (served > 0) result.mean_wait_s = wait_sum / static_cast<double>(served);
@@ -204,8 +208,9 @@ ReplayResult ReplayRequests(const RequestTrace& trace, const std::vector<double>
   result.p50_ttft_s = Percentile(ttft, 50);
   result.p95_ttft_s = Percentile(ttft, 95);
   result.p99_ttft_s = Percentile(ttft, 99);
-  if (options.slo_s > 0 && result.requests > 0) {
-    result.slo_attainment = static_cast<double>(met) / static_cast<double>(result.requests);
+  const std::size_t scored = result.requests - std::min(result.requests, options.unscored_prefix);
+  if (options.slo_s > 0 && scored > 0) {
+    result.slo_attainment = static_cast<double>(met) / static_cast<double>(scored);
   }
   return result;
 }

@@ -39,6 +39,9 @@ struct ReplayOptions {
   SloMetric slo_metric = SloMetric::kLatency;
   int initial_ready = -1;    // replicas ready at t = 0 (default: the first window's target)
   double miss_bucket_s = 0;  // > 0: count SLO misses per bucket of arrival time
+  // The first this many requests are served but not scored (a warm-up: neither in the
+  // attainment nor in the misses).
+  std::size_t unscored_prefix = 0;
 };
 
 struct ReplayResult {
@@ -46,9 +49,10 @@ struct ReplayResult {
   double mean_wait_s = 0;
   double p50_latency_s = 0, p95_latency_s = 0, p99_latency_s = 0;
   double p50_ttft_s = 0, p95_ttft_s = 0, p99_ttft_s = 0;
-  double slo_attainment = 1;  // share of all requests within the SLO (unserved ones miss)
-  std::size_t unserved = 0;   // still waiting when no replica was left to serve them
-  double gpu_hours = 0;       // replica-hours
+  double slo_attainment = 1;   // share of scored requests within the SLO (unserved ones miss)
+  std::size_t slo_misses = 0;  // scored requests that missed the SLO (unserved included)
+  std::size_t unserved = 0;    // still waiting when no replica was left to serve them
+  double gpu_hours = 0;        // replica-hours
   int cold_starts = 0;
   int max_replicas = 0;
   // With miss_bucket_s > 0: misses_per_bucket[b] counts requests arriving in

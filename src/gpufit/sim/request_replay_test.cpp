@@ -61,6 +61,19 @@ TEST(RequestReplayTest, HandCheckedColdStartsConcurrencyAndScaleDown) {
   EXPECT_NEAR(r.slo_attainment, 3.0 / 5, 1e-12);
   // Misses by arrival: 2 (waited 2 s) in [0, 10), 20 (unserved) in [20, 30).
   EXPECT_EQ(r.misses_per_bucket, (std::vector<std::size_t>{1, 0, 1}));
+  EXPECT_EQ(r.slo_misses, 2u);
+  // The first three as an unscored warm-up: of the requests at 12 and 20, one meets the SLO.
+  ReplayOptions warm{.concurrency = 2,
+                     .cold_start_s = 3,
+                     .slo_s = 4.5,
+                     .slo_metric = SloMetric::kLatency,
+                     .initial_ready = -1,
+                     .miss_bucket_s = 10,
+                     .unscored_prefix = 3};
+  const ReplayResult w = ReplayRequests(trace, service, {}, {.window_s = 10, .replicas = {1, 2, 0}}, warm);
+  EXPECT_NEAR(w.slo_attainment, 0.5, 1e-12);
+  EXPECT_EQ(w.slo_misses, 1u);
+  EXPECT_EQ(w.misses_per_bucket, (std::vector<std::size_t>{0, 0, 1}));
   // A from 0 to 20, B from 10 to 20: 30 replica-seconds.
   EXPECT_NEAR(r.gpu_hours, 30.0 / 3600, 1e-12);
 }
