@@ -34,7 +34,7 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
     }
     if (expected > kMostRequests || series->t_s.back() > kLongestTraceS) {
       return InvalidArgument(
-          "{}: the rates imply {:.3g} requests over {:.3g} days; at most {:.0f} million over 400 days",
+          "{}: the rates imply {:.3g} requests over {:.3g} days; at most {:.0f} million requests and 400 days are read",
           spec.requests_path, expected, series->t_s.back() / 86400, kMostRequests / 1e6);
     }
     p.demand.trace = PoissonArrivals(*series, spec.seed);
@@ -112,8 +112,8 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
   }
   // A count per window only makes sense when requests end within a window or two.
   if (spec.window_s < 2 * mean_service) {
-    return InvalidArgument("window_s {} s is shorter than twice the mean service time ({:.3g} s): raise window_s",
-                           spec.window_s, mean_service);
+    return InvalidArgument("window_s {} s is shorter than twice the mean service time ({:.1f} s): use at least {:.0f}",
+                           spec.window_s, mean_service, std::ceil(2 * mean_service));
   }
   const std::size_t alone = RequestsMissingAlone(p.demand, spec.slo);
   const double reachable = 1 - static_cast<double>(alone) / static_cast<double>(p.demand.trace.requests.size());

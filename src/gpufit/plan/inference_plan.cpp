@@ -250,10 +250,10 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
                       MetricName(p.spec.slo.metric), p.spec.slo.seconds, 100 * p.spec.slo.target, p.gpu.id,
                       p.gpu.on_demand_per_gpu_hour.value);
     md += fmt::format(
-        "- recommendation: {} to {} replicas ({} {} of equal count, {}), HPA target {:.3f} requests/s per "
+        "- recommendation: {} to {} replicas, a schedule of {} {}; {}; HPA target {:.3f} requests/s per "
         "replica{}\n\n",
-        MinReplicas(runs), MaxReplicas(s, runs), runs.size(), runs.size() == 1 ? "run" : "runs",
-        MinReplicas(runs) == 0 ? "scale to zero when idle" : "keep warm", TargetRps(s),
+        MinReplicas(runs), MaxReplicas(s, runs), runs.size(), runs.size() == 1 ? "step" : "steps",
+        MinReplicas(runs) == 0 ? "scales to zero when idle" : "keeps a replica warm", TargetRps(s),
         CronFits(s) ? "" : "; the trace spans more than a day, so the KEDA object has no cron triggers");
     md +=
         "| policy | GPU-hours | cost USD | x clairvoyant | % of static peak | SLO met | p50 latency s | p99 latency s "
