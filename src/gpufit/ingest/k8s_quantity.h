@@ -1,0 +1,33 @@
+// Kubernetes resource quantities ("500m", "16Gi", "1.5", "129e6") as `kubectl get -o json`
+// prints them in requests and limits.
+//
+// Grammar (k8s.io/apimachinery/pkg/api/resource, Quantity):
+//   quantity ::= signedNumber suffix
+//   suffix   ::= binarySI (Ki Mi Gi Ti Pi Ei) | decimalSI (n u m "" k M G T P E)
+//              | decimalExponent ("e" or "E" followed by a signed integer)
+// "1E" is exa; "1E3" is 1000.
+//
+// Errors (kInvalidArgument) quote the text: empty, malformed, unknown suffix, not finite.
+#pragma once
+
+#include <string_view>
+
+#include "gpufit/core/result.h"
+#include "gpufit/core/units.h"
+
+namespace gpufit {
+
+// The quantity in base units (cores for cpu, bytes for memory, a count for devices).
+Result<double> ParseQuantity(std::string_view text);
+
+// CPU in millicores, rounded up as Kubernetes does (1m is its smallest CPU unit).
+// Errors also for negative values.
+Result<MilliCpu> CpuQuantity(std::string_view text);
+
+// Memory in MiB, rounded up to whole MiB. Errors also for negative values.
+Result<MiB> MemoryQuantity(std::string_view text);
+
+// A device count (nvidia.com/gpu, nvidia.com/mig-1g.10gb): a whole number >= 0.
+Result<int> DeviceQuantity(std::string_view text);
+
+}  // namespace gpufit

@@ -1,0 +1,72 @@
+#include "gpufit/ingest/k8s_quantity.h"
+
+#include <gtest/gtest.h>
+
+namespace gpufit {
+namespace {
+
+TEST(K8sQuantityTest, ParsesEverySuffixOfTheGrammar) {
+  const struct {
+    const char* text;
+    double value;
+  } cases[] = {
+      {"1", 1},
+      {"0", 0},
+      {"1.5", 1.5},
+      {".5", 0.5},
+      {"500m", 0.5},
+      {"100n", 1e-7},
+      {"5u", 5e-6},
+      {"1k", 1e3},
+      {"2M", 2e6},
+      {"3G", 3e9},
+      {"1T", 1e12},
+      {"1P", 1e15},
+      {"1E", 1e18},
+      {"1Ki", 1024},
+      {"16Gi", 17179869184.0},
+      {"123Mi", 128974848},
+      {"1Ti", 1099511627776.0},
+      {"1Ei", 1152921504606846976.0},
+      {"129e6", 1.29e8},
+      {"1E3", 1e3},
+      {"12e-3", 0.012},
+      {"1e+2", 100},
+      {"+2", 2},
+      {"-1", -1},
+  };
+  for (const auto& c : cases) {
+    const auto v = ParseQuantity(c.text);
+    ASSERT_TRUE(v) << c.text << ": " << v.error().message;
+    EXPECT_DOUBLE_EQ(*v, c.value) << c.text;
+  }
+}
+
+TEST(K8sQuantityTest, RefusesMalformedText) {
+  for (const char* bad :
+       {"", "Gi", "1.2.3", "1Zi", "1 Gi", "1e", "1e+", "nan", "inf", "1gi", "1mi", "--1", "1e99999"}) {
+    const auto v = ParseQuantity(bad);
+    EXPECT_FALSE(v) << bad;
+    if (!v) {
+      EXPECT_NE(v.error().message.find("quantity '"), std::string::npos);
+    }
+  }
+}
+
+TEST(K8sQuantityTest, ConvertsToMillicoresMibAndDevices) {
+  EXPECT_EQ(*CpuQuantity("500m"), MilliCpu{500});
+  EXPECT_EQ(*CpuQuantity("2"), MilliCpu{2000});
+  EXPECT_EQ(*CpuQuantity("0.1"), MilliCpu{100});
+  EXPECT_EQ(*CpuQuantity("100u"), MilliCpu{1});  // rounded up to Kubernetes' 1m
+  EXPECT_FALSE(CpuQuantity("-1"));
+  EXPECT_EQ(*MemoryQuantity("16Gi"), MiB{16384});
+  EXPECT_EQ(*MemoryQuantity("128974848"), MiB{123});
+  EXPECT_EQ(*MemoryQuantity("1G"), MiB{954});  // 1e9 bytes = 953.67 MiB, rounded up
+  EXPECT_FALSE(MemoryQuantity("-5Mi"));
+  EXPECT_EQ(*DeviceQuantity("2"), 2);
+  EXPECT_FALSE(DeviceQuantity("1.5"));
+  EXPECT_FALSE(DeviceQuantity("500m"));
+}
+
+}  // namespace
+}  // namespace gpufit
