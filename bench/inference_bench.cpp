@@ -38,16 +38,6 @@ const std::optional<PreparedService>& Service() {
   return s;
 }
 
-ReplicaPolicyInput Input(const PreparedService& s) {
-  return {.demand = &s.demand,
-          .concurrency = s.concurrency,
-          .cold_start_s = s.cold_start_s,
-          .slo = s.spec.slo,
-          .window_s = s.spec.window_s,
-          .step_s = 5,
-          .max_replicas = 100000};
-}
-
 void Report(benchmark::State& state, const ReplayResult& r, int replays) {
   state.counters["requests"] = static_cast<double>(r.requests);
   state.counters["replays"] = replays;
@@ -58,7 +48,7 @@ void Report(benchmark::State& state, const ReplayResult& r, int replays) {
 
 void BM_ReplayAzureThroughGpufitSchedule(benchmark::State& state) {
   if (!Service()) return state.SkipWithError("no Azure trace");
-  const ReplicaPolicyInput in = Input(*Service());
+  const ReplicaPolicyInput in = PolicyInput(*Service());
   const PolicyOutcome g = GpufitSchedule(in);
   ReplayResult r;
   for (auto _ : state) {
@@ -72,7 +62,7 @@ BENCHMARK(BM_ReplayAzureThroughGpufitSchedule)->Unit(benchmark::kMillisecond)->U
 
 void BM_ReplayAzureStaticPeak(benchmark::State& state) {
   if (!Service()) return state.SkipWithError("no Azure trace");
-  const ReplicaPolicyInput in = Input(*Service());
+  const ReplicaPolicyInput in = PolicyInput(*Service());
   const ReplicaSchedule peak{.window_s = 1e18, .replicas = {5}};
   ReplayResult r;
   for (auto _ : state) {
@@ -86,7 +76,7 @@ BENCHMARK(BM_ReplayAzureStaticPeak)->Unit(benchmark::kMillisecond)->UseRealTime(
 
 void BM_GpufitScheduleSearchAzure(benchmark::State& state) {
   if (!Service()) return state.SkipWithError("no Azure trace");
-  const ReplicaPolicyInput in = Input(*Service());
+  const ReplicaPolicyInput in = PolicyInput(*Service());
   PolicyOutcome g;
   for (auto _ : state) {
     g = GpufitSchedule(in);

@@ -141,7 +141,7 @@ Result<PreparedService> PrepareService(const InferenceServiceSpec& spec, const G
   return p;
 }
 
-ReplicaPolicyInput InferenceStudy::Input() const {
+ReplicaPolicyInput PolicyInput(const PreparedService& service) {
   return {.demand = &service.demand,
           .concurrency = service.concurrency,
           .cold_start_s = service.cold_start_s,
@@ -150,6 +150,8 @@ ReplicaPolicyInput InferenceStudy::Input() const {
           .step_s = 5,
           .max_replicas = 100000};
 }
+
+ReplicaPolicyInput InferenceStudy::Input() const { return PolicyInput(service); }
 
 const PolicyOutcome& InferenceStudy::Policy(std::string_view name) const {
   for (const PolicyOutcome& p : policies) {

@@ -32,6 +32,10 @@ struct PreparedService {
 Result<PreparedService> PrepareService(const InferenceServiceSpec& spec,
                                        const GpuCatalog& catalog = GpuCatalog::Embedded());
 
+// The policies' input for a prepared service: its demand, concurrency, cold start, SLO and
+// window, schedule steps of 5 s. Points into `service`, which must outlive it.
+ReplicaPolicyInput PolicyInput(const PreparedService& service);
+
 struct InferenceStudy {
   PreparedService service;
   // clairvoyant, static peak, hpa-like at the spec's target, hpa-like at the highest target

@@ -69,14 +69,13 @@ double WaitBudget(const InferenceSlo& slo, const Window& w) {
   return slo.seconds;
 }
 
-std::size_t Unavoidable(const ReplicaPolicyInput& in, std::size_t first, std::size_t last) {
-  const ServiceTimes& t = in.demand->times;
+std::size_t Unavoidable(const Demand& d, const InferenceSlo& slo, std::size_t first, std::size_t last) {
   std::size_t n = 0;
   for (std::size_t i = first; i < last; ++i) {
-    const double alone = in.slo.metric == SloMetric::kWait   ? 0
-                         : in.slo.metric == SloMetric::kTtft ? (t.prefill_s.empty() ? 0 : t.prefill_s[i])
-                                                             : t.service_s[i];
-    n += alone > in.slo.seconds ? 1 : 0;
+    const double alone = slo.metric == SloMetric::kWait   ? 0
+                         : slo.metric == SloMetric::kTtft ? (d.times.prefill_s.empty() ? 0 : d.times.prefill_s[i])
+                                                          : d.times.service_s[i];
+    n += alone > slo.seconds ? 1 : 0;
   }
   return n;
 }
@@ -85,7 +84,7 @@ std::size_t Unavoidable(const ReplicaPolicyInput& in, std::size_t first, std::si
 double ReachableTarget(const ReplicaPolicyInput& in, double target) {
   const std::size_t n = in.demand->trace.requests.size();
   if (n == 0) return target;
-  const double best = 1 - static_cast<double>(Unavoidable(in, 0, n)) / static_cast<double>(n);
+  const double best = 1 - static_cast<double>(Unavoidable(*in.demand, in.slo, 0, n)) / static_cast<double>(n);
   return std::min(target, best);
 }
 
@@ -101,8 +100,7 @@ int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 double ReachableSloTarget(const ReplicaPolicyInput& in) { return ReachableTarget(in, in.slo.target); }
 
 std::size_t RequestsMissingAlone(const Demand& demand, const InferenceSlo& slo) {
-  const ReplicaPolicyInput in{.demand = &demand, .concurrency = 1, .cold_start_s = 0, .slo = slo};
-  return Unavoidable(in, 0, demand.trace.requests.size());
+  return Unavoidable(demand, slo, 0, demand.trace.requests.size());
 }
 
 ReplayOptions ReplayOptionsFor(const ReplicaPolicyInput& in) {
@@ -232,7 +230,7 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
   // Plan with a quarter of the miss allowance in reserve: the schedule is fitted to one
   // sample of the service's traffic and must hold on the next.
   const double planning = ReachableTarget(in, 1 - (1 - in.slo.target) * 0.75);
-  std::vector<int> count(windows.size(), 0), floor(windows.size(), 0);
+  std::vector<int> count(windows.size(), 0), stable(windows.size(), 0);
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const Window& win = windows[w];
     if (win.Count() == 0) continue;
@@ -255,7 +253,7 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
       square += x * x;
     }
     const double erlangs = (work + 2 * std::sqrt(square)) / std::max(span, in.window_s);
-    floor[w] = static_cast<int>(std::min<double>(std::floor(erlangs / in.concurrency) + 1, in.max_replicas));
+    stable[w] = static_cast<int>(std::min<double>(std::floor(erlangs / in.concurrency) + 1, in.max_replicas));
   }
   PolicyOutcome out{.policy = "gpufit", .schedule = {}, .replay = {}, .target_rps_per_replica = 0, .replays = 0};
   const auto judge = [&](const std::vector<int>& c) {
@@ -293,12 +291,12 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
     trimmed = false;
     std::vector<std::size_t> order;
     for (std::size_t w = 0; w < windows.size(); ++w) {
-      if (count[w] > floor[w] && !stuck[w]) order.push_back(w);
+      if (count[w] > stable[w] && !stuck[w]) order.push_back(w);
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return count[a] > count[b]; });
     for (const std::size_t w : order) {
       for (int cut = 1; cut >= 1;) {
-        cut = std::min(cut, count[w] - floor[w]);
+        cut = std::min(cut, count[w] - stable[w]);
         if (cut < 1) break;
         count[w] -= cut;
         auto [s, r] = judge(count);
@@ -326,7 +324,7 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
   const Demand& d = *in.demand;
   const std::vector<Window> windows = Windows(d, in.window_s);
   const std::size_t total = d.trace.requests.size();
-  const std::size_t unavoidable = Unavoidable(in, 0, total);
+  const std::size_t unavoidable = Unavoidable(d, in.slo, 0, total);
   const std::size_t allowance =
       std::max(unavoidable, static_cast<std::size_t>(std::floor((1 - in.slo.target) * static_cast<double>(total))));
   PolicyOutcome out{.policy = "clairvoyant",
@@ -339,28 +337,24 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
   const double lookback =
       std::min(in.window_s,
                d.times.service_s.empty() ? 0.0 : *std::max_element(d.times.service_s.begin(), d.times.service_s.end()));
-  // misses[w][k]: misses of window w with zero_count[w] - k replicas.
-  std::vector<std::vector<std::size_t>> misses(windows.size());
+  // misses[w][k]: misses of window w with zero_count[w] - k replicas (an empty window:
+  // zero replicas, no misses).
+  std::vector<std::vector<std::size_t>> misses(windows.size(), std::vector<std::size_t>{0});
   std::vector<int> zero_count(windows.size(), 0);
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const Window& win = windows[w];
     if (win.Count() == 0) continue;
     // The window's requests, after the previous window's tail (requests arriving up to the
     // longest service time before it, still in service at its start): served on the same
-    // count but not scored. Times are shifted so the tail fills [0, lookback).
+    // count but not scored.
     std::size_t from = win.first;
     while (from > 0 && d.trace.requests[from - 1].arrival_s >= win.start_s - lookback) --from;
     Demand part;
     for (std::size_t i = from; i < win.last; ++i) {
-      Request r = d.trace.requests[i];
-      r.arrival_s -= win.start_s - lookback;
-      part.trace.requests.push_back(r);
+      part.trace.requests.push_back(d.trace.requests[i]);
       part.times.service_s.push_back(d.times.service_s[i]);
       if (!d.times.prefill_s.empty()) part.times.prefill_s.push_back(d.times.prefill_s[i]);
     }
-    // Shift so the first request is at 0 (the replay's clock starts there).
-    const double shift = part.trace.requests.front().arrival_s;
-    for (Request& r : part.trace.requests) r.arrival_s -= shift;
     const auto missed = [&](int c) {
       ++out.replays;
       ReplayOptions o = options;
@@ -368,7 +362,7 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
       return ReplayRequests(part.trace, part.times.service_s, part.times.prefill_s, Constant(c), o).slo_misses;
     };
     // The fewest replicas with no avoidable miss: double, then bisect.
-    const std::size_t floor = Unavoidable(in, win.first, win.last);
+    const std::size_t floor = Unavoidable(d, in.slo, win.first, win.last);
     const int most = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(in.max_replicas), win.Count()));
     int bad = 0, good = 1;
     while (missed(good) > floor && good < most) {
@@ -380,7 +374,7 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
       (missed(mid) <= floor ? good : bad) = mid;
     }
     zero_count[w] = good;
-    misses[w].push_back(floor);
+    misses[w] = {floor};
     for (int c = good - 1; c >= 0; --c) {
       const std::size_t m = c == 0 ? win.Count() : missed(c);
       misses[w].push_back(m);
@@ -392,19 +386,19 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
   const std::size_t budget = allowance + 1;
   std::vector<double> cost(budget, INFINITY);
   cost[0] = 0;
-  std::vector<std::vector<std::uint16_t>> choice(windows.size(), std::vector<std::uint16_t>(budget, 0));
+  std::vector<std::vector<std::uint32_t>> choice(windows.size(), std::vector<std::uint32_t>(budget, 0));
   for (std::size_t w = 0; w < windows.size(); ++w) {
     std::vector<double> next(budget, INFINITY);
     const double length = windows[w].length_s;
     for (std::size_t b = 0; b < budget; ++b) {
       if (std::isinf(cost[b])) continue;
-      for (std::size_t k = 0; k < std::max<std::size_t>(misses[w].size(), 1); ++k) {
-        const std::size_t m = misses[w].empty() ? 0 : misses[w][k];
+      for (std::size_t k = 0; k < misses[w].size(); ++k) {
+        const std::size_t m = misses[w][k];
         if (b + m >= budget) continue;
         const double c = cost[b] + (zero_count[w] - static_cast<double>(k)) * length;
         if (c < next[b + m]) {
           next[b + m] = c;
-          choice[w][b + m] = static_cast<std::uint16_t>(k);
+          choice[w][b + m] = static_cast<std::uint32_t>(k);
         }
       }
     }
@@ -415,7 +409,7 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in) {
   for (std::size_t w = windows.size(), b = spent; w-- > 0;) {
     const std::size_t k = choice[w][b];
     counts[w] = zero_count[w] - static_cast<int>(k);
-    b -= misses[w].empty() ? 0 : misses[w][k];
+    b -= misses[w][k];
   }
   for (std::size_t w = 0; w < windows.size(); ++w) {
     out.schedule.replicas.push_back(counts[w]);

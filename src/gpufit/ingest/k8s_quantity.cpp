@@ -1,9 +1,12 @@
 #include "gpufit/ingest/k8s_quantity.h"
 
+#include <fast_float/fast_float.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <system_error>
 #include <utility>
 
 namespace gpufit {
@@ -18,35 +21,19 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 }  // namespace
 
 Result<double> ParseQuantity(std::string_view text) {
-  std::size_t i = 0;
-  const std::size_t n = text.size();
+  // A sign, then the number (fast_float: digits, a point, and a decimal exponent "e3" or
+  // "E-2" when digits follow the e; "1E" stops before the E, which is then exa).
+  const char* p = text.data();
+  const char* const end = text.data() + text.size();
   double sign = 1;
-  if (i < n && (text[i] == '+' || text[i] == '-')) sign = text[i++] == '-' ? -1 : 1;
-  // The number: digits, optionally a point and more digits (at least one digit in all).
+  if (p != end && (*p == '+' || *p == '-')) sign = *p++ == '-' ? -1 : 1;
+  if (p == end || !(IsDigit(*p) || *p == '.')) return Unexpected{Bad(text, "expected a number")};
   double number = 0;
-  std::size_t digits = 0;
-  for (; i < n && IsDigit(text[i]); ++i, ++digits) number = number * 10 + (text[i] - '0');
-  if (i < n && text[i] == '.') {
-    double scale = 0.1;
-    for (++i; i < n && IsDigit(text[i]); ++i, ++digits, scale /= 10) number += (text[i] - '0') * scale;
-  }
-  if (digits == 0) return Unexpected{Bad(text, "expected a number")};
-  const std::string_view suffix = text.substr(i);
+  const auto parsed = fast_float::from_chars(p, end, number);
+  if (parsed.ec != std::errc()) return Unexpected{Bad(text, "expected a number")};
+  const std::string_view suffix(parsed.ptr, static_cast<std::size_t>(end - parsed.ptr));
   double factor = 1;
-  if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E') &&
-      (IsDigit(suffix[1]) || suffix[1] == '+' || suffix[1] == '-')) {
-    // A decimal exponent: e or E, an optional sign, digits.
-    std::size_t j = 1;
-    int exp_sign = 1;
-    if (suffix[j] == '+' || suffix[j] == '-') exp_sign = suffix[j++] == '-' ? -1 : 1;
-    if (j >= suffix.size()) return Unexpected{Bad(text, "exponent without digits")};
-    int exponent = 0;
-    for (; j < suffix.size(); ++j) {
-      if (!IsDigit(suffix[j]) || exponent > 1000) return Unexpected{Bad(text, "malformed exponent")};
-      exponent = exponent * 10 + (suffix[j] - '0');
-    }
-    factor = std::pow(10.0, exp_sign * exponent);
-  } else if (!suffix.empty()) {
+  if (!suffix.empty()) {
     static constexpr std::array<std::pair<std::string_view, double>, 15> kSuffixes = {{
         {"n", 1e-9},
         {"u", 1e-6},
@@ -64,14 +51,9 @@ Result<double> ParseQuantity(std::string_view text) {
         {"Pi", 1125899906842624.0},
         {"Ei", 1152921504606846976.0},
     }};
-    bool known = false;
-    for (const auto& [name, value] : kSuffixes) {
-      if (suffix == name) {
-        factor = value;
-        known = true;
-      }
-    }
-    if (!known) return Unexpected{Bad(text, fmt::format("unknown suffix '{}'", suffix))};
+    const auto* it = std::find_if(kSuffixes.begin(), kSuffixes.end(), [&](const auto& e) { return e.first == suffix; });
+    if (it == kSuffixes.end()) return Unexpected{Bad(text, fmt::format("unknown suffix '{}'", suffix))};
+    factor = it->second;
   }
   const double value = sign * number * factor;
   if (!std::isfinite(value)) return Unexpected{Bad(text, "not a finite number")};

@@ -1,7 +1,7 @@
 // Kubernetes resource quantities ("500m", "16Gi", "1.5", "129e6") as `kubectl get -o json`
 // prints them in requests and limits.
 //
-// Grammar (k8s.io/apimachinery/pkg/api/resource, Quantity):
+// Grammar (k8s.io/apimachinery/pkg/api/resource, Quantity); the number is read by fast_float:
 //   quantity ::= signedNumber suffix
 //   suffix   ::= binarySI (Ki Mi Gi Ti Pi Ei) | decimalSI (n u m "" k M G T P E)
 //              | decimalExponent ("e" or "E" followed by a signed integer)

@@ -24,8 +24,6 @@ std::string DailyCron(double unix_s, bool round_up) {
   return fmt::format("{} {} * * *", of_day % 60, of_day / 60);
 }
 
-std::string Milli(double x) { return fmt::format("{}m", static_cast<std::int64_t>(std::llround(x * 1000))); }
-
 const char* MetricName(SloMetric m) {
   switch (m) {
     case SloMetric::kTtft:
@@ -53,11 +51,19 @@ const PolicyOutcome* TunedHpa(const InferenceStudy& s) {
   return nullptr;
 }
 
-// The tuned HPA's requests per second per replica, rounded up to the milli-unit that both
-// manifests carry.
-double TargetRps(const InferenceStudy& s) {
+// The tuned HPA's requests per second per replica, rounded up in the unit both manifests
+// carry: milli when at least 0.1, micro when at least 0.0001, else nano (Kubernetes
+// quantities take the suffixes m, u and n), so at least three significant digits survive.
+struct RateTarget {
+  double per_s = 0;
+  std::string quantity;  // e.g. "982m"
+};
+RateTarget TargetRps(const InferenceStudy& s) {
   const PolicyOutcome* p = TunedHpa(s);
-  return p ? std::ceil(p->target_rps_per_replica * 1000) / 1000 : 0;
+  const double x = p ? p->target_rps_per_replica : 0;
+  const auto [scale, suffix] = x >= 0.1 ? std::pair{1e3, "m"} : x >= 1e-4 ? std::pair{1e6, "u"} : std::pair{1e9, "n"};
+  const double units = std::ceil(x * scale - 1e-9);
+  return {.per_s = units / scale, .quantity = fmt::format("{}{}", static_cast<std::int64_t>(units), suffix)};
 }
 
 // Cron triggers repeat daily: they describe a trace of at most a day.
@@ -87,7 +93,7 @@ std::vector<std::pair<std::string, std::string>> InferenceManifests(const Infere
   const std::vector<ScheduleRun> runs = ScheduleRuns(study);
   const int lowest = MinReplicas(runs);
   const int highest = MaxReplicas(study, runs);
-  const double target = TargetRps(study);
+  const RateTarget target = TargetRps(study);
 
   YAML::Emitter hpa;
   hpa << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value << "autoscaling/v2" << YAML::Key << "kind"
@@ -109,7 +115,8 @@ std::vector<std::pair<std::string, std::string>> InferenceManifests(const Infere
       << "Pods" << YAML::Key << "pods" << YAML::Value << YAML::BeginMap << YAML::Key << "metric" << YAML::Value
       << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "requests_per_second" << YAML::EndMap << YAML::Key
       << "target" << YAML::Value << YAML::BeginMap << YAML::Key << "type" << YAML::Value << "AverageValue" << YAML::Key
-      << "averageValue" << YAML::Value << Milli(target) << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+      << "averageValue" << YAML::Value << target.quantity << YAML::EndMap << YAML::EndMap << YAML::EndMap
+      << YAML::EndSeq;
   hpa << YAML::Key << "behavior" << YAML::Value << YAML::BeginMap;
   hpa << YAML::Key << "scaleUp" << YAML::Value << YAML::BeginMap << YAML::Key << "stabilizationWindowSeconds"
       << YAML::Value << 0 << YAML::Key << "selectPolicy" << YAML::Value << "Max" << YAML::Key << "policies"
@@ -150,8 +157,8 @@ std::vector<std::pair<std::string, std::string>> InferenceManifests(const Infere
        << YAML::Key << "query" << YAML::Value
        << fmt::format("sum(rate(http_requests_total{{namespace=\"{}\",deployment=\"{}\"}}[1m]))", spec.kube_namespace,
                       spec.deployment)
-       << YAML::Key << "threshold" << YAML::Value << YAML::DoubleQuoted << fmt::format("{:.3f}", target) << YAML::EndMap
-       << YAML::EndMap;
+       << YAML::Key << "threshold" << YAML::Value << YAML::DoubleQuoted << fmt::format("{}", target.per_s)
+       << YAML::EndMap << YAML::EndMap;
   keda << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
 
   return {{spec.name + "-hpa.yaml", std::string(hpa.c_str()) + "\n"},
@@ -217,7 +224,7 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies) {
           {"keep_alive_s", p.cold_start_s},
           {"keda_cron_triggers", CronFits(s)},
           {"constant_as_static_peak", s.Policy("gpufit").fell_back_to_static},
-          {"hpa_target_requests_per_second_per_replica", TargetRps(s)}}},
+          {"hpa_target_requests_per_second_per_replica", TargetRps(s).per_s}}},
         {"policies", rows},
         {"manifests", manifests}};
     if (p.llm) {
@@ -250,10 +257,10 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
                       MetricName(p.spec.slo.metric), p.spec.slo.seconds, 100 * p.spec.slo.target, p.gpu.id,
                       p.gpu.on_demand_per_gpu_hour.value);
     md += fmt::format(
-        "- recommendation: {} to {} replicas, a schedule of {} {}; {}; HPA target {:.3f} requests/s per "
+        "- recommendation: {} to {} replicas, a schedule of {} {}; {}; HPA target {:.4g} requests/s per "
         "replica{}\n\n",
         MinReplicas(runs), MaxReplicas(s, runs), runs.size(), runs.size() == 1 ? "step" : "steps",
-        MinReplicas(runs) == 0 ? "scales to zero when idle" : "keeps a replica warm", TargetRps(s),
+        MinReplicas(runs) == 0 ? "scales to zero when idle" : "keeps a replica warm", TargetRps(s).per_s,
         CronFits(s) ? "" : "; the trace spans more than a day, so the KEDA object has no cron triggers");
     md +=
         "| policy | GPU-hours | cost USD | x clairvoyant | % of static peak | SLO met | p50 latency s | p99 latency s "

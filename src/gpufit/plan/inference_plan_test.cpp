@@ -127,5 +127,42 @@ TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) 
   EXPECT_NE(md.find("| clairvoyant |"), std::string::npos);
 }
 
+// A slow service (100 s a request, one per replica) scales on a target of about 0.01
+// requests/s per replica: the manifests carry it in micro-units, not rounded up to 1m.
+TEST(InferencePlanTest, SmallTargetsKeepTheirDigits) {
+  testing::TempDir dir;
+  Rng rng(5);
+  std::ostringstream csv;
+  csv << "timestamp_s\n";
+  for (double t = rng.Exponential(0.05); t < 3600; t += rng.Exponential(0.05)) csv << t << "\n";
+  dir.Write("slow.csv", csv.str());
+  const auto specs = ReadInferenceServices(dir.Write("s.yaml", R"(services:
+  - name: slow
+    requests: {format: generic, path: slow.csv}
+    service_time: {seconds: 100}
+    cold_start: {seconds: 20}
+    slo: {metric: wait, seconds: 30}
+    window_s: 600
+)"));
+  ASSERT_TRUE(specs) << specs.error().message;
+  auto service = PrepareService(specs->front());
+  ASSERT_TRUE(service) << service.error().message;
+  const InferenceStudy s = RunInferenceStudy(*std::move(service));
+  const PolicyOutcome* tuned = nullptr;
+  for (const PolicyOutcome& p : s.policies) {
+    if (p.policy.rfind("hpa-like tuned", 0) == 0) tuned = &p;
+  }
+  ASSERT_NE(tuned, nullptr);
+  ASSERT_LT(tuned->target_rps_per_replica, 0.1);
+  const auto micro = static_cast<long>(std::ceil(tuned->target_rps_per_replica * 1e6));
+  const auto manifests = InferenceManifests(s);
+  const YAML::Node hpa = YAML::Load(manifests[0].second);
+  EXPECT_EQ(hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"].as<std::string>(), std::to_string(micro) + "u");
+  const YAML::Node keda = YAML::Load(manifests[1].second);
+  const YAML::Node triggers = keda["spec"]["triggers"];
+  EXPECT_DOUBLE_EQ(std::stod(triggers[triggers.size() - 1]["metadata"]["threshold"].as<std::string>()),
+                   static_cast<double>(micro) / 1e6);
+}
+
 }  // namespace
 }  // namespace gpufit
