@@ -18,6 +18,7 @@ enum class Code {
   kInvalidArgument,     // the input is malformed or out of range: exit code 2
   kNotFound,            // a named thing (file, GPU model, pod) does not exist: exit code 2
   kFailedPrecondition,  // valid input that does not suit the state: exit code 2
+  kUnavailable,         // a server could not be reached, timed out or kept failing: exit code 2
   kInternal,            // our bug or the system failed (disk full): exit code 1
 };
 
@@ -100,6 +101,10 @@ Error NotFound(fmt::format_string<Args...> f, Args&&... args) {
 template <class... Args>
 Error FailedPrecondition(fmt::format_string<Args...> f, Args&&... args) {
   return {Code::kFailedPrecondition, fmt::format(f, std::forward<Args>(args)...)};
+}
+template <class... Args>
+Error Unavailable(fmt::format_string<Args...> f, Args&&... args) {
+  return {Code::kUnavailable, fmt::format(f, std::forward<Args>(args)...)};
 }
 template <class... Args>
 Error Internal(fmt::format_string<Args...> f, Args&&... args) {

@@ -16,6 +16,8 @@ namespace gpufit {
 // DCGM field names of the two metrics gpufit reads (dcgm-exporter default counters).
 inline constexpr const char* kDcgmFbUsed = "DCGM_FI_DEV_FB_USED";    // framebuffer used, MiB
 inline constexpr const char* kDcgmGpuUtil = "DCGM_FI_DEV_GPU_UTIL";  // duty cycle, percent 0-100
+// Profiling counter: ratio 0-1 of time the graphics/compute engine is active (default-counters.csv).
+inline constexpr const char* kDcgmGrEngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
 
 struct PodSeries {
   std::string pod;

@@ -1,0 +1,184 @@
+#include "gpufit/ingest/prometheus_client.h"
+
+#include <fast_float/fast_float.h>
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace gpufit {
+namespace {
+
+constexpr const char* kQueryRangePath = "/api/v1/query_range";
+
+struct BaseUrl {
+  std::string scheme_host_port;  // "http://127.0.0.1:9090"
+  std::string path_prefix;       // "" or "/prometheus"
+};
+
+Result<BaseUrl> SplitUrl(const std::string& url) {
+  const std::size_t colon = url.find("://");
+  const std::string scheme = colon == std::string::npos ? "" : url.substr(0, colon);
+  if (scheme != "http" && scheme != "https")
+    return InvalidArgument("--prometheus '{}': expected an http:// or https:// URL", url);
+  const std::size_t host_start = colon + 3;
+  const std::size_t slash = url.find('/', host_start);
+  BaseUrl out{.scheme_host_port = url.substr(0, slash), .path_prefix = ""};
+  if (out.scheme_host_port.size() <= host_start) return InvalidArgument("--prometheus '{}': no host", url);
+  if (slash != std::string::npos) out.path_prefix = url.substr(slash);
+  while (!out.path_prefix.empty() && out.path_prefix.back() == '/') out.path_prefix.pop_back();
+  return out;
+}
+
+// Prometheus prints sample values as Go's strconv.FormatFloat does: decimals, exponents,
+// "NaN", "+Inf", "-Inf".
+Result<double> ParseSampleValue(const std::string& text) {
+  if (text == "+Inf" || text == "Inf") return std::numeric_limits<double>::infinity();
+  if (text == "-Inf") return -std::numeric_limits<double>::infinity();
+  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  double v = 0;
+  const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+    return InvalidArgument("sample value \"{}\" is not a number", text);
+  return v;
+}
+
+std::string Seconds(double s) { return fmt::format("{:.3f}", s); }
+
+// What one HTTP attempt came to.
+struct Attempt {
+  bool retryable = false;
+  Error error;
+  std::string body;  // the answer when error.message is empty
+};
+
+Attempt PostOnce(httplib::Client& client, const std::string& path, const httplib::Params& params) {
+  const httplib::Result res = client.Post(path, httplib::Headers{}, params);
+  if (!res) {
+    const httplib::Error e = res.error();
+    const bool timed_out = e == httplib::Error::Read || e == httplib::Error::ConnectionTimeout;
+    const bool tls = e == httplib::Error::SSLConnection || e == httplib::Error::SSLServerVerification ||
+                     e == httplib::Error::SSLLoadingCerts;
+    std::string why = timed_out ? "no answer within the timeout"
+                      : tls     ? "TLS failed (" + httplib::to_string(e) + "; check --prometheus-ca-file)"
+                      : e == httplib::Error::Connection ? "cannot connect (server down or unreachable)"
+                                                        : "request failed (" + httplib::to_string(e) + ")";
+    return {.retryable = !tls, .error = Unavailable("{}", why), .body = ""};
+  }
+  if (res->status == 200) return {.retryable = false, .error = {}, .body = res->body};
+  // Prometheus explains refusals in its JSON envelope; fall back to the raw body.
+  std::string detail = res->body.substr(0, 300);
+  try {
+    const nlohmann::json j = nlohmann::json::parse(res->body);
+    detail = fmt::format("{}: {}", j.value("errorType", "?"), j.value("error", "?"));
+  } catch (const nlohmann::json::exception&) {
+  }
+  const bool server_side = res->status == 429 || res->status >= 500;
+  Error error = server_side ? Unavailable("HTTP {}: {}", res->status, detail)
+                            : InvalidArgument("HTTP {}: {}", res->status, detail);
+  return {.retryable = server_side, .error = std::move(error), .body = ""};
+}
+
+Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
+                                           const RangeQuery& q) {
+  const httplib::Params params = {
+      {"query", q.query}, {"start", Seconds(q.start_s)}, {"end", Seconds(q.end_s)}, {"step", Seconds(q.step_s)}};
+  const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
+                                        Seconds(q.start_s), Seconds(q.end_s), q.step_s);
+  double backoff = o.backoff_s;
+  for (int attempt = 0;; ++attempt) {
+    Attempt a = PostOnce(client, path, params);
+    if (a.error.message.empty()) return ParseQueryRangeAnswer(a.body, where);
+    if (!a.retryable || attempt >= o.retries) {
+      const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
+      return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+    backoff *= 2;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("prometheus {}: the answer is not valid JSON: {}", where, e.what());
+  }
+  try {
+    if (j.at("status") != "success")
+      return InvalidArgument("prometheus {}: status '{}': {}: {}", where, j.at("status").get<std::string>(),
+                             j.value("errorType", "?"), j.value("error", "?"));
+    const auto& data = j.at("data");
+    if (data.at("resultType") != "matrix")
+      return InvalidArgument("prometheus {}: resultType '{}', expected 'matrix'", where,
+                             data.at("resultType").get<std::string>());
+    std::vector<PromSeries> out;
+    for (const auto& r : data.at("result")) {
+      PromSeries& s = out.emplace_back();
+      for (const auto& [k, v] : r.at("metric").items()) s.labels[k] = v.get<std::string>();
+      for (const auto& pair : r.at("values")) {
+        if (!pair.is_array() || pair.size() != 2)
+          return InvalidArgument("prometheus {}: a sample is not a [time, \"value\"] pair: {}", where, pair.dump());
+        Result<double> v = ParseSampleValue(pair[1].get<std::string>());
+        if (!v) return InvalidArgument("prometheus {}: {}", where, v.error().message);
+        s.time_s.push_back(pair[0].get<double>());
+        s.value.push_back(*v);
+      }
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("prometheus {}: unexpected answer shape: {}", where, e.what());
+  }
+}
+
+Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q) {
+  if (!(q.step_s > 0) || !std::isfinite(q.step_s)) return InvalidArgument("--step must be > 0 s, got {}", q.step_s);
+  if (!std::isfinite(q.start_s) || !std::isfinite(q.end_s) || q.end_s < q.start_s)
+    return InvalidArgument("--since must not be after --until ({} > {})", Seconds(q.start_s), Seconds(q.end_s));
+  if (o.max_points < 1) return InvalidArgument("max_points must be >= 1, got {}", o.max_points);
+  const Result<BaseUrl> base = SplitUrl(o.url);
+  if (!base) return base.error();
+  httplib::Client client(base->scheme_host_port);
+  if (!client.is_valid()) return InvalidArgument("--prometheus '{}': not a usable URL", o.url);
+  const auto whole = static_cast<time_t>(o.timeout_s);
+  const auto micro = static_cast<time_t>((o.timeout_s - static_cast<double>(whole)) * 1e6);
+  client.set_connection_timeout(whole, micro);
+  client.set_read_timeout(whole, micro);
+  client.set_write_timeout(whole, micro);
+  if (!o.bearer_token.empty()) client.set_bearer_token_auth(o.bearer_token);
+  if (!o.ca_file.empty()) client.set_ca_cert_path(o.ca_file);
+  client.enable_server_certificate_verification(!o.insecure_skip_verify);
+
+  // Evaluation times start + k step, k = 0..points-1, in chunks of max_points.
+  const double span_steps = std::floor((q.end_s - q.start_s) / q.step_s + 1e-9);
+  if (span_steps > 1e9) return InvalidArgument("the range holds {} steps of {} s: widen --step", span_steps, q.step_s);
+  const auto points = static_cast<long long>(span_steps) + 1;
+  std::map<std::map<std::string, std::string>, PromSeries> joined;
+  for (long long k0 = 0; k0 < points; k0 += o.max_points) {
+    const long long k1 = std::min(points - 1, k0 + o.max_points - 1);
+    RangeQuery chunk = q;
+    chunk.start_s = q.start_s + static_cast<double>(k0) * q.step_s;
+    chunk.end_s = q.start_s + static_cast<double>(k1) * q.step_s;
+    Result<std::vector<PromSeries>> part = QueryChunk(client, o, base->path_prefix + kQueryRangePath, chunk);
+    if (!part) return part.error();
+    for (PromSeries& s : *part) {
+      PromSeries& into = joined[s.labels];
+      if (into.labels.empty()) into.labels = s.labels;
+      into.time_s.insert(into.time_s.end(), s.time_s.begin(), s.time_s.end());
+      into.value.insert(into.value.end(), s.value.begin(), s.value.end());
+    }
+  }
+  std::vector<PromSeries> out;
+  out.reserve(joined.size());
+  for (auto& [labels, s] : joined) out.push_back(std::move(s));
+  return out;
+}
+
+}  // namespace gpufit

@@ -1,0 +1,239 @@
+#include "gpufit/ingest/prometheus_client.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "gpufit/core/test_support.h"
+#include "prometheus_server.h"
+
+namespace gpufit {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr double kT0 = 1767225600;  // 2026-01-01T00:00:00Z
+
+PrometheusOptions Fast(const std::string& url) {
+  PrometheusOptions o;
+  o.url = url;
+  o.timeout_s = 5;
+  o.retries = 2;
+  o.backoff_s = 0.01;
+  return o;
+}
+
+RangeQuery Query(double span_s = 60, double step_s = 60) {
+  return {.query = "up", .start_s = kT0, .end_s = kT0 + span_s, .step_s = step_s};
+}
+
+const char* kOneSeries =
+    R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","job":"x"},)"
+    R"("values":[[1767225600,"1"],[1767225660,"NaN"],[1767225720,"+Inf"],[1767225780,"2.5e+03"]]}]}})";
+
+TEST(ParseQueryRangeAnswer, ReadsMatrixValuesAsPrometheusPrintsThem) {
+  const Result<std::vector<PromSeries>> r = ParseQueryRangeAnswer(kOneSeries, "test");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->size(), 1u);
+  const PromSeries& s = (*r)[0];
+  EXPECT_EQ(s.labels.at("job"), "x");
+  ASSERT_EQ(s.time_s.size(), 4u);
+  EXPECT_EQ(s.time_s[1], 1767225660.0);
+  EXPECT_EQ(s.value[0], 1.0);
+  EXPECT_TRUE(std::isnan(s.value[1]));
+  EXPECT_TRUE(std::isinf(s.value[2]) && s.value[2] > 0);
+  EXPECT_EQ(s.value[3], 2500.0);
+}
+
+TEST(ParseQueryRangeAnswer, RejectsErrorsAndOtherShapes) {
+  const auto error =
+      ParseQueryRangeAnswer(R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})", "srv");
+  ASSERT_FALSE(error);
+  EXPECT_THAT(error.error().message, HasSubstr("bad_data: parse error at char 3"));
+  const auto vector = ParseQueryRangeAnswer(R"({"status":"success","data":{"resultType":"vector","result":[]}})", "s");
+  ASSERT_FALSE(vector);
+  EXPECT_THAT(vector.error().message, HasSubstr("resultType 'vector', expected 'matrix'"));
+  const auto bad_value = ParseQueryRangeAnswer(
+      R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"x1"]]}]}})", "s");
+  ASSERT_FALSE(bad_value);
+  EXPECT_THAT(bad_value.error().message, HasSubstr("\"x1\" is not a number"));
+  const auto shape = ParseQueryRangeAnswer(R"({"status":"success","data":{"resultType":"matrix"}})", "s");
+  ASSERT_FALSE(shape);
+  EXPECT_THAT(shape.error().message, HasSubstr("unexpected answer shape"));
+}
+
+TEST(QueryRange, ServerNotRunningIsUnavailableAfterRetries) {
+  const int port = testing::FreeLoopbackPort();
+  const auto r = QueryRange(Fast(fmt::format("http://127.0.0.1:{}", port)), Query());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnavailable);
+  EXPECT_THAT(r.error().message, HasSubstr("cannot connect"));
+  EXPECT_THAT(r.error().message, HasSubstr("after 3 attempts"));
+  EXPECT_THAT(r.error().message, HasSubstr(fmt::format("127.0.0.1:{}/api/v1/query_range", port)));
+  EXPECT_THAT(r.error().message, HasSubstr("query 'up'"));
+}
+
+TEST(QueryRange, Http500IsRetriedThenReported) {
+  testing::FakeHttpServer server([](const httplib::Request&, httplib::Response& res) {
+    res.status = 500;
+    res.set_content("internal meltdown", "text/plain");
+  });
+  const auto r = QueryRange(Fast(server.url()), Query());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnavailable);
+  EXPECT_THAT(r.error().message, HasSubstr("HTTP 500: internal meltdown"));
+  EXPECT_EQ(server.requests(), 3);  // 1 + 2 retries
+}
+
+TEST(QueryRange, TransientFailureRecoversOnRetry) {
+  std::atomic<int> calls{0};
+  testing::FakeHttpServer server([&calls](const httplib::Request&, httplib::Response& res) {
+    if (calls++ == 0) {
+      res.status = 503;
+      res.set_content(R"({"status":"error","errorType":"timeout","error":"query timed out"})", "application/json");
+      return;
+    }
+    res.set_content(kOneSeries, "application/json");
+  });
+  const auto r = QueryRange(Fast(server.url()), Query());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->size(), 1u);
+  EXPECT_EQ(server.requests(), 2);
+}
+
+TEST(QueryRange, SlowServerTimesOut) {
+  testing::FakeHttpServer server([](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    res.set_content(kOneSeries, "application/json");
+  });
+  PrometheusOptions o = Fast(server.url());
+  o.timeout_s = 0.3;
+  o.retries = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = QueryRange(o, Query());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnavailable);
+  EXPECT_THAT(r.error().message, HasSubstr("no answer within the timeout"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1400));
+}
+
+TEST(QueryRange, MalformedJsonFailsAtOnce) {
+  testing::FakeHttpServer server([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"success","data":{"resultType":"matrix","result":[{)", "application/json");
+  });
+  const auto r = QueryRange(Fast(server.url()), Query());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+  EXPECT_THAT(r.error().message, HasSubstr("not valid JSON"));
+  EXPECT_EQ(server.requests(), 1);
+}
+
+TEST(QueryRange, SendsBearerTokenAndFormParameters) {
+  std::string seen_query, seen_step;
+  testing::FakeHttpServer server([&](const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value("Authorization") != "Bearer s3cret") {
+      res.status = 401;
+      res.set_content("unauthorized", "text/plain");
+      return;
+    }
+    seen_query = req.get_param_value("query");
+    seen_step = req.get_param_value("step");
+    res.set_content(kOneSeries, "application/json");
+  });
+  PrometheusOptions o = Fast(server.url());
+  const auto refused = QueryRange(o, Query());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Code::kInvalidArgument);
+  EXPECT_THAT(refused.error().message, HasSubstr("HTTP 401"));
+  o.bearer_token = "s3cret";
+  RangeQuery q = Query();
+  q.query = R"(max_over_time(DCGM_FI_DEV_FB_USED{pod!=""}[59999ms]))";
+  const auto r = QueryRange(o, q);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(seen_query, q.query);
+  EXPECT_EQ(seen_step, "60.000");
+}
+
+TEST(QueryRange, RejectsBadUrlsAndRanges) {
+  EXPECT_THAT(QueryRange(Fast("ftp://x"), Query()).error().message, HasSubstr("http:// or https://"));
+  EXPECT_THAT(QueryRange(Fast("http://127.0.0.1:1"), Query(60, 0)).error().message, HasSubstr("--step"));
+  RangeQuery backwards = Query();
+  backwards.end_s = backwards.start_s - 1;
+  EXPECT_THAT(QueryRange(Fast("http://127.0.0.1:1"), backwards).error().message, HasSubstr("--since"));
+}
+
+// A real Prometheus: one gauge sampled every second for 12,000 s (12,001 samples).
+std::string OneSecondGauge(int seconds) {
+  std::string om = "# TYPE test_gauge gauge\n";
+  for (int i = 0; i <= seconds; ++i)
+    om += fmt::format("test_gauge{{cluster=\"a\"}} {} {}\n", (i * 7) % 1000, static_cast<long long>(kT0) + i);
+  return om + "# EOF\n";
+}
+
+TEST(QueryRangeAgainstPrometheus, ChunksQueriesOverThePointLimit) {
+  testing::TempDir dir;
+  auto server = testing::PrometheusServer::Start(OneSecondGauge(12000), dir.path());
+  ASSERT_TRUE(server) << server.error().message;
+  RangeQuery q{.query = "test_gauge", .start_s = kT0, .end_s = kT0 + 12000, .step_s = 1};
+  PrometheusOptions o = Fast((*server)->url());
+
+  // Unchunked, the real server refuses 12,001 points per series.
+  o.max_points = 20000;
+  const auto refused = QueryRange(o, q);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("exceeded maximum resolution"));
+
+  o.max_points = kPrometheusMaxPoints;
+  const auto r = QueryRange(o, q);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->size(), 1u);
+  const PromSeries& s = (*r)[0];
+  EXPECT_EQ(s.labels.at("cluster"), "a");
+  ASSERT_EQ(s.time_s.size(), 12001u);  // every second once: no gap, no overlap between chunks
+  for (int i = 0; i <= 12000; ++i) {
+    ASSERT_EQ(s.time_s[static_cast<std::size_t>(i)], kT0 + i);
+    ASSERT_EQ(s.value[static_cast<std::size_t>(i)], (i * 7) % 1000) << "at second " << i;
+  }
+}
+
+TEST(QueryRangeAgainstPrometheus, HttpsWithTheServersCertificate) {
+  testing::TempDir dir;
+  const std::string cert = dir.path() + "/cert.pem", key = dir.path() + "/key.pem";
+  const std::string openssl = fmt::format(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+      "-keyout {} -out {} > {}/openssl.log 2>&1",
+      key, cert, dir.path());
+  ASSERT_EQ(std::system(openssl.c_str()), 0) << "openssl (scripts/bootstrap installs it) failed";
+  testing::PrometheusServer::Options tls{
+      .web_config_yaml = fmt::format("tls_server_config:\n  cert_file: {}\n  key_file: {}\n", cert, key),
+      .https = true};
+  auto server = testing::PrometheusServer::Start(OneSecondGauge(120), dir.path(), tls);
+  ASSERT_TRUE(server) << server.error().message;
+  RangeQuery q{.query = "test_gauge", .start_s = kT0, .end_s = kT0 + 120, .step_s = 60};
+  PrometheusOptions o = Fast((*server)->url());
+  o.retries = 0;
+
+  const auto unverified = QueryRange(o, q);  // self-signed: not trusted by default
+  ASSERT_FALSE(unverified);
+  EXPECT_THAT(unverified.error().message, HasSubstr("TLS failed"));
+
+  o.ca_file = cert;
+  const auto verified = QueryRange(o, q);
+  ASSERT_TRUE(verified) << verified.error().message;
+  ASSERT_EQ(verified->size(), 1u);
+  EXPECT_EQ((*verified)[0].value, (std::vector<double>{0, 420, 840}));
+
+  o.ca_file.clear();
+  o.insecure_skip_verify = true;
+  EXPECT_TRUE(QueryRange(o, q));
+}
+
+}  // namespace
+}  // namespace gpufit

@@ -1,0 +1,175 @@
+#include "gpufit/ingest/prometheus_telemetry.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "gpufit/ingest/align.h"
+
+namespace gpufit {
+namespace {
+
+// DCGM writes blank (unsupported) fields as sentinels at the top of the int64 range
+// (dcgm-exporter README sample 9223372036854775794); formats.md (a).
+constexpr double kDcgmBlankSentinel = 9223372036854775792.0;
+// No GPU has 1 TiB of memory: larger is a unit mistake (as in telemetry_readers.cpp).
+constexpr double kMaxPlausibleMiB = 1024.0 * 1024.0;
+
+using Labels = std::map<std::string, std::string>;
+
+std::string Label(const Labels& l, const char* a, const char* b = nullptr) {
+  if (auto it = l.find(a); it != l.end() && !it->second.empty()) return it->second;
+  if (b != nullptr)
+    if (auto it = l.find(b); it != l.end()) return it->second;
+  return "";
+}
+
+std::string Host(const Labels& l) { return Label(l, "Hostname", "hostname"); }
+
+// A GPU or MIG instance, independent of the labels that may change over time.
+std::string GpuIdentity(const Labels& l) {
+  std::string id = Label(l, "UUID", "uuid");
+  if (id.empty()) id = Host(l) + "/gpu" + Label(l, "gpu");
+  if (const std::string gi = Label(l, "GPU_I_ID"); !gi.empty()) id += "/gi" + gi;
+  return id;
+}
+
+std::string PodName(const Labels& l) {
+  const std::string pod = Label(l, "pod");
+  if (pod.empty()) return "";
+  const std::string ns = Label(l, "namespace");
+  return ns.empty() ? pod : ns + "/" + pod;
+}
+
+std::string Describe(const char* metric, const Labels& l) {
+  return fmt::format("{}{{pod=\"{}\", UUID/gpu=\"{}\"}}", metric, PodName(l), GpuIdentity(l));
+}
+
+bool NoData(double v) { return !std::isfinite(v) || v >= kDcgmBlankSentinel; }
+
+// Lives of each pod key: [created, last seen] intervals from kube_pod_created.
+using Lives = std::map<std::string, std::vector<std::pair<double, double>>>;
+
+Lives PodLives(const std::vector<PromSeries>& pod_created) {
+  Lives lives;
+  for (const PromSeries& s : pod_created) {
+    const std::string pod = PodName(s.labels);
+    if (pod.empty() || s.time_s.empty()) continue;
+    double created = s.time_s.front();
+    for (double v : s.value)
+      if (std::isfinite(v)) created = std::min(created, v);
+    lives[pod].emplace_back(created, s.time_s.back());
+  }
+  return lives;
+}
+
+bool Alive(const Lives& lives, const std::string& pod, double t) {
+  const auto it = lives.find(pod);
+  if (it == lives.end()) return true;  // no kube-state-metrics for it: the samples bound the life
+  return std::any_of(it->second.begin(), it->second.end(),
+                     [t](const auto& life) { return t >= life.first && t <= life.second; });
+}
+
+// Samples of one metric per (pod, GPU identity).
+using ByGpu = std::map<std::pair<std::string, std::string>, RawSeries>;
+
+Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, double scale, double max_value,
+                     const Lives& lives, ByGpu& out, std::set<std::string>& unattributed) {
+  for (const PromSeries& s : series) {
+    const std::string pod = PodName(s.labels);
+    const std::string gpu = GpuIdentity(s.labels);
+    if (pod.empty()) {
+      unattributed.insert(fmt::format("{} on {}", gpu, Host(s.labels).empty() ? "?" : Host(s.labels)));
+      continue;
+    }
+    RawSeries& into = out[{pod, gpu}];
+    for (std::size_t i = 0; i < s.time_s.size(); ++i) {
+      const double v = s.value[i] * scale;
+      if (NoData(s.value[i])) continue;
+      if (v < 0 || v > max_value)
+        return InvalidArgument("{} at {}: value {} is out of range [0, {}]", Describe(metric, s.labels), s.time_s[i],
+                               s.value[i], max_value / scale);
+      if (!Alive(lives, pod, s.time_s[i])) continue;
+      into.time_s.push_back(s.time_s[i]);
+      into.value.push_back(static_cast<float>(v));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used,
+                                          const std::vector<PromSeries>& gpu_util,
+                                          const std::vector<PromSeries>& gr_engine_active,
+                                          const std::vector<PromSeries>& pod_created, const std::string& source) {
+  const Lives lives = PodLives(pod_created);
+  ByGpu memory, util, engine;
+  std::set<std::string> unattributed;
+  if (Result<void> r = Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, memory, unattributed); !r)
+    return r.error();
+  if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, util, unattributed); !r) return r.error();
+  if (Result<void> r = Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, engine, unattributed); !r)
+    return r.error();
+
+  // GPU identities per pod, in order, to name pods on several GPUs.
+  std::map<std::string, std::vector<std::string>> gpus_of;
+  for (const ByGpu* m : {&memory, &util, &engine})
+    for (const auto& [key, s] : *m)
+      if (!s.time_s.empty()) gpus_of[key.first].push_back(key.second);
+  RawTelemetry raw;
+  for (auto& [pod, gpus] : gpus_of) {
+    std::sort(gpus.begin(), gpus.end());
+    gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      const std::string name = gpus.size() == 1 ? pod : fmt::format("{}[{}]", pod, g);
+      const std::pair<std::string, std::string> key{pod, gpus[g]};
+      if (auto it = memory.find(key); it != memory.end() && !it->second.time_s.empty())
+        raw.fb_used_mib[name] = std::move(it->second);
+      // DCGM_FI_DEV_GPU_UTIL where the GPU reports it, else the graphics engine activity.
+      if (auto it = util.find(key); it != util.end() && !it->second.time_s.empty())
+        raw.gpu_util_pct[name] = std::move(it->second);
+      else if (auto e = engine.find(key); e != engine.end() && !e->second.time_s.empty())
+        raw.gpu_util_pct[name] = std::move(e->second);
+    }
+  }
+  Result<Telemetry> tel = AlignToGrid(raw, source);
+  if (!tel) return tel.error();
+  for (const std::string& gpu : unattributed)
+    tel->skipped.push_back(
+        fmt::format("{}: DCGM series without a pod label (no pod holds it, or dcgm-exporter runs without "
+                    "--kubernetes)",
+                    gpu));
+  return tel;
+}
+
+Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range) {
+  const double step_ms = std::round(range.step_s * 1000.0);
+  if (!(range.step_s >= 1.0) || std::abs(step_ms - range.step_s * 1000.0) > 1e-6)
+    return InvalidArgument("--step must be whole milliseconds and at least 1 s, got {} s", range.step_s);
+  const std::string window = fmt::format("[{}ms]", static_cast<long long>(step_ms) - 1);
+  auto query = [&](const std::string& metric) {
+    return QueryRange(options, RangeQuery{.query = fmt::format("max_over_time({}{})", metric, window),
+                                          .start_s = range.since_s,
+                                          .end_s = range.until_s,
+                                          .step_s = range.step_s});
+  };
+  const Result<std::vector<PromSeries>> fb = query(kDcgmFbUsed);
+  if (!fb) return fb.error();
+  const Result<std::vector<PromSeries>> util = query(kDcgmGpuUtil);
+  if (!util) return util.error();
+  const Result<std::vector<PromSeries>> engine = query(kDcgmGrEngineActive);
+  if (!engine) return engine.error();
+  const Result<std::vector<PromSeries>> created = query("kube_pod_created");
+  if (!created) return created.error();
+  if (fb->empty())
+    return FailedPrecondition("prometheus {}: no {} series between {} and {} (is dcgm-exporter scraped?)", options.url,
+                              kDcgmFbUsed, range.since_s, range.until_s);
+  return TelemetryFromDcgmSeries(*fb, *util, *engine, *created, options.url);
+}
+
+}  // namespace gpufit

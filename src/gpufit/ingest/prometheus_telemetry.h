@@ -1,0 +1,60 @@
+// GPU telemetry from a Prometheus server that scrapes NVIDIA's dcgm-exporter: the same
+// model/telemetry.h grid the file readers produce, so a plan from Prometheus equals the
+// plan from the same samples in a long CSV file.
+//
+// Queries (range queries, ingest/prometheus_client.h), with W = step - 1 ms so that each
+// evaluation time t sees exactly the raw samples in (t - step, t] on Prometheus 2 (closed
+// range) and 3 (left-open range) alike, and no sample is repeated by the 5-minute lookback:
+//   max_over_time(DCGM_FI_DEV_FB_USED[W])            framebuffer used, MiB
+//   max_over_time(DCGM_FI_DEV_GPU_UTIL[W])           duty cycle, percent 0-100
+//   max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[W])  ratio 0-1, x 100; used for a GPU (or MIG
+//                                                    instance) without DCGM_FI_DEV_GPU_UTIL
+//   max_over_time(kube_pod_created[W])               kube-state-metrics: each pod's creation
+//                                                    time (value) and presence (samples)
+// The maximum within a step keeps peaks, as ingest/align.h does for several samples.
+//
+// Label mapping (dcgm-exporter run with --kubernetes; ../shared/reference/formats.md (a)):
+//  * A GPU is identified by `UUID` (or `uuid`) and, for a MIG instance, `GPU_I_ID`; without
+//    a UUID, by `Hostname` (or `hostname`, the name after dcgm-exporter commit d5e5f51) and
+//    `gpu`. Series of one GPU that differ in other labels (a renamed host label, a driver
+//    upgrade) are merged.
+//  * The pod key is "namespace/pod" ("pod" without a namespace label). A pod on several GPUs
+//    gives one telemetry entry per GPU: "namespace/pod[0]", "[1]", ... by GPU identity.
+//  * Series with an empty `pod` label (GPUs no pod holds, or an exporter without
+//    --kubernetes) are left out and listed in Telemetry::skipped.
+//  * Samples are clipped to the pod's lifetime when kube-state-metrics is scraped: from its
+//    kube_pod_created value to its last kube_pod_created sample (a pod name reused by a new
+//    pod, e.g. a StatefulSet replica, keeps the union of its lives). Without
+//    kube-state-metrics the DCGM samples themselves bound the life.
+//  * NaN, +/-Inf and DCGM's blank sentinels (>= 9223372036854775792) are "no data".
+// Errors: those of QueryRange; kInvalidArgument for a value out of range (memory > 1 TiB,
+// duty > 100 %, negative), naming the series; kFailedPrecondition when no pod has both
+// memory and duty samples in the range.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/ingest/prometheus_client.h"
+#include "gpufit/model/telemetry.h"
+
+namespace gpufit {
+
+struct TelemetryRange {
+  double since_s = 0;  // Unix seconds
+  double until_s = 0;  // Unix seconds
+  double step_s = 60;  // seconds; whole milliseconds, >= 1 s
+};
+
+// Reads the range from the server.
+Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range);
+
+// The mapping step alone (exposed for tests): answers of the four queries in the order
+// above -> telemetry on the common grid. `source` names the server in errors.
+Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used,
+                                          const std::vector<PromSeries>& gpu_util,
+                                          const std::vector<PromSeries>& gr_engine_active,
+                                          const std::vector<PromSeries>& pod_created, const std::string& source);
+
+}  // namespace gpufit

@@ -1,0 +1,148 @@
+#include "gpufit/ingest/prometheus_telemetry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "dcgm_fixture.h"
+#include "gpufit/core/test_support.h"
+#include "gpufit/ingest/telemetry_readers.h"
+#include "prometheus_server.h"
+
+namespace gpufit {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+PromSeries Series(std::map<std::string, std::string> labels, std::vector<double> t, std::vector<double> v) {
+  return {.labels = std::move(labels), .time_s = std::move(t), .value = std::move(v)};
+}
+
+std::map<std::string, std::string> Gpu(const std::string& uuid, const std::string& pod,
+                                       const std::string& host_label = "Hostname") {
+  return {{"UUID", uuid}, {host_label, "node-a"}, {"gpu", "0"}, {"namespace", "ml"}, {"pod", pod}};
+}
+
+const PodSeries& Find(const Telemetry& t, const std::string& pod) {
+  for (const PodSeries& p : t.pods)
+    if (p.pod == pod) return p;
+  ADD_FAILURE() << "no pod " << pod;
+  return t.pods.front();
+}
+
+TEST(TelemetryFromDcgmSeries, MapsLabelsToPodsAndGpus) {
+  // trainer-0 holds two GPUs; server-0 one GPU whose host label was renamed mid-way.
+  const std::vector<PromSeries> fb = {
+      Series(Gpu("GPU-a", "trainer-0"), {0, 60, 120}, {100, 200, 300}),
+      Series(Gpu("GPU-b", "trainer-0"), {0, 60, 120}, {10, 20, 30}),
+      Series(Gpu("GPU-c", "server-0", "Hostname"), {0, 60}, {5, 6}),
+      Series(Gpu("GPU-c", "server-0", "hostname"), {120}, {7}),
+      Series(Gpu("GPU-idle", ""), {0, 60, 120}, {0, 0, 0}),
+  };
+  const std::vector<PromSeries> util = {
+      Series(Gpu("GPU-a", "trainer-0"), {0, 60, 120}, {50, 60, 70}),
+      Series(Gpu("GPU-b", "trainer-0"), {0, 60, 120}, {1, 2, 3}),
+      Series(Gpu("GPU-c", "server-0", "Hostname"), {0, 60}, {9, 8}),
+      Series(Gpu("GPU-c", "server-0", "hostname"), {120}, {7}),
+  };
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 3u);
+  EXPECT_EQ(t->step_s, 60);
+  EXPECT_THAT(Find(*t, "ml/trainer-0[0]").fb_used_mib, ElementsAre(100, 200, 300));
+  EXPECT_THAT(Find(*t, "ml/trainer-0[1]").gpu_util_pct, ElementsAre(1, 2, 3));
+  EXPECT_THAT(Find(*t, "ml/server-0").fb_used_mib, ElementsAre(5, 6, 7));
+  EXPECT_THAT(Find(*t, "ml/server-0").gpu_util_pct, ElementsAre(9, 8, 7));
+  ASSERT_EQ(t->skipped.size(), 1u);
+  EXPECT_THAT(t->skipped[0], HasSubstr("GPU-idle on node-a: DCGM series without a pod label"));
+}
+
+TEST(TelemetryFromDcgmSeries, EngineActiveStandsInForUtilAndNoDataIsDropped) {
+  auto mig = Gpu("GPU-m", "infer-0");
+  mig["GPU_I_ID"] = "2";
+  mig["GPU_I_PROFILE"] = "3g.40gb";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<PromSeries> fb = {Series(mig, {0, 60, 120, 180}, {1000, nan, 1200, 9223372036854775794.0})};
+  const std::vector<PromSeries> engine = {Series(mig, {0, 60, 120, 180}, {0.25, 0.5, 0.75, 1})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, {}, engine, {}, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  const PodSeries& p = Find(*t, "ml/infer-0");
+  // 60 s and 180 s have no memory sample: 60 is a gap (filled with the larger neighbour),
+  // 180 is after the last memory sample but the duty sample keeps the pod alive.
+  EXPECT_THAT(p.gpu_util_pct, ElementsAre(25, 50, 75, 100));
+  EXPECT_THAT(p.fb_used_mib, ElementsAre(1000, 1200, 1200, 1200));
+}
+
+TEST(TelemetryFromDcgmSeries, ClipsSamplesToThePodsLife) {
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "db-0"), {0, 60, 120, 180, 240}, {1, 2, 3, 4, 5}),
+                                      Series(Gpu("GPU-b", "keep"), {0, 240}, {1, 1})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "db-0"), {0, 60, 120, 180, 240}, {1, 1, 1, 1, 1}),
+                                        Series(Gpu("GPU-b", "keep"), {0, 240}, {1, 1})};
+  // db-0 was created at 50 s and last seen by kube-state-metrics at 180 s.
+  const std::vector<PromSeries> created = {
+      Series({{"namespace", "ml"}, {"pod", "db-0"}, {"uid", "u1"}}, {60, 120, 180}, {50, 50, 50})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, created, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  const PodSeries& p = Find(*t, "ml/db-0");
+  EXPECT_EQ(t->start_s, 0);
+  EXPECT_EQ(p.first, 1u);
+  EXPECT_EQ(p.last, 3u);
+  EXPECT_THAT(p.fb_used_mib, ElementsAre(0, 2, 3, 4, 0));
+}
+
+TEST(TelemetryFromDcgmSeries, RejectsOutOfRangeValuesNamingTheSeries) {
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "p"), {0}, {130})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries({Series(Gpu("GPU-a", "p"), {0}, {1})}, util, {}, {}, "srv");
+  ASSERT_FALSE(t);
+  EXPECT_THAT(t.error().message, HasSubstr("DCGM_FI_DEV_GPU_UTIL{pod=\"ml/p\", UUID/gpu=\"GPU-a\"} at 0"));
+  EXPECT_THAT(t.error().message, HasSubstr("out of range [0, 100]"));
+}
+
+TEST(ReadPrometheusTelemetry, RealServerGivesTheSameGridAsTheCsv) {
+  const std::string gentd26 = testing::DataDir() + "/gentd26";
+  if (!std::filesystem::exists(gentd26)) GTEST_SKIP() << "no " << gentd26;
+  const Result<testing::DcgmFixture> fixture = testing::MakeDcgmFixture(gentd26, 30, 6);
+  ASSERT_TRUE(fixture) << fixture.error().message;
+  testing::TempDir dir;
+  auto server = testing::PrometheusServer::Start(fixture->openmetrics, dir.path());
+  ASSERT_TRUE(server) << server.error().message;
+  PrometheusOptions o;
+  o.url = (*server)->url();
+  const Result<Telemetry> from_prometheus =
+      ReadPrometheusTelemetry(o, {.since_s = fixture->since_s, .until_s = fixture->until_s, .step_s = 60});
+  ASSERT_TRUE(from_prometheus) << from_prometheus.error().message;
+  const Result<Telemetry> from_csv = ReadLongCsv(dir.Write("fixture.csv", fixture->long_csv));
+  ASSERT_TRUE(from_csv) << from_csv.error().message;
+
+  EXPECT_EQ(from_prometheus->start_s, from_csv->start_s);
+  EXPECT_EQ(from_prometheus->step_s, from_csv->step_s);
+  EXPECT_EQ(from_prometheus->samples, from_csv->samples);
+  ASSERT_EQ(from_prometheus->pods.size(), static_cast<std::size_t>(fixture->pods));
+  ASSERT_EQ(from_csv->pods.size(), static_cast<std::size_t>(fixture->pods));
+  for (std::size_t i = 0; i < from_csv->pods.size(); ++i) {
+    const PodSeries &a = from_prometheus->pods[i], &b = from_csv->pods[i];
+    EXPECT_EQ(a.pod, b.pod);
+    EXPECT_EQ(a.first, b.first) << b.pod;
+    EXPECT_EQ(a.last, b.last) << b.pod;
+    EXPECT_EQ(a.fb_used_mib, b.fb_used_mib) << b.pod;
+    EXPECT_EQ(a.gpu_util_pct, b.gpu_util_pct) << b.pod;
+  }
+  EXPECT_EQ(from_prometheus->skipped.size(), 2u);  // the two idle GPUs
+
+  // At a 5 s step the same answer needs chunks (6 h / 5 s = 4,320 points; limit set to 1,000).
+  o.max_points = 1000;
+  const Result<Telemetry> chunked =
+      ReadPrometheusTelemetry(o, {.since_s = fixture->since_s, .until_s = fixture->until_s, .step_s = 5});
+  ASSERT_TRUE(chunked) << chunked.error().message;
+  ASSERT_EQ(chunked->pods.size(), from_csv->pods.size());
+  EXPECT_EQ(chunked->step_s, 60);
+  for (std::size_t i = 0; i < from_csv->pods.size(); ++i)
+    EXPECT_EQ(chunked->pods[i].fb_used_mib, from_csv->pods[i].fb_used_mib) << from_csv->pods[i].pod;
+}
+
+}  // namespace
+}  // namespace gpufit
