@@ -26,6 +26,7 @@
 #include "inference_command.h"
 #include "mig_command.h"
 #include "simulate_command.h"
+#include "telemetry_source.h"
 #include "training_command.h"
 
 namespace {
@@ -38,7 +39,7 @@ using cli::Fail;
 using cli::Output;
 
 struct PlanFlags {
-  std::string telemetry;
+  cli::TelemetrySource telemetry;
   std::string training_jobs;
   std::string inference;
   std::string manifests;
@@ -51,8 +52,7 @@ struct PlanFlags {
 
 void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
   if (needs_telemetry) {
-    cmd->add_option("--telemetry", f.telemetry,
-                    "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value (needs --gpu)");
+    cli::AddTelemetrySourceOptions(cmd, f.telemetry);
     cmd->add_option("--training-jobs", f.training_jobs,
                     "training workload YAML: adds the spot decision, checkpoint interval and labels per job");
     cmd->add_option("--inference", f.inference,
@@ -116,7 +116,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   }
   std::string json = "{}", md;
   if (telemetry) {
-    if (f.options.target_gpu.empty()) return Fail(InvalidArgument("--gpu is required with --telemetry"));
+    if (f.options.target_gpu.empty())
+      return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
     f.options.reserve = MiB{f.reserve_mib};
     const Result<Plan> plan = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!plan) return Fail(plan.error());
@@ -222,10 +223,10 @@ int main(int argc, char** argv) {
   CLI::App app{"gpufit: right-size and co-locate GPU workloads from their real telemetry"};
   app.require_subcommand(1);
 
-  std::string analyze_telemetry;
+  cli::TelemetrySource analyze_telemetry;
   Output analyze_out;
   CLI::App* analyze = app.add_subcommand("analyze", "per-pod GPU memory and duty-cycle profiles, idle share and waste");
-  analyze->add_option("--telemetry", analyze_telemetry, "GenTD26 directory or long CSV file")->required();
+  cli::AddTelemetrySourceOptions(analyze, analyze_telemetry);
   AddOutputOptions(analyze, analyze_out);
 
   PlanFlags plan_flags;
@@ -267,26 +268,31 @@ int main(int argc, char** argv) {
   }
   // Each command runs from its callback, during parse, once its options are read.
   analyze->callback([&] {
-    const Result<Telemetry> tel = ReadTelemetry(analyze_telemetry);
+    if (!analyze_telemetry.given()) {
+      rc = Fail(InvalidArgument("analyze: give --telemetry or --prometheus"));
+      return;
+    }
+    const Result<Telemetry> tel = cli::LoadTelemetry(analyze_telemetry, cli::NowSeconds());
     if (!tel) {
       rc = Fail(tel.error());
       return;
     }
     const std::vector<PodProfile> profiles = ProfileAll(*tel);
-    rc = Emit(analyze_out, "analyze", ProfilesToJson(profiles, analyze_telemetry, tel->step_s),
-              ProfilesToMarkdown(profiles, analyze_telemetry));
+    rc = Emit(analyze_out, "analyze", ProfilesToJson(profiles, analyze_telemetry.name, tel->step_s),
+              ProfilesToMarkdown(profiles, analyze_telemetry.name));
   });
   plan->callback([&] {
-    if (plan_flags.telemetry.empty() && plan_flags.training_jobs.empty() && plan_flags.inference.empty()) {
-      rc = Fail(InvalidArgument("plan: give --telemetry (with --gpu), --training-jobs, --inference, or several"));
+    if (!plan_flags.telemetry.given() && plan_flags.training_jobs.empty() && plan_flags.inference.empty()) {
+      rc = Fail(InvalidArgument(
+          "plan: give --telemetry or --prometheus (with --gpu), --training-jobs, --inference, or several"));
       return;
     }
-    if (plan_flags.telemetry.empty()) {
+    if (!plan_flags.telemetry.given()) {
       rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
       return;
     }
-    const Result<Telemetry> tel = ReadTelemetry(plan_flags.telemetry);
-    rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry) : Fail(tel.error());
+    const Result<Telemetry> tel = cli::LoadTelemetry(plan_flags.telemetry, cli::NowSeconds());
+    rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry.name) : Fail(tel.error());
   });
   replay->callback([&] { rc = RunReplay(replay_telemetry, replay_plan, replay_catalog, replay_out); });
   demo->callback([&] {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -103,6 +104,39 @@ Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const Promet
 }
 
 }  // namespace
+
+Result<double> ParsePrometheusDuration(std::string_view text) {
+  const auto bad = [&] {
+    return InvalidArgument("'{}' is not a duration (e.g. 30s, 5m, 1h30m, 7d) or a number of seconds", text);
+  };
+  if (text.empty()) return bad();
+  double plain = 0;
+  if (const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), plain);
+      r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+    if (!std::isfinite(plain) || plain < 0) return bad();
+    return plain;
+  }
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 7 * 86400.0}, {"y", 365 * 86400.0}};
+  double total = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = pos;
+    long long n = 0;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9' && n < 1'000'000'000'000LL)
+      n = n * 10 + (text[end++] - '0');
+    if (end == pos) return bad();
+    const std::string_view rest = text.substr(end);
+    const auto unit = std::find_if(std::begin(kUnits), std::end(kUnits), [&](const auto& u) {
+      // "m" must not take the "m" of "ms".
+      return rest.substr(0, u.first.size()) == u.first && !(u.first == "m" && rest.substr(0, 2) == "ms");
+    });
+    if (unit == std::end(kUnits)) return bad();
+    total += static_cast<double>(n) * unit->second;
+    pos = end + unit->first.size();
+  }
+  return total;
+}
 
 Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where) {
   nlohmann::json j;

@@ -20,6 +20,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpufit/core/result.h"
@@ -58,6 +59,11 @@ struct RangeQuery {
 // Runs `q`, in chunks when it has more than options.max_points evaluation times.
 // Series ordered by label set.
 Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& options, const RangeQuery& q);
+
+// A Prometheus duration ("30s", "5m", "1h30m", "7d", "250ms"; units ms s m h d w y, with
+// d = 24 h, w = 7 d, y = 365 d, as in prometheus/common model.ParseDuration) or a plain
+// number of seconds ("60", "0.5"), in seconds. Errors (kInvalidArgument) quote the text.
+Result<double> ParsePrometheusDuration(std::string_view text);
 
 // Parses one query_range answer body (exposed for tests). `where` names it in errors.
 Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where);

@@ -69,6 +69,26 @@ TEST(ParseQueryRangeAnswer, RejectsErrorsAndOtherShapes) {
   EXPECT_THAT(shape.error().message, HasSubstr("unexpected answer shape"));
 }
 
+TEST(ParsePrometheusDuration, UnitsCombinationsAndPlainSeconds) {
+  EXPECT_EQ(*ParsePrometheusDuration("30s"), 30);
+  EXPECT_EQ(*ParsePrometheusDuration("5m"), 300);
+  EXPECT_EQ(*ParsePrometheusDuration("1h30m"), 5400);
+  EXPECT_EQ(*ParsePrometheusDuration("7d"), 604800);
+  EXPECT_EQ(*ParsePrometheusDuration("1w"), 604800);
+  EXPECT_EQ(*ParsePrometheusDuration("1y"), 31536000);
+  EXPECT_EQ(*ParsePrometheusDuration("250ms"), 0.25);
+  EXPECT_EQ(*ParsePrometheusDuration("1m30s500ms"), 90.5);
+  EXPECT_EQ(*ParsePrometheusDuration("60"), 60);
+  EXPECT_EQ(*ParsePrometheusDuration("0.5"), 0.5);
+  for (const char* bad : {"", "h", "5x", "-5m", "5m-", "nan", "1.5h", "-3"}) {
+    const auto r = ParsePrometheusDuration(bad);
+    EXPECT_FALSE(r) << bad;
+    if (!r) {
+      EXPECT_THAT(r.error().message, HasSubstr("is not a duration"));
+    }
+  }
+}
+
 TEST(QueryRange, ServerNotRunningIsUnavailableAfterRetries) {
   const int port = testing::FreeLoopbackPort();
   const auto r = QueryRange(Fast(fmt::format("http://127.0.0.1:{}", port)), Query());

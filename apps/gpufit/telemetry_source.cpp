@@ -1,0 +1,99 @@
+#include "telemetry_source.h"
+
+#include <fast_float/fast_float.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "gpufit/core/rfc3339.h"
+#include "gpufit/ingest/prometheus_telemetry.h"
+#include "gpufit/ingest/telemetry_readers.h"
+
+namespace gpufit::cli {
+namespace {
+
+// "now", Unix seconds, RFC 3339, or a duration before `anchor_s`.
+Result<double> ParseTime(const std::string& flag, const std::string& text, double now_s, double anchor_s) {
+  if (text == "now") return now_s;
+  double unix_s = 0;
+  if (const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), unix_s);
+      r.ec == std::errc() && r.ptr == text.data() + text.size() && std::isfinite(unix_s) && unix_s >= 0) {
+    return unix_s;
+  }
+  if (text.size() >= 20 && text[4] == '-') {
+    const Result<double> t = ParseRfc3339(text);
+    if (!t) return InvalidArgument("{}: {}", flag, t.error().message);
+    return t;
+  }
+  const Result<double> ago = ParsePrometheusDuration(text);
+  if (!ago)
+    return InvalidArgument("{} '{}': expected now, Unix seconds, an RFC 3339 time or a duration (7d)", flag, text);
+  return anchor_s - *ago;
+}
+
+}  // namespace
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
+  auto* file =
+      cmd->add_option("--telemetry", s.path, "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value");
+  auto* prom = cmd->add_option("--prometheus", s.prometheus,
+                               "Prometheus base URL that scrapes dcgm-exporter (and kube-state-metrics), e.g. "
+                               "http://prometheus.monitoring:9090");
+  file->excludes(prom);
+  cmd->add_option("--since", s.since, "start: RFC 3339, Unix seconds, or a duration before --until (7d)")
+      ->capture_default_str();
+  cmd->add_option("--until", s.until, "end: RFC 3339, Unix seconds, now, or a duration before now")
+      ->capture_default_str();
+  cmd->add_option("--step", s.step, "query resolution (each point is the maximum within it), e.g. 60s")
+      ->capture_default_str();
+  cmd->add_option("--bearer-token-file", s.bearer_token_file, "file holding a bearer token for --prometheus");
+  cmd->add_option("--ca-file", s.ca_file, "PEM CA bundle that signs the --prometheus server's certificate");
+  cmd->add_flag("--insecure-skip-verify", s.insecure_skip_verify, "https without certificate verification");
+  cmd->add_option("--prometheus-timeout", s.timeout_s, "seconds to wait for each Prometheus answer")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--prometheus-retries", s.retries, "retries (exponential back-off from 1 s) of a failed query")
+      ->check(CLI::Range(0, 10))
+      ->capture_default_str();
+}
+
+Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
+  if (s.prometheus.empty()) {
+    s.name = s.path;
+    return ReadTelemetry(s.path);
+  }
+  PrometheusOptions o;
+  o.url = s.prometheus;
+  o.ca_file = s.ca_file;
+  o.insecure_skip_verify = s.insecure_skip_verify;
+  o.timeout_s = s.timeout_s;
+  o.retries = s.retries;
+  if (!s.bearer_token_file.empty()) {
+    std::ifstream in(s.bearer_token_file);
+    if (!in) return NotFound("--bearer-token-file {}: cannot read it", s.bearer_token_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    o.bearer_token = ss.str();
+    while (!o.bearer_token.empty() && (o.bearer_token.back() == '\n' || o.bearer_token.back() == '\r'))
+      o.bearer_token.pop_back();
+    if (o.bearer_token.empty())
+      return InvalidArgument("--bearer-token-file {}: the file is empty", s.bearer_token_file);
+  }
+  const Result<double> until = ParseTime("--until", s.until, now_s, now_s);
+  if (!until) return until.error();
+  const Result<double> since = ParseTime("--since", s.since, now_s, *until);
+  if (!since) return since.error();
+  const Result<double> step = ParsePrometheusDuration(s.step);
+  if (!step) return InvalidArgument("--step: {}", step.error().message);
+  if (*since >= *until) return InvalidArgument("--since ({}) must be before --until ({})", s.since, s.until);
+  s.name = fmt::format("{} ({} to {}, step {} s)", s.prometheus, *since, *until, *step);
+  return ReadPrometheusTelemetry(o, {.since_s = *since, .until_s = *until, .step_s = *step});
+}
+
+}  // namespace gpufit::cli

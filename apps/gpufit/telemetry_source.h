@@ -1,0 +1,38 @@
+// Where the GPU telemetry of `analyze` and `plan` comes from: a file (--telemetry) or a
+// Prometheus server that scrapes dcgm-exporter (--prometheus, ingest/prometheus_telemetry.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "gpufit/core/result.h"
+#include "gpufit/model/telemetry.h"
+
+namespace gpufit::cli {
+
+struct TelemetrySource {
+  std::string path;           // --telemetry: GenTD26 directory or long CSV file
+  std::string prometheus;     // --prometheus: base URL
+  std::string since = "7d";   // RFC 3339, Unix seconds, or a duration before --until
+  std::string until = "now";  // RFC 3339, Unix seconds, "now", or a duration before now
+  std::string step = "60s";   // Prometheus duration
+  std::string bearer_token_file;
+  std::string ca_file;
+  bool insecure_skip_verify = false;
+  double timeout_s = 30;
+  int retries = 3;
+
+  bool given() const { return !path.empty() || !prometheus.empty(); }
+  // What the telemetry is called in reports: the path, or the URL and range.
+  std::string name;
+};
+
+void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s);
+
+// Reads the telemetry (and sets s.name). `now_s` is the current Unix time.
+Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s);
+
+// The current Unix time, seconds.
+double NowSeconds();
+
+}  // namespace gpufit::cli

@@ -1,0 +1,33 @@
+// Readers of `kubectl get nodes -o json` and `kubectl get pods -A -o json`.
+//
+// A file holds a list (`kind` List, NodeList or PodList, with `items`) or one object
+// (`kind` Node or Pod). An item without `kind` is accepted (the API server's own lists
+// omit it); an item of the wrong kind is an error. Quantities go through k8s_quantity.h;
+// see model/kube_cluster.h for the fields kept, their units and the rules applied
+// (requests default to limits, extended resources take limits, the workload owner).
+//
+// Errors name the file, the item and the JSON path of the field:
+//   pods.json: items[3] (ml/llm-ft-0): .spec.containers[1].resources.requests.cpu: quantity 'abc': ...
+// kNotFound for a missing file, kInvalidArgument otherwise: malformed JSON (with the
+// byte offset), wrong kind, a missing `.metadata.name` or `.spec.containers`, a field of
+// the wrong JSON type, a bad or negative quantity, a request above its limit, extended
+// resource requests != limits, a bad timestamp or a duplicate name. Missing optional
+// fields are fine.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/model/kube_cluster.h"
+
+namespace gpufit {
+
+// The nodes of the file, sorted by name (names are unique).
+Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path);
+
+// The pods of the file, sorted by Key() (namespace/name, unique).
+Result<std::vector<KubePod>> ReadKubePods(const std::string& path);
+
+}  // namespace gpufit
