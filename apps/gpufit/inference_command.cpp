@@ -8,9 +8,7 @@
 
 namespace gpufit::cli {
 
-Result<std::pair<std::string, std::string>> InferenceSection(const std::string& services_path,
-                                                             const std::string& manifests_dir,
-                                                             const GpuCatalog& catalog) {
+Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog) {
   Result<std::vector<InferenceServiceSpec>> specs = ReadInferenceServices(services_path);
   if (!specs) return specs.error();
   std::vector<InferenceStudy> studies;
@@ -19,18 +17,20 @@ Result<std::pair<std::string, std::string>> InferenceSection(const std::string& 
     if (!service) return service.error();
     studies.push_back(RunInferenceStudy(*std::move(service)));
   }
-  if (!manifests_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(manifests_dir, ec);
-    if (ec) return InvalidArgument("{}: cannot create the folder: {}", manifests_dir, ec.message());
-    std::vector<std::pair<std::filesystem::path, std::string>> files;
-    for (const InferenceStudy& s : studies) {
-      for (auto& [name, yaml] : InferenceManifests(s))
-        files.emplace_back(std::filesystem::path(manifests_dir) / name, yaml);
-    }
-    if (Result<void> ok = WriteFilesAtomically(files); !ok) return ok.error();
-  }
-  return std::make_pair(InferencePlanToJson(studies), InferencePlanToMarkdown(studies));
+  InferenceSectionOutput out{
+      .json = InferencePlanToJson(studies), .markdown = InferencePlanToMarkdown(studies), .manifests = {}};
+  for (const InferenceStudy& s : studies)
+    for (auto& file : InferenceManifests(s)) out.manifests.push_back(std::move(file));
+  return out;
+}
+
+Result<void> WriteManifestFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgument("{}: cannot create the folder: {}", dir, ec.message());
+  std::vector<std::pair<std::filesystem::path, std::string>> paths;
+  for (const auto& [name, text] : files) paths.emplace_back(std::filesystem::path(dir) / name, text);
+  return WriteFilesAtomically(paths);
 }
 
 void AddInferenceCommand(CLI::App& app, int& rc) {
@@ -54,8 +54,17 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
       rc = Fail(catalog.error());
       return;
     }
-    Result<std::pair<std::string, std::string>> section = InferenceSection(flags->services, flags->manifests, *catalog);
-    rc = section ? Emit(flags->output, "inference", section->first, section->second) : Fail(section.error());
+    const Result<InferenceSectionOutput> section = InferenceSection(flags->services, *catalog);
+    if (!section) {
+      rc = Fail(section.error());
+      return;
+    }
+    if (!flags->manifests.empty())
+      if (Result<void> ok = WriteManifestFiles(flags->manifests, section->manifests); !ok) {
+        rc = Fail(ok.error());
+        return;
+      }
+    rc = Emit(flags->output, "inference", section->json, section->markdown);
   });
 }
 

@@ -16,8 +16,10 @@
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
+#include "gpufit/ingest/kube_reader.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
 #include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/plan/kube_manifests.h"
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_writers.h"
 #include "gpufit/plan/replay.h"
@@ -42,7 +44,8 @@ struct PlanFlags {
   cli::TelemetrySource telemetry;
   std::string training_jobs;
   std::string inference;
-  std::string manifests;
+  std::string manifests;  // --emit-manifests
+  std::string nodes, pods;
   std::string capacity_labels = "karpenter";
   std::string catalog;
   PlanOptions options;
@@ -58,8 +61,12 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
     cmd->add_option("--inference", f.inference,
                     "inference services YAML: adds each service's replica schedule, autoscaler manifests and "
                     "policy table");
-    cmd->add_option("--inference-manifests", f.manifests,
-                    "folder for the inference services' HPA and KEDA ScaledObject YAML (with --inference)");
+    cmd->add_option("--emit-manifests", f.manifests,
+                    "folder for the Kubernetes objects that apply the plan (workload and node patches, "
+                    "time-slicing or mig-parted ConfigMaps, autoscalers) and a README");
+    cmd->add_option("--nodes", f.nodes, "kubectl get nodes -o json: the nodes to configure (with --emit-manifests)");
+    cmd->add_option("--pods", f.pods,
+                    "kubectl get pods -A -o json: each pod's workload, to patch (with --emit-manifests)");
     cmd->add_option("--capacity-labels", f.capacity_labels, "spot labels to emit: karpenter, eks, gke or aks")
         ->check(CLI::IsMember({"karpenter", "eks", "gke", "aks"}))
         ->capture_default_str();
@@ -86,46 +93,83 @@ Result<GpuCatalog> LoadCatalog(const std::string& path) {
   return GpuCatalog::Load(path);
 }
 
-// The training section of the plan, when --training-jobs is given: {json, markdown}.
-Result<std::pair<std::string, std::string>> TrainingSection(const PlanFlags& f, const GpuCatalog& catalog) {
+// The training plan, when --training-jobs is given.
+Result<TrainingPlan> Training(const PlanFlags& f, const GpuCatalog& catalog) {
   Result<TrainingWorkload> w = ReadTrainingWorkload(f.training_jobs);
   if (!w) return w.error();
   const Result<CapacityLabels> labels = ParseCapacityLabels(f.capacity_labels);
   if (!labels) return labels.error();
-  const Result<TrainingPlan> plan = BuildTrainingPlan(std::move(*w), catalog, *labels, f.training_jobs);
-  if (!plan) return plan.error();
-  return std::make_pair(TrainingPlanToJson(*plan), TrainingPlanToMarkdown(*plan));
+  return BuildTrainingPlan(std::move(*w), catalog, *labels, f.training_jobs);
+}
+
+// The Kubernetes objects of the plan, with the README, into --emit-manifests.
+Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
+                           const std::vector<std::pair<std::string, std::string>>& inference) {
+  std::optional<std::vector<KubeNode>> nodes;
+  std::optional<std::vector<KubePod>> pods;
+  if (!f.nodes.empty()) {
+    Result<std::vector<KubeNode>> n = ReadKubeNodes(f.nodes);
+    if (!n) return n.error();
+    nodes = std::move(*n);
+  }
+  if (!f.pods.empty()) {
+    Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
+    if (!p) return p.error();
+    pods = std::move(*p);
+  }
+  const Result<Manifests> m = BuildManifests({.colocation = colocation,
+                                              .training = training,
+                                              .nodes = nodes ? &*nodes : nullptr,
+                                              .pods = pods ? &*pods : nullptr});
+  if (!m) return m.error();
+  std::vector<std::pair<std::string, std::string>> files, extra;
+  for (const ManifestFile& file : m->files) files.emplace_back(file.name, file.yaml);
+  for (const auto& [name, yaml] : inference) {
+    files.emplace_back(name, yaml);
+    extra.emplace_back(name, "inference autoscaler (see the inference section)");
+  }
+  files.emplace_back("README.md", ManifestsReadme(*m, extra));
+  return cli::WriteManifestFiles(f.manifests, files);
 }
 
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
+  if (f.manifests.empty() && (!f.nodes.empty() || !f.pods.empty()))
+    return Fail(InvalidArgument("--nodes and --pods are read for --emit-manifests; give it too"));
   // Sections by JSON key; the co-location plan (with telemetry) is the top level.
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> sections;
+  std::optional<TrainingPlan> training;
   if (!f.training_jobs.empty()) {
-    Result<std::pair<std::string, std::string>> t = TrainingSection(f, *catalog);
+    Result<TrainingPlan> t = Training(f, *catalog);
     if (!t) return Fail(t.error());
-    sections.emplace_back("training", std::move(*t));
+    training = std::move(*t);
+    sections.emplace_back("training", std::make_pair(TrainingPlanToJson(*training), TrainingPlanToMarkdown(*training)));
   }
+  std::vector<std::pair<std::string, std::string>> inference_manifests;
   if (!f.inference.empty()) {
-    Result<std::pair<std::string, std::string>> i = cli::InferenceSection(f.inference, f.manifests, *catalog);
+    Result<cli::InferenceSectionOutput> i = cli::InferenceSection(f.inference, *catalog);
     if (!i) return Fail(i.error());
-    sections.emplace_back("inference", std::move(*i));
-  } else if (!f.manifests.empty()) {
-    return Fail(InvalidArgument("--inference-manifests needs --inference"));
+    sections.emplace_back("inference", std::make_pair(i->json, i->markdown));
+    inference_manifests = std::move(i->manifests);
   }
-  std::string json = "{}", md;
+  std::optional<Plan> plan;
   if (telemetry) {
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
     f.options.reserve = MiB{f.reserve_mib};
-    const Result<Plan> plan = BuildPlan(*telemetry, *catalog, f.options, source);
-    if (!plan) return Fail(plan.error());
-    json = PlanToJson(*plan);
-    md = PlanToMarkdown(*plan);
-  } else if (sections.size() == 1) {
-    return Emit(f.output, "plan", sections[0].second.first, sections[0].second.second);
+    Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
+    if (!p) return Fail(p.error());
+    plan = std::move(*p);
   }
+  if (!f.manifests.empty())
+    if (Result<void> ok =
+            EmitManifests(f, plan ? &*plan : nullptr, training ? &*training : nullptr, inference_manifests);
+        !ok) {
+      return Fail(ok.error());
+    }
+  if (!plan && sections.size() == 1) return Emit(f.output, "plan", sections[0].second.first, sections[0].second.second);
+  std::string json = plan ? PlanToJson(*plan) : "{}", md = plan ? PlanToMarkdown(*plan) : "";
   nlohmann::json merged = nlohmann::json::parse(json);
   for (const auto& [key, section] : sections) {
     merged[key] = nlohmann::json::parse(section.first);

@@ -574,7 +574,7 @@ TEST(InferenceBadInput, ClearErrorsAndExitTwo) {
       {"inference --services " + (dir / "typo.yaml").string(), "unknown field 'windows'"},
       {"inference --services " + (dir / "fit.yaml").string(), "trace.csv:4"},
       {"inference --services " + (dir / "none.yaml").string(), "cannot read"},
-      {"plan --inference-manifests " + dir.string() + " --training-jobs " + (dir / "x.yaml").string(), "no such"},
+      {"plan --emit-manifests " + dir.string() + " --training-jobs " + (dir / "x.yaml").string(), "no such"},
   };
   for (const auto& c : cases) {
     const CliRun r = Gpufit(c.args, dir);

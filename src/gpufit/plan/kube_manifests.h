@@ -1,0 +1,92 @@
+// `plan --emit-manifests DIR`: the Kubernetes objects that carry a plan out, one object per
+// file, each with apiVersion, kind and metadata.name, and a README saying what each file
+// changes and why.
+//
+// What is emitted (formats: ../shared/reference/formats.md (e) MIG, (f) time-slicing,
+// (g) capacity labels, (h) pods):
+//  * Co-location by time-slicing (the plan's groups of two or more pods on one GPU):
+//      - ConfigMap gpu-operator/gpufit-device-plugin-config holding the NVIDIA device
+//        plugin config `gpufit-time-slicing` (version v1, sharing.timeSlicing.resources:
+//        nvidia.com/gpu with replicas = the largest group);
+//      - a Node patch per node that hosts shared GPUs: label
+//        nvidia.com/device-plugin.config=gpufit-time-slicing (nodes of the target GPU model,
+//        from --nodes, by GFD's nvidia.com/gpu.product, those already labelled first);
+//      - a strategic-merge patch per workload whose pods share a GPU:
+//        spec.template.spec.nodeSelector nvidia.com/device-plugin.config: gpufit-time-slicing.
+//  * MIG isolation (plan --isolation mig) instead of time-slicing:
+//      - ConfigMap gpu-operator/gpufit-mig-parted-config, key config.yaml: a mig-parted file
+//        (version v1) with one config per node, `gpufit-<node>`, listing each GPU index's
+//        mig-devices (GPUs left over: mig-enabled false); without --nodes, the plan's
+//        layouts by name with devices: all;
+//      - a Node patch per node: label nvidia.com/mig.config=gpufit-<node>;
+//      - a workload patch replacing nvidia.com/gpu (set to null, which deletes it in a
+//        strategic merge patch) by nvidia.com/mig-<profile>: 1 in limits and requests of
+//        the containers that asked for the GPU; the profile is the largest any of the
+//        workload's replicas needs (one pod template serves them all).
+//  * Both: a ClusterPolicy patch (nvidia.com/v1, cluster-policy) naming the ConfigMap
+//    (spec.devicePlugin.config.name / spec.migManager.config.name); when the target GPU
+//    model differs from the current one, the workload patches also select it with
+//    nodeSelector nvidia.com/gpu.product (the value GFD gives the target's nodes).
+//  * Training (plan --training-jobs): per job found among the pods' owners, a patch with
+//    the job's node selector, tolerations, required node affinity, checkpoint annotations
+//    and environment (plan/training_plan.h).
+// Workloads are the pods' top-level owners (model/kube_cluster.h): Deployment, StatefulSet,
+// DaemonSet, ReplicaSet, Job. A telemetry pod "ns/pod" or "ns/pod[i]" is matched to the
+// pods file by namespace/name. What cannot be emitted (no --pods, a pod missing from it, a
+// bare Pod, an unknown owner kind, too few nodes of the target model) becomes a note.
+// File names are stable: workload-<namespace>-<kind>-<name>.yaml, node-<name>.yaml,
+// configmap-<namespace>-<name>.yaml, clusterpolicy-<name>.yaml.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/model/kube_cluster.h"
+#include "gpufit/plan/plan.h"
+#include "gpufit/plan/training_plan.h"
+
+namespace gpufit {
+
+inline constexpr const char* kDevicePluginConfigLabel = "nvidia.com/device-plugin.config";
+inline constexpr const char* kMigConfigLabel = "nvidia.com/mig.config";
+inline constexpr const char* kGpuProductLabel = "nvidia.com/gpu.product";
+inline constexpr const char* kGpuResource = "nvidia.com/gpu";
+inline constexpr const char* kTimeSlicingConfig = "gpufit-time-slicing";
+inline constexpr const char* kGpuOperatorNamespace = "gpu-operator";
+inline constexpr const char* kDevicePluginConfigMap = "gpufit-device-plugin-config";
+inline constexpr const char* kMigPartedConfigMap = "gpufit-mig-parted-config";
+
+struct ManifestFile {
+  std::string name;   // file name
+  std::string yaml;   // one object
+  std::string apply;  // the command that applies it
+  std::string what;   // what it changes
+  std::string why;    // the plan's evidence
+};
+
+struct Manifests {
+  std::vector<ManifestFile> files;  // by name
+  std::vector<std::string> notes;   // what could not be emitted, and why
+};
+
+struct ManifestInputs {
+  const Plan* colocation = nullptr;              // plan from telemetry, or null
+  const TrainingPlan* training = nullptr;        // or null
+  const std::vector<KubeNode>* nodes = nullptr;  // --nodes, or null
+  const std::vector<KubePod>* pods = nullptr;    // --pods, or null
+};
+
+// The objects for the plan. Errors: kInternal for a plan the MIG catalog does not know.
+Result<Manifests> BuildManifests(const ManifestInputs& in);
+
+// README.md for the folder: how to apply, then a table of files (these and `extra`, e.g.
+// the inference autoscalers: name -> what), then the notes.
+std::string ManifestsReadme(const Manifests& m, const std::vector<std::pair<std::string, std::string>>& extra);
+
+// The GFD product label's GPU name without vendor prefix and sharing suffixes, upper case:
+// "NVIDIA-H100-80GB-HBM3", "NVIDIA H100 80GB HBM3" and "NVIDIA-H100-80GB-HBM3-SHARED" all
+// give "H100-80GB-HBM3"; "-MIG-<profile>" (single strategy) is dropped too.
+std::string NormalizedGpuProduct(const std::string& product);
+
+}  // namespace gpufit

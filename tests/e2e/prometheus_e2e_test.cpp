@@ -1,0 +1,315 @@
+// `gpufit plan --prometheus` against a real Prometheus server loaded with a GenTD26 slice,
+// compared with the plan from the same samples in a CSV file, and the manifests it emits.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "dcgm_fixture.h"
+#include "prometheus_server.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::stringstream ss;
+  ss << std::ifstream(p).rdbuf();
+  return ss.str();
+}
+
+fs::path Scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("gpufit-prom-e2e-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+CliRun Gpufit(const std::string& args, const fs::path& dir) {
+  const std::string cmd =
+      std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "stdout").string() + " 2> " + (dir / "stderr").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "stdout"), Slurp(dir / "stderr")};
+}
+
+std::string GenTd26() {
+  const char* env = std::getenv("GPUFIT_DATA");
+  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/gentd26";
+}
+
+// kubectl get pods -A -o json for the fixture's pods genai/sd-<i>: sd-0..9 belong to the
+// Deployment sd-web (through ReplicaSet sd-web-6c9f, with an istio-proxy sidecar),
+// sd-10..19 to the StatefulSet sd-batch, the rest to the Job sd-eval.
+std::string PodsJson(int pods) {
+  nlohmann::json items = nlohmann::json::array();
+  for (int i = 0; i < pods; ++i) {
+    nlohmann::json owner = {{"apiVersion", "apps/v1"}, {"controller", true}, {"uid", fmt::format("o{}", i / 10)}};
+    nlohmann::json labels = {{"app", "sd"}};
+    nlohmann::json containers = {{{"name", "sd"},
+                                  {"image", "registry.example/sd:1"},
+                                  {"resources",
+                                   {{"requests", {{"cpu", "4"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "1"}}},
+                                    {"limits", {{"nvidia.com/gpu", "1"}}}}}}};
+    if (i < 10) {
+      owner["kind"] = "ReplicaSet";
+      owner["name"] = "sd-web-6c9f";
+      labels["pod-template-hash"] = "6c9f";
+      containers.push_back({{"name", "istio-proxy"},
+                            {"image", "istio/proxyv2:1.22"},
+                            {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}}});
+    } else if (i < 20) {
+      owner["kind"] = "StatefulSet";
+      owner["name"] = "sd-batch";
+    } else {
+      owner["apiVersion"] = "batch/v1";
+      owner["kind"] = "Job";
+      owner["name"] = "sd-eval";
+    }
+    items.push_back({{"apiVersion", "v1"},
+                     {"kind", "Pod"},
+                     {"metadata",
+                      {{"name", fmt::format("sd-{}", i)},
+                       {"namespace", "genai"},
+                       {"uid", fmt::format("uid-{}", i)},
+                       {"labels", labels},
+                       {"ownerReferences", {owner}}}},
+                     {"spec", {{"nodeName", fmt::format("gpu-node-{}", i / 4)}, {"containers", containers}}},
+                     {"status", {{"phase", "Running"}}}});
+  }
+  return nlohmann::json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}).dump(1);
+}
+
+// kubectl get nodes -o json: eight H100 nodes of four GPUs and one CPU node.
+std::string NodesJson() {
+  nlohmann::json items = nlohmann::json::array();
+  for (int n = 0; n < 8; ++n) {
+    items.push_back({{"apiVersion", "v1"},
+                     {"kind", "Node"},
+                     {"metadata",
+                      {{"name", fmt::format("gpu-node-{}", n)},
+                       {"labels",
+                        {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+                         {"nvidia.com/gpu.count", "4"},
+                         {"nvidia.com/gpu.memory", "81559"},
+                         {"karpenter.sh/capacity-type", "on-demand"}}}}},
+                     {"status",
+                      {{"capacity", {{"cpu", "96"}, {"memory", "1056758636Ki"}, {"nvidia.com/gpu", "4"}}},
+                       {"allocatable", {{"cpu", "95500m"}, {"memory", "1046758636Ki"}, {"nvidia.com/gpu", "4"}}}}}});
+  }
+  items.push_back({{"apiVersion", "v1"},
+                   {"kind", "Node"},
+                   {"metadata", {{"name", "cpu-node-0"}}},
+                   {"status", {{"capacity", {{"cpu", "16"}, {"memory", "64Gi"}}}}}});
+  return nlohmann::json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}).dump(1);
+}
+
+class PrometheusPlan : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!fs::exists(GenTd26())) return;
+    dir_ = new fs::path(Scratch("server"));
+    auto fixture = gpufit::testing::MakeDcgmFixture(GenTd26(), 30, 6);
+    ASSERT_TRUE(fixture) << fixture.error().message;
+    fixture_ = new gpufit::testing::DcgmFixture(*fixture);
+    std::ofstream(*dir_ / "fixture.csv") << fixture_->long_csv;
+    auto server = gpufit::testing::PrometheusServer::Start(fixture_->openmetrics, dir_->string());
+    ASSERT_TRUE(server) << server.error().message;
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    if (dir_ != nullptr) fs::remove_all(*dir_);
+    delete dir_;
+    delete fixture_;
+  }
+  void SetUp() override {
+    if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+    ASSERT_NE(server_, nullptr);
+  }
+  static std::string Range() {
+    return fmt::format("--prometheus {} --since {} --until {} --step 60s", server_->url(),
+                       static_cast<long long>(fixture_->since_s), static_cast<long long>(fixture_->until_s));
+  }
+  static fs::path* dir_;
+  static gpufit::testing::DcgmFixture* fixture_;
+  static gpufit::testing::PrometheusServer* server_;
+};
+fs::path* PrometheusPlan::dir_ = nullptr;
+gpufit::testing::DcgmFixture* PrometheusPlan::fixture_ = nullptr;
+gpufit::testing::PrometheusServer* PrometheusPlan::server_ = nullptr;
+
+TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
+  const fs::path dir = Scratch("equal");
+  const CliRun from_prometheus = Gpufit("plan " + Range() + " --gpu h100-80gb --format json", dir);
+  ASSERT_EQ(from_prometheus.exit_code, 0) << from_prometheus.err;
+  const CliRun from_csv =
+      Gpufit("plan --telemetry " + (*dir_ / "fixture.csv").string() + " --gpu h100-80gb --format json", dir);
+  ASSERT_EQ(from_csv.exit_code, 0) << from_csv.err;
+  nlohmann::json a = nlohmann::json::parse(from_prometheus.out), b = nlohmann::json::parse(from_csv.out);
+  EXPECT_THAT(a["source"].get<std::string>(), HasSubstr(server_->url()));
+  a.erase("source");
+  b.erase("source");
+  EXPECT_EQ(a["pods"].size(), 30u);
+  EXPECT_EQ(a["totals"], b["totals"]);
+  EXPECT_EQ(a["groups"], b["groups"]);
+  // The two idle GPUs no pod holds are reported by the Prometheus source, not planned; the
+  // CSV has no such rows.
+  ASSERT_EQ(a["telemetry"]["skipped"].size(), 2u);
+  EXPECT_THAT(a["telemetry"]["skipped"][0].get<std::string>(), HasSubstr("DCGM series without a pod label"));
+  EXPECT_EQ(b["telemetry"]["skipped"].size(), 0u);
+  a["telemetry"].erase("skipped");
+  b["telemetry"].erase("skipped");
+  EXPECT_EQ(a, b);  // same pods, same GPUs, same totals: everything but the source
+}
+
+TEST_F(PrometheusPlan, AnalyzeReadsTheSameServer) {
+  const fs::path dir = Scratch("analyze");
+  const CliRun r = Gpufit("analyze " + Range() + " --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["pods"].size(), 30u);
+}
+
+// Every emitted file is one object with apiVersion, kind and metadata.name; the labels and
+// resource names are the documented ones.
+void ExpectManifestFolder(const fs::path& out, std::set<std::string>& kinds) {
+  ASSERT_TRUE(fs::exists(out / "README.md"));
+  for (const auto& entry : fs::directory_iterator(out)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const YAML::Node n = YAML::LoadFile(entry.path().string());
+    ASSERT_TRUE(n["apiVersion"].IsScalar()) << entry.path();
+    ASSERT_TRUE(n["kind"].IsScalar()) << entry.path();
+    ASSERT_TRUE(n["metadata"]["name"].IsScalar()) << entry.path();
+    kinds.insert(n["kind"].as<std::string>());
+    EXPECT_THAT(Slurp(out / "README.md"), HasSubstr(entry.path().filename().string()));
+  }
+}
+
+TEST_F(PrometheusPlan, EmitsTimeSlicingManifestsForTheSharedGpus) {
+  const fs::path dir = Scratch("manifests");
+  std::ofstream(dir / "pods.json") << PodsJson(30);
+  std::ofstream(dir / "nodes.json") << NodesJson();
+  const fs::path out = dir / "manifests";
+  const CliRun r = Gpufit("plan " + Range() + " --gpu h100-80gb --format json --pods " + (dir / "pods.json").string() +
+                              " --nodes " + (dir / "nodes.json").string() + " --emit-manifests " + out.string(),
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto plan = nlohmann::json::parse(r.out);
+  std::set<std::string> kinds;
+  ExpectManifestFolder(out, kinds);
+  EXPECT_EQ(kinds, (std::set<std::string>{"ClusterPolicy", "ConfigMap", "Deployment", "Job", "Node", "StatefulSet"}));
+
+  // Time-slicing replicas = the largest group of the plan.
+  std::size_t largest = 0, shared = 0;
+  for (const auto& g : plan["groups"]) {
+    largest = std::max(largest, g["pods"].size());
+    shared += g["pods"].size() > 1;
+  }
+  const YAML::Node cm = YAML::LoadFile((out / "configmap-gpu-operator-gpufit-device-plugin-config.yaml").string());
+  const YAML::Node config = YAML::Load(cm["data"]["gpufit-time-slicing"].as<std::string>());
+  EXPECT_EQ(config["sharing"]["timeSlicing"]["resources"][0]["name"].as<std::string>(), "nvidia.com/gpu");
+  EXPECT_EQ(config["sharing"]["timeSlicing"]["resources"][0]["replicas"].as<std::size_t>(), largest);
+  // Nodes of four GPUs, enough for the shared ones, each labelled exactly so.
+  std::size_t labelled = 0;
+  for (int n = 0; n < 8; ++n) {
+    const fs::path f = out / fmt::format("node-gpu-node-{}.yaml", n);
+    if (!fs::exists(f)) continue;
+    ++labelled;
+    EXPECT_EQ(YAML::LoadFile(f.string())["metadata"]["labels"]["nvidia.com/device-plugin.config"].as<std::string>(),
+              "gpufit-time-slicing");
+  }
+  EXPECT_EQ(labelled, (shared + 3) / 4);
+  const YAML::Node web = YAML::LoadFile((out / "workload-genai-deployment-sd-web.yaml").string());
+  EXPECT_EQ(web["apiVersion"].as<std::string>(), "apps/v1");
+  EXPECT_EQ(web["spec"]["template"]["spec"]["nodeSelector"]["nvidia.com/device-plugin.config"].as<std::string>(),
+            "gpufit-time-slicing");
+}
+
+TEST_F(PrometheusPlan, EmitsMigManifestsWithProfileResources) {
+  const fs::path dir = Scratch("mig");
+  std::ofstream(dir / "pods.json") << PodsJson(30);
+  std::ofstream(dir / "nodes.json") << NodesJson();
+  const fs::path out = dir / "manifests";
+  const CliRun r =
+      Gpufit("plan " + Range() + " --gpu h100-80gb --isolation mig --pods " + (dir / "pods.json").string() +
+                 " --nodes " + (dir / "nodes.json").string() + " --emit-manifests " + out.string(),
+             dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> kinds;
+  ExpectManifestFolder(out, kinds);
+  const std::set<std::string> h100_profiles = {"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"};
+  for (const char* name : {"workload-genai-deployment-sd-web.yaml", "workload-genai-statefulset-sd-batch.yaml"}) {
+    const YAML::Node w = YAML::LoadFile((out / name).string());
+    const YAML::Node limits = w["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+    EXPECT_TRUE(limits["nvidia.com/gpu"].IsNull()) << name;
+    int mig = 0;
+    for (const auto& kv : limits) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "nvidia.com/gpu") continue;
+      ASSERT_EQ(key.rfind("nvidia.com/mig-", 0), 0u) << key;
+      EXPECT_TRUE(h100_profiles.count(key.substr(15))) << key;
+      ++mig;
+    }
+    EXPECT_EQ(mig, 1) << name;
+  }
+  const YAML::Node node = YAML::LoadFile((out / "node-gpu-node-0.yaml").string());
+  EXPECT_EQ(node["metadata"]["labels"]["nvidia.com/mig.config"].as<std::string>(), "gpufit-gpu-node-0");
+  const YAML::Node cm = YAML::LoadFile((out / "configmap-gpu-operator-gpufit-mig-parted-config.yaml").string());
+  const YAML::Node parted = YAML::Load(cm["data"]["config.yaml"].as<std::string>());
+  EXPECT_EQ(parted["version"].as<std::string>(), "v1");
+  EXPECT_TRUE(parted["mig-configs"]["gpufit-gpu-node-0"].IsSequence());
+}
+
+TEST(PrometheusFaults, ServerDownIsAClearErrorAndNoOutput) {
+  const fs::path dir = Scratch("down");
+  const int port = gpufit::testing::FreeLoopbackPort();
+  const CliRun r = Gpufit(fmt::format("plan --prometheus http://127.0.0.1:{} --gpu h100-80gb --prometheus-retries 1 "
+                                      "--out {}",
+                                      port, (dir / "out").string()),
+                          dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(fmt::format("http://127.0.0.1:{}/api/v1/query_range", port)));
+  EXPECT_THAT(r.err, HasSubstr("cannot connect"));
+  EXPECT_THAT(r.err, HasSubstr("after 2 attempts"));
+  EXPECT_FALSE(fs::exists(dir / "out" / "plan.json"));
+}
+
+TEST(PrometheusFaults, BadFlagsNameTheFlag) {
+  const fs::path dir = Scratch("flags");
+  struct Case {
+    std::string args, expected;
+  };
+  const std::vector<Case> cases = {
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 2026-13-01T00:00:00Z", "--since"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 2026-01-02T00:00:00Z --until 1767225600",
+       "must be before --until"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --step 5x", "--step"},
+      {"plan --prometheus ftp://x --gpu h100-80gb", "http:// or https://"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file /nonexistent", "--bearer-token-file"},
+      {"plan --telemetry x --prometheus http://127.0.0.1:1 --gpu h100-80gb", "excludes"},
+      {"plan --training-jobs x.yaml --pods p.json", "--emit-manifests"},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = Gpufit(c.args, dir);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(c.expected)) << c.args;
+  }
+}
+
+}  // namespace
