@@ -322,8 +322,9 @@ int main(int argc, char** argv) {
       return;
     }
     const std::vector<PodProfile> profiles = ProfileAll(*tel);
-    rc = Emit(analyze_out, "analyze", ProfilesToJson(profiles, analyze_telemetry.name, tel->step_s),
-              ProfilesToMarkdown(profiles, analyze_telemetry.name));
+    const std::vector<ContainerProfile> containers = ProfileContainers(*tel);
+    rc = Emit(analyze_out, "analyze", ProfilesToJson(profiles, containers, analyze_telemetry.name, tel->step_s),
+              ProfilesToMarkdown(profiles, containers, analyze_telemetry.name));
   });
   plan->callback([&] {
     if (!plan_flags.telemetry.given() && plan_flags.training_jobs.empty() && plan_flags.inference.empty()) {

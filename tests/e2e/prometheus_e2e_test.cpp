@@ -7,9 +7,11 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -176,7 +178,45 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   EXPECT_EQ(b["telemetry"]["skipped"].size(), 0u);
   a["telemetry"].erase("skipped");
   b["telemetry"].erase("skipped");
+  // The CSV carries no container series; Prometheus adds cAdvisor's (checked below).
+  EXPECT_EQ(b["containers"].size(), 0u);
+  const nlohmann::json containers = a["containers"];
+  a.erase("containers");
+  b.erase("containers");
   EXPECT_EQ(a, b);  // same pods, same GPUs, same totals: everything but the source
+
+  // Containers: expected values from the fixture's rule applied to the CSV's duty cycles
+  // (tests/support/dcgm_fixture.h): cores 0.5 + duty / 50 and throttled duty / 100 from the
+  // second sample of a pod on (a rate needs two), working set 4096 + MiB / 8.
+  std::map<std::string, std::vector<double>> duty, memory;
+  std::istringstream csv(fixture_->long_csv);
+  std::string line;
+  std::getline(csv, line);
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    (f[2] == "DCGM_FI_DEV_GPU_UTIL" ? duty : memory)[f[1]].push_back(std::stod(f[3]));
+  }
+  ASSERT_EQ(containers.size(), 30u);
+  for (const auto& c : containers) {
+    const std::string pod = c["pod"];
+    SCOPED_TRACE(pod);
+    EXPECT_EQ(c["container"], "sd");
+    EXPECT_EQ(c["image"], "sd:1");
+    const std::vector<double>& d = duty.at(pod);
+    const double peak_duty = *std::max_element(d.begin() + 1, d.end());
+    EXPECT_EQ(c["cpu_samples"], d.size() - 1);
+    EXPECT_NEAR(c["cpu_cores"]["peak"].get<double>(), 0.5 + peak_duty / 50, 1e-4);
+    EXPECT_NEAR(c["cpu_throttled_ratio"]["peak"].get<double>(), peak_duty / 100, 1e-4);
+    const std::vector<double>& m = memory.at(pod);
+    EXPECT_NEAR(c["memory_working_set_mib"]["peak"].get<double>(), 4096 + *std::max_element(m.begin(), m.end()) / 8,
+                1e-3);
+    EXPECT_EQ(c["requests"]["cpu_millicores"], 4000);
+    EXPECT_EQ(c["requests"]["memory_mib"], 32768);
+    EXPECT_EQ(c["limits"]["memory_mib"], 49152);
+    EXPECT_TRUE(c["limits"]["cpu_millicores"].is_null());
+  }
 }
 
 TEST_F(PrometheusPlan, AnalyzeReadsTheSameServer) {

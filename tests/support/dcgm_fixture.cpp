@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "gpufit/ingest/telemetry_readers.h"
 
@@ -33,7 +34,11 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
   std::string fb = "# TYPE DCGM_FI_DEV_FB_USED gauge\n", util = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n",
               engine = "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n", created = "# TYPE kube_pod_created gauge\n",
               cpu = "# TYPE container_cpu_usage_seconds counter\n",
-              memory = "# TYPE container_memory_working_set_bytes gauge\n";
+              periods = "# TYPE container_cpu_cfs_periods counter\n",
+              throttled = "# TYPE container_cpu_cfs_throttled_periods counter\n",
+              memory = "# TYPE container_memory_working_set_bytes gauge\n",
+              requests = "# TYPE kube_pod_container_resource_requests gauge\n",
+              limits = "# TYPE kube_pod_container_resource_limits gauge\n";
   DcgmFixture out;
   out.long_csv = "timestamp_s,pod,metric,value\n";
   out.until_s = kFixtureT0 + 60.0 * static_cast<double>(n - 1);
@@ -51,7 +56,7 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
     const bool mig = i % 5 == 4;
     const std::size_t mid = (first + last) / 2;
     const std::size_t stale_end = (ends_early && last + 10 <= n - 1) ? last + 5 : last;
-    double cpu_seconds = 0;
+    double cpu_seconds = 0, cfs_periods = 0, cfs_throttled = 0;
     for (std::size_t k = first; k <= stale_end; ++k) {
       const std::size_t src = std::min(k, last);
       const double mib = p.fb_used_mib[src];
@@ -70,10 +75,23 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
                              "\n",
                              pod, i, Time(first), Time(k));
       cpu_seconds += 60.0 * (0.5 + duty / 50.0);
+      cfs_periods += 600;  // 100 ms CFS periods
+      cfs_throttled += 6 * duty;
       const std::string c = fmt::format(R"(container="sd",namespace="genai",pod="{}",image="sd:1")", pod);
       cpu += fmt::format("container_cpu_usage_seconds_total{{{}}} {} {}\n", c, cpu_seconds, Time(k));
+      periods += fmt::format("container_cpu_cfs_periods_total{{{}}} {} {}\n", c, cfs_periods, Time(k));
+      throttled += fmt::format("container_cpu_cfs_throttled_periods_total{{{}}} {} {}\n", c, cfs_throttled, Time(k));
       memory += fmt::format("container_memory_working_set_bytes{{{}}} {} {}\n", c,
-                            static_cast<long long>((4096 + mib / 8) * 1048576.0), Time(k));
+                            std::llround((4096 + mib / 8) * 1048576.0), Time(k));
+      const std::string ksm = fmt::format(R"(namespace="genai",pod="{}",uid="uid-{}",container="sd",node="{}")", pod, i,
+                                          fmt::format("gpu-node-{}", i / 4));
+      requests +=
+          fmt::format("kube_pod_container_resource_requests{{{},resource=\"cpu\",unit=\"core\"}} 4 {}\n", ksm, Time(k));
+      requests +=
+          fmt::format("kube_pod_container_resource_requests{{{},resource=\"memory\",unit=\"byte\"}} 34359738368 {}\n",
+                      ksm, Time(k));
+      limits += fmt::format(
+          "kube_pod_container_resource_limits{{{},resource=\"memory\",unit=\"byte\"}} 51539607552 {}\n", ksm, Time(k));
     }
     ++i;
   }
@@ -86,7 +104,7 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
     }
   }
   out.pods = i;
-  out.openmetrics = fb + util + engine + created + cpu + memory + "# EOF\n";
+  out.openmetrics = fb + util + engine + created + cpu + periods + throttled + memory + requests + limits + "# EOF\n";
   return out;
 }
 

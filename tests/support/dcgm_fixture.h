@@ -14,7 +14,11 @@
 //  * kube_pod_created per pod, sampled over its life; pods with i % 6 == 1 end two thirds
 //    into the slice and keep DCGM samples, still attributed to them, for 5 minutes after (a
 //    stale attribution the lifetime clipping must drop; the CSV does not hold them);
-//  * two GPUs no pod holds (pod=""), and cAdvisor CPU and memory series per pod.
+//  * two GPUs no pod holds (pod="");
+//  * cAdvisor series per pod (container "sd"): CPU usage growing by 60 (0.5 + duty / 50)
+//    CPU-seconds a minute (so 0.5 + duty / 50 cores), 600 CFS periods a minute of which
+//    6 x duty throttled (ratio duty / 100), working set (4096 + MiB / 8) MiB; and
+//    kube-state-metrics requests cpu 4 cores, memory 32 GiB, limit memory 48 GiB.
 // The CSV holds exactly the samples the clipped Prometheus answer must give.
 #pragma once
 

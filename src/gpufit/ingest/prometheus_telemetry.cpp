@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "gpufit/ingest/align.h"
+#include "gpufit/ingest/prometheus_containers.h"
 
 namespace gpufit {
 namespace {
@@ -169,7 +170,10 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
   if (fb->empty())
     return FailedPrecondition("prometheus {}: no {} series between {} and {} (is dcgm-exporter scraped?)", options.url,
                               kDcgmFbUsed, range.since_s, range.until_s);
-  return TelemetryFromDcgmSeries(*fb, *util, *engine, *created, options.url);
+  Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *created, options.url);
+  if (!tel) return tel;
+  if (Result<void> r = AddPrometheusContainers(options, range, *tel); !r) return r.error();
+  return tel;
 }
 
 }  // namespace gpufit

@@ -47,7 +47,8 @@ struct TelemetryRange {
   double step_s = 60;  // seconds; whole milliseconds, >= 1 s
 };
 
-// Reads the range from the server.
+// Reads the range from the server, with the containers' CPU and memory
+// (ingest/prometheus_containers.h) on the same grid.
 Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range);
 
 // The mapping step alone (exposed for tests): answers of the four queries in the order

@@ -8,8 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "gpufit/core/units.h"
 
 namespace gpufit {
 
@@ -30,12 +33,28 @@ struct PodSeries {
   std::size_t running_samples() const { return last - first + 1; }
 };
 
+// One container's CPU and memory (cAdvisor) and its requests and limits (kube-state-metrics)
+// on the Telemetry grid (../shared/reference/formats.md (c)). Every series has
+// Telemetry::samples entries; NaN where the container had no sample (not running, or the
+// first sample of a counter, whose rate needs a previous one).
+struct ContainerSeries {
+  std::string pod;                                 // "namespace/pod", as PodSeries::pod without a "[i]" GPU suffix
+  std::string container;                           // cAdvisor `container` label
+  std::string image;                               // cAdvisor `image` label ("" when absent)
+  std::vector<float> cpu_cores;                    // rate of container_cpu_usage_seconds_total, cores
+  std::vector<float> cpu_throttled_ratio;          // throttled / all CFS periods in the step, 0-1
+  std::vector<float> memory_working_set_mib;       // container_memory_working_set_bytes, MiB
+  std::optional<MilliCpu> cpu_request, cpu_limit;  // kube_pod_container_resource_requests/limits
+  std::optional<MiB> memory_request, memory_limit;
+};
+
 struct Telemetry {
-  double start_s = 0;                // time of grid sample 0, seconds
-  double step_s = 60;                // grid spacing, seconds (> 0)
-  std::size_t samples = 0;           // grid length; every series has this many entries
-  std::vector<PodSeries> pods;       // ordered by pod name
-  std::vector<std::string> skipped;  // pods left out, each "pod: reason"
+  double start_s = 0;                       // time of grid sample 0, seconds
+  double step_s = 60;                       // grid spacing, seconds (> 0)
+  std::size_t samples = 0;                  // grid length; every series has this many entries
+  std::vector<PodSeries> pods;              // ordered by pod name
+  std::vector<std::string> skipped;         // pods left out, each "pod: reason"
+  std::vector<ContainerSeries> containers;  // by pod, container; empty from the file readers
 
   double window_hours() const { return static_cast<double>(samples) * step_s / 3600.0; }
 };

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gpufit/analyze/container_profile.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
@@ -67,7 +68,8 @@ struct Plan {
   std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
   Replay replay;                                     // one entry per co-location group
   PlanTotals totals;
-  std::vector<std::string> skipped;  // pods left out of the telemetry, with reasons
+  std::vector<std::string> skipped;          // pods left out of the telemetry, with reasons
+  std::vector<ContainerProfile> containers;  // cAdvisor / kube-state-metrics, when the telemetry has them
   std::int64_t search_evaluations = 0;
   // With options.mig_isolation: the MIG plan for the same pods (peak x (1 + headroom)),
   // its monthly cost (MIG GPUs plus one whole target GPU per pod too big for any

@@ -18,6 +18,26 @@ json ToJson(const PodProfile& p) {
           {"gpu_hours_used", p.gpu_hours_used},   {"gpu_hours_wasted", p.gpu_hours_wasted()}};
 }
 
+json ToJson(const ContainerProfile& c) {
+  auto optional = [](const auto& v) { return v ? json(v->value) : json(nullptr); };
+  return {{"pod", c.pod},
+          {"container", c.container},
+          {"image", c.image},
+          {"cpu_samples", c.cpu_samples},
+          {"memory_samples", c.memory_samples},
+          {"cpu_cores", ToJson(c.cpu_cores)},
+          {"cpu_throttled_ratio", ToJson(c.cpu_throttled_ratio)},
+          {"memory_working_set_mib", ToJson(c.memory_working_set_mib)},
+          {"requests", {{"cpu_millicores", optional(c.cpu_request)}, {"memory_mib", optional(c.memory_request)}}},
+          {"limits", {{"cpu_millicores", optional(c.cpu_limit)}, {"memory_mib", optional(c.memory_limit)}}}};
+}
+
+json ToJson(const std::vector<ContainerProfile>& containers) {
+  json out = json::array();
+  for (const ContainerProfile& c : containers) out.push_back(ToJson(c));
+  return out;
+}
+
 json ToJson(const GpuModel& m) {
   return {{"id", m.id},
           {"name", m.name},
@@ -76,6 +96,7 @@ std::string PlanToJson(const Plan& plan) {
         {"reserve_mib", plan.options.reserve.value},
         {"seed", plan.options.seed},
         {"search_budget", plan.options.search_budget}}},
+      {"containers", ToJson(plan.containers)},
       {"current_gpu", ToJson(plan.current)},
       {"target_gpu", ToJson(plan.target)},
       {"capacity_mib", plan.capacity_mib},
@@ -125,7 +146,8 @@ std::string PlanToJson(const Plan& plan) {
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::string& source, double step_s) {
+std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
+                           const std::string& source, double step_s) {
   json pods = json::array();
   double allocated = 0, used = 0;
   for (const PodProfile& p : profiles) {
@@ -139,6 +161,7 @@ std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::s
             {"source", source},
             {"step_s", step_s},
             {"pods", pods},
+            {"containers", ToJson(containers)},
             {"totals",
              {{"pods", profiles.size()},
               {"gpu_hours_allocated", allocated},

@@ -14,6 +14,28 @@ void Out(std::string& s, fmt::format_string<Args...> f, Args&&... args) {
 
 std::string Short(const std::string& pod) { return pod.size() > 16 ? pod.substr(0, 12) + "…" : pod; }
 
+// Containers with cAdvisor data: usage against requests and limits (up to 30 rows).
+std::string ContainersToMarkdown(const std::vector<ContainerProfile>& containers) {
+  if (containers.empty()) return "";
+  std::string s;
+  Out(s, "\n## Containers (cAdvisor, kube-state-metrics)\n\n{} containers.\n\n", containers.size());
+  Out(s,
+      "| pod | container | CPU p95 | peak cores | request m | limit m | throttled p95 | memory peak MiB | "
+      "request | limit |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  auto opt = [](const auto& v) { return v ? fmt::format("{}", v->value) : std::string("-"); };
+  std::size_t rows = 0;
+  for (const ContainerProfile& c : containers) {
+    if (rows++ == 30) {
+      Out(s, "\n{} more in the JSON.\n", containers.size() - 30);
+      break;
+    }
+    Out(s, "| {} | {} | {:.2f} | {:.2f} | {} | {} | {:.0f}% | {:.0f} | {} | {} |\n", c.pod, c.container,
+        c.cpu_cores.p95, c.cpu_cores.peak, opt(c.cpu_request), opt(c.cpu_limit), 100 * c.cpu_throttled_ratio.p95,
+        c.memory_working_set_mib.peak, opt(c.memory_request), opt(c.memory_limit));
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string PlanToMarkdown(const Plan& plan) {
@@ -22,7 +44,7 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "# gpufit plan\n\n");
   Out(s, "Telemetry: {} ({} pods, {} samples every {:.0f} s, {:.1f} h).", plan.source, plan.pod_names.size(),
       plan.samples, plan.step_s, plan.window_hours);
-  if (!plan.skipped.empty()) Out(s, " Left out: {} pod(s) without both metrics.", plan.skipped.size());
+  if (!plan.skipped.empty()) Out(s, " Left out: {} (see telemetry.skipped in the JSON).", plan.skipped.size());
   if (plan.options.current_gpu.empty())
     Out(s, "\nThe pods are assumed to run on {} today (the telemetry names no GPU model; say --current-gpu).",
         plan.current.id);
@@ -85,10 +107,11 @@ std::string PlanToMarkdown(const Plan& plan) {
     }
     Out(s, "\n");
   }
-  return s;
+  return s + ContainersToMarkdown(plan.containers);
 }
 
-std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::string& source) {
+std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
+                               const std::string& source) {
   std::string s = fmt::format("# gpufit analyze\n\nTelemetry: {} ({} pods)\n\n", source, profiles.size());
   s +=
       "| pod | mem peak | p99 | p95 | p50 MiB | duty peak | p99 | p95 | p50 % | idle | GPU-h alloc | used | wasted |\n";
@@ -106,7 +129,7 @@ std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const st
   }
   s += fmt::format("\nWaste: {:.1f} GPU-hours allocated, {:.1f} used, {:.1f} wasted ({:.0f}%).\n", allocated, used,
                    allocated - used, allocated > 0 ? 100 * (allocated - used) / allocated : 0.0);
-  return s;
+  return s + ContainersToMarkdown(containers);
 }
 
 }  // namespace gpufit

@@ -14,7 +14,9 @@ std::string PlanToJson(const Plan& plan);      // pretty-printed, ends in a newl
 std::string PlanToMarkdown(const Plan& plan);  // summary, right-sizing table, groups
 
 // The analyze report: per-pod profiles and waste totals.
-std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::string& source, double step_s);
-std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::string& source);
+std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
+                           const std::string& source, double step_s);
+std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
+                               const std::string& source);
 
 }  // namespace gpufit
