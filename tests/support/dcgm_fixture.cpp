@@ -32,8 +32,8 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
   if (!tel) return tel.error();
   const auto n = static_cast<std::size_t>(hours * 60);  // grid samples in the slice
   std::string fb = "# TYPE DCGM_FI_DEV_FB_USED gauge\n", util = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n",
-              engine = "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n", created = "# TYPE kube_pod_created gauge\n",
-              cpu = "# TYPE container_cpu_usage_seconds counter\n",
+              engine = "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n", sm = "# TYPE DCGM_FI_PROF_SM_ACTIVE gauge\n",
+              created = "# TYPE kube_pod_created gauge\n", cpu = "# TYPE container_cpu_usage_seconds counter\n",
               periods = "# TYPE container_cpu_cfs_periods counter\n",
               throttled = "# TYPE container_cpu_cfs_throttled_periods counter\n",
               memory = "# TYPE container_memory_working_set_bytes gauge\n",
@@ -68,6 +68,7 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
         engine += fmt::format("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{}}} {} {}\n", labels, ratio, Time(k));
       else
         util += fmt::format("DCGM_FI_DEV_GPU_UTIL{{{}}} {} {}\n", labels, duty, Time(k));
+      if (i % 3 == 0) sm += fmt::format("DCGM_FI_PROF_SM_ACTIVE{{{}}} {} {}\n", labels, 0.8 * ratio, Time(k));
       if (k > last) continue;  // stale: Prometheus has it, the CSV (the truth) does not
       out.long_csv += fmt::format("{},{},DCGM_FI_DEV_FB_USED,{}\n", Time(k), key, mib);
       out.long_csv += fmt::format("{},{},DCGM_FI_DEV_GPU_UTIL,{}\n", Time(k), key, mig ? ratio * 100.0 : duty);
@@ -104,7 +105,8 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
     }
   }
   out.pods = i;
-  out.openmetrics = fb + util + engine + created + cpu + periods + throttled + memory + requests + limits + "# EOF\n";
+  out.openmetrics =
+      fb + util + engine + sm + created + cpu + periods + throttled + memory + requests + limits + "# EOF\n";
   return out;
 }
 

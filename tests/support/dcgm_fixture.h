@@ -11,6 +11,7 @@
 //    from `Hostname` to `hostname` half-way (an exporter upgrade: two series, one GPU);
 //  * pods with i % 5 == 4 are MIG instances (GPU_I_PROFILE 3g.40gb) that report
 //    DCGM_FI_PROF_GR_ENGINE_ACTIVE (duty / 100) instead of DCGM_FI_DEV_GPU_UTIL;
+//  * pods with i % 3 == 0 also report DCGM_FI_PROF_SM_ACTIVE = 0.8 duty / 100;
 //  * kube_pod_created per pod, sampled over its life; pods with i % 6 == 1 end two thirds
 //    into the slice and keep DCGM samples, still attributed to them, for 5 minutes after (a
 //    stale attribution the lifetime clipping must drop; the CSV does not hold them);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -107,15 +108,17 @@ Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, 
 Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used,
                                           const std::vector<PromSeries>& gpu_util,
                                           const std::vector<PromSeries>& gr_engine_active,
+                                          const std::vector<PromSeries>& sm_active,
                                           const std::vector<PromSeries>& pod_created, const std::string& source) {
   const Lives lives = PodLives(pod_created);
-  ByGpu memory, util, engine;
+  ByGpu memory, util, engine, sm;
   std::set<std::string> unattributed;
   if (Result<void> r = Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, memory, unattributed); !r)
     return r.error();
   if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, util, unattributed); !r) return r.error();
   if (Result<void> r = Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, engine, unattributed); !r)
     return r.error();
+  if (Result<void> r = Collect(sm_active, kDcgmSmActive, 100.0, 100.0, lives, sm, unattributed); !r) return r.error();
 
   // GPU identities per pod, in order, to name pods on several GPUs.
   std::map<std::string, std::vector<std::string>> gpus_of;
@@ -123,6 +126,7 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
     for (const auto& [key, s] : *m)
       if (!s.time_s.empty()) gpus_of[key.first].push_back(key.second);
   RawTelemetry raw;
+  std::map<std::string, RawSeries> sm_of;  // by telemetry pod name
   for (auto& [pod, gpus] : gpus_of) {
     std::sort(gpus.begin(), gpus.end());
     gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
@@ -136,10 +140,23 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
         raw.gpu_util_pct[name] = std::move(it->second);
       else if (auto e = engine.find(key); e != engine.end() && !e->second.time_s.empty())
         raw.gpu_util_pct[name] = std::move(e->second);
+      if (auto it = sm.find(key); it != sm.end() && !it->second.time_s.empty()) sm_of[name] = std::move(it->second);
     }
   }
   Result<Telemetry> tel = AlignToGrid(raw, source);
   if (!tel) return tel.error();
+  // SM activity on the grid: the nearest sample, the largest of several, inside the life.
+  for (PodSeries& p : tel->pods) {
+    const auto it = sm_of.find(p.pod);
+    if (it == sm_of.end()) continue;
+    p.sm_active_pct.assign(tel->samples, std::numeric_limits<float>::quiet_NaN());
+    for (std::size_t i = 0; i < it->second.time_s.size(); ++i) {
+      const double k = std::round((it->second.time_s[i] - tel->start_s) / tel->step_s);
+      if (k < static_cast<double>(p.first) || k > static_cast<double>(p.last)) continue;
+      float& at = p.sm_active_pct[static_cast<std::size_t>(k)];
+      if (std::isnan(at) || it->second.value[i] > at) at = it->second.value[i];
+    }
+  }
   for (const std::string& gpu : unattributed)
     tel->skipped.push_back(
         fmt::format("{}: DCGM series without a pod label (no pod holds it, or dcgm-exporter runs without "
@@ -165,12 +182,14 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
   if (!util) return util.error();
   const Result<std::vector<PromSeries>> engine = query(kDcgmGrEngineActive);
   if (!engine) return engine.error();
+  const Result<std::vector<PromSeries>> sm = query(kDcgmSmActive);
+  if (!sm) return sm.error();
   const Result<std::vector<PromSeries>> created = query("kube_pod_created");
   if (!created) return created.error();
   if (fb->empty())
     return FailedPrecondition("prometheus {}: no {} series between {} and {} (is dcgm-exporter scraped?)", options.url,
                               kDcgmFbUsed, range.since_s, range.until_s);
-  Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *created, options.url);
+  Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url);
   if (!tel) return tel;
   if (Result<void> r = AddPrometheusContainers(options, range, *tel); !r) return r.error();
   return tel;

@@ -9,6 +9,8 @@
 //   max_over_time(DCGM_FI_DEV_GPU_UTIL[W])           duty cycle, percent 0-100
 //   max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[W])  ratio 0-1, x 100; used for a GPU (or MIG
 //                                                    instance) without DCGM_FI_DEV_GPU_UTIL
+//   max_over_time(DCGM_FI_PROF_SM_ACTIVE[W])         ratio 0-1, x 100, into PodSeries::sm_active_pct
+//                                                    where enabled (not in the default counters)
 //   max_over_time(kube_pod_created[W])               kube-state-metrics: each pod's creation
 //                                                    time (value) and presence (samples)
 // The maximum within a step keeps peaks, as ingest/align.h does for several samples.
@@ -51,11 +53,12 @@ struct TelemetryRange {
 // (ingest/prometheus_containers.h) on the same grid.
 Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range);
 
-// The mapping step alone (exposed for tests): answers of the four queries in the order
+// The mapping step alone (exposed for tests): answers of the five queries in the order
 // above -> telemetry on the common grid. `source` names the server in errors.
 Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used,
                                           const std::vector<PromSeries>& gpu_util,
                                           const std::vector<PromSeries>& gr_engine_active,
+                                          const std::vector<PromSeries>& sm_active,
                                           const std::vector<PromSeries>& pod_created, const std::string& source);
 
 }  // namespace gpufit

@@ -49,7 +49,7 @@ TEST(TelemetryFromDcgmSeries, MapsLabelsToPodsAndGpus) {
       Series(Gpu("GPU-c", "server-0", "Hostname"), {0, 60}, {9, 8}),
       Series(Gpu("GPU-c", "server-0", "hostname"), {120}, {7}),
   };
-  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, "srv");
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_EQ(t->pods.size(), 3u);
   EXPECT_EQ(t->step_s, 60);
@@ -68,13 +68,29 @@ TEST(TelemetryFromDcgmSeries, EngineActiveStandsInForUtilAndNoDataIsDropped) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<PromSeries> fb = {Series(mig, {0, 60, 120, 180}, {1000, nan, 1200, 9223372036854775794.0})};
   const std::vector<PromSeries> engine = {Series(mig, {0, 60, 120, 180}, {0.25, 0.5, 0.75, 1})};
-  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, {}, engine, {}, "srv");
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, {}, engine, {}, {}, "srv");
   ASSERT_TRUE(t) << t.error().message;
   const PodSeries& p = Find(*t, "ml/infer-0");
   // 60 s and 180 s have no memory sample: 60 is a gap (filled with the larger neighbour),
   // 180 is after the last memory sample but the duty sample keeps the pod alive.
   EXPECT_THAT(p.gpu_util_pct, ElementsAre(25, 50, 75, 100));
   EXPECT_THAT(p.fb_used_mib, ElementsAre(1000, 1200, 1200, 1200));
+}
+
+TEST(TelemetryFromDcgmSeries, SmActiveWhereEnabled) {
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "p"), {0, 60, 120}, {1, 1, 1}),
+                                      Series(Gpu("GPU-b", "q"), {0, 60, 120}, {1, 1, 1})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "p"), {0, 60, 120}, {90, 90, 90}),
+                                        Series(Gpu("GPU-b", "q"), {0, 60, 120}, {5, 5, 5})};
+  const std::vector<PromSeries> sm = {Series(Gpu("GPU-a", "p"), {0, 120}, {0.25, 0.5})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, sm, {}, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  const PodSeries& p = Find(*t, "ml/p");
+  ASSERT_EQ(p.sm_active_pct.size(), 3u);
+  EXPECT_EQ(p.sm_active_pct[0], 25);
+  EXPECT_TRUE(std::isnan(p.sm_active_pct[1]));
+  EXPECT_EQ(p.sm_active_pct[2], 50);
+  EXPECT_TRUE(Find(*t, "ml/q").sm_active_pct.empty());
 }
 
 TEST(TelemetryFromDcgmSeries, ClipsSamplesToThePodsLife) {
@@ -85,7 +101,7 @@ TEST(TelemetryFromDcgmSeries, ClipsSamplesToThePodsLife) {
   // db-0 was created at 50 s and last seen by kube-state-metrics at 180 s.
   const std::vector<PromSeries> created = {
       Series({{"namespace", "ml"}, {"pod", "db-0"}, {"uid", "u1"}}, {60, 120, 180}, {50, 50, 50})};
-  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, created, "srv");
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, created, "srv");
   ASSERT_TRUE(t) << t.error().message;
   const PodSeries& p = Find(*t, "ml/db-0");
   EXPECT_EQ(t->start_s, 0);
@@ -96,7 +112,7 @@ TEST(TelemetryFromDcgmSeries, ClipsSamplesToThePodsLife) {
 
 TEST(TelemetryFromDcgmSeries, RejectsOutOfRangeValuesNamingTheSeries) {
   const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "p"), {0}, {130})};
-  const Result<Telemetry> t = TelemetryFromDcgmSeries({Series(Gpu("GPU-a", "p"), {0}, {1})}, util, {}, {}, "srv");
+  const Result<Telemetry> t = TelemetryFromDcgmSeries({Series(Gpu("GPU-a", "p"), {0}, {1})}, util, {}, {}, {}, "srv");
   ASSERT_FALSE(t);
   EXPECT_THAT(t.error().message, HasSubstr("DCGM_FI_DEV_GPU_UTIL{pod=\"ml/p\", UUID/gpu=\"GPU-a\"} at 0"));
   EXPECT_THAT(t.error().message, HasSubstr("out of range [0, 100]"));
@@ -132,6 +148,15 @@ TEST(ReadPrometheusTelemetry, RealServerGivesTheSameGridAsTheCsv) {
     EXPECT_EQ(a.gpu_util_pct, b.gpu_util_pct) << b.pod;
   }
   EXPECT_EQ(from_prometheus->skipped.size(), 2u);  // the two idle GPUs
+  // SM activity where the fixture enabled it (sd-0, sd-3, ...): 0.8 x duty over the life.
+  for (const PodSeries& p : from_prometheus->pods) {
+    const int i = std::stoi(p.pod.substr(p.pod.find('-') + 1));
+    ASSERT_EQ(p.sm_active_pct.empty(), i % 3 != 0) << p.pod;
+    for (std::size_t k = p.first; k <= p.last && !p.sm_active_pct.empty(); ++k)
+      ASSERT_NEAR(p.sm_active_pct[k], 0.8 * p.gpu_util_pct[k], 1e-3) << p.pod << " at " << k;
+  }
+  // Containers from cAdvisor: one per pod.
+  EXPECT_EQ(from_prometheus->containers.size(), static_cast<std::size_t>(fixture->pods));
 
   // At a 5 s step the same answer needs chunks (6 h / 5 s = 4,320 points; limit set to 1,000).
   o.max_points = 1000;

@@ -19,16 +19,21 @@ namespace gpufit {
 // DCGM field names of the two metrics gpufit reads (dcgm-exporter default counters).
 inline constexpr const char* kDcgmFbUsed = "DCGM_FI_DEV_FB_USED";    // framebuffer used, MiB
 inline constexpr const char* kDcgmGpuUtil = "DCGM_FI_DEV_GPU_UTIL";  // duty cycle, percent 0-100
-// Profiling counter: ratio 0-1 of time the graphics/compute engine is active (default-counters.csv).
+// Profiling counters, ratio 0-1: time the graphics/compute engine is active (in
+// default-counters.csv), and cycles an SM has at least one warp resident (commented out
+// there: present only where the user enabled it).
 inline constexpr const char* kDcgmGrEngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+inline constexpr const char* kDcgmSmActive = "DCGM_FI_PROF_SM_ACTIVE";
 
 struct PodSeries {
   std::string pod;
   std::vector<float> fb_used_mib;   // GPU memory used, MiB (DCGM_FI_DEV_FB_USED)
   std::vector<float> gpu_util_pct;  // GPU duty cycle, percent 0-100 (DCGM_FI_DEV_GPU_UTIL)
-  std::size_t first = 0;            // first grid sample of the pod's life
-  std::size_t last = 0;             // last grid sample of the pod's life (inclusive)
-  std::size_t filled_samples = 0;   // samples inside the life that had no raw value (gaps)
+  // DCGM_FI_PROF_SM_ACTIVE x 100 where the source has it (else empty); NaN where no sample.
+  std::vector<float> sm_active_pct{};
+  std::size_t first = 0;           // first grid sample of the pod's life
+  std::size_t last = 0;            // last grid sample of the pod's life (inclusive)
+  std::size_t filled_samples = 0;  // samples inside the life that had no raw value (gaps)
 
   std::size_t running_samples() const { return last - first + 1; }
 };
