@@ -147,7 +147,7 @@ class PrometheusPlan : public ::testing::Test {
   }
   static std::string Range() {
     return fmt::format("--prometheus {} --since {} --until {} --step 60s", server_->url(),
-                       static_cast<long long>(fixture_->since_s), static_cast<long long>(fixture_->until_s));
+                       static_cast<long long>(fixture_->since_s) - 60, static_cast<long long>(fixture_->until_s));
   }
   static fs::path* dir_;
   static gpufit::testing::DcgmFixture* fixture_;

@@ -80,7 +80,7 @@ std::size_t FillLife(std::vector<float>& slots, std::size_t first, std::size_t l
 
 }  // namespace
 
-Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source) {
+Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source, const std::optional<GridSpec>& grid) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const auto* metric : {&raw.fb_used_mib, &raw.gpu_util_pct}) {
     for (const auto& [pod, s] : *metric) {
@@ -92,9 +92,9 @@ Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source
   }
   if (!(lo <= hi)) return InvalidArgument("{}: no samples", source);
   Telemetry tel;
-  tel.start_s = lo;
-  tel.step_s = MedianStep(raw);
-  const double span = std::round((hi - lo) / tel.step_s);
+  tel.start_s = grid ? grid->start_s : lo;
+  tel.step_s = grid ? grid->step_s : MedianStep(raw);
+  const double span = grid ? static_cast<double>(grid->samples) - 1 : std::round((hi - lo) / tel.step_s);
   if (span >= static_cast<double>(kMaxGridSamples))
     return InvalidArgument("{}: timestamps span {} s at a {} s step: more than {} grid samples", source, hi - lo,
                            tel.step_s, kMaxGridSamples);

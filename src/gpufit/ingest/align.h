@@ -15,6 +15,7 @@
 //    Telemetry::skipped.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,9 +37,18 @@ struct RawTelemetry {
   std::unordered_map<std::string, RawSeries> gpu_util_pct;
 };
 
+// A grid fixed by the source instead of inferred from the samples (a Prometheus range query
+// evaluates at known times). Every raw timestamp must lie within half a step of it.
+struct GridSpec {
+  double start_s = 0;
+  double step_s = 60;
+  std::size_t samples = 0;
+};
+
 // Errors: kInvalidArgument naming `source` when there is no pod with both metrics, or when
 // the grid would exceed 50 million samples or 400 million samples x pods (a timestamp far
 // off the rest).
-Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source);
+Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source,
+                              const std::optional<GridSpec>& grid = std::nullopt);
 
 }  // namespace gpufit

@@ -20,10 +20,7 @@ std::string Get(const Labels& l, const char* name) {
   return it == l.end() ? "" : it->second;
 }
 
-std::string PodKey(const Labels& l) {
-  const std::string ns = Get(l, "namespace"), pod = Get(l, "pod");
-  return ns.empty() ? pod : ns + "/" + pod;
-}
+std::string PodKey(const Labels& l) { return PodKeyFromLabels(l); }
 
 class Grid {
  public:
@@ -69,7 +66,7 @@ void AddContainerSeries(const std::vector<PromSeries>& cpu_usage, const std::vec
     if (c.image.empty()) c.image = Get(l, "image");
     return c;
   };
-  auto valid = [](const Labels& l) { return !Get(l, "pod").empty() && !Get(l, "container").empty(); };
+  auto valid = [](const Labels& l) { return !PodKey(l).empty() && !Get(l, "container").empty(); };
 
   for (const PromSeries& s : cpu_usage) {
     if (!valid(s.labels)) continue;
@@ -124,9 +121,9 @@ void AddContainerSeries(const std::vector<PromSeries>& cpu_usage, const std::vec
   for (auto& [key, c] : by_key) telemetry.containers.push_back(std::move(c));
 }
 
-Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryRange& range,
+Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryGrid& grid,
                                      Telemetry& telemetry) {
-  const std::string window = fmt::format("[{}ms]", static_cast<long long>(std::round(range.step_s * 1000.0)) - 1);
+  const std::string& window = grid.window;
   std::vector<std::vector<PromSeries>> answers;
   for (const char* selector : {R"(container_cpu_usage_seconds_total{container!="",container!="POD"})",
                                R"(container_cpu_cfs_periods_total{container!="",container!="POD"})",
@@ -136,9 +133,9 @@ Result<void> AddPrometheusContainers(const PrometheusOptions& options, const Tel
                                R"(kube_pod_container_resource_limits{resource=~"cpu|memory"})"}) {
     Result<std::vector<PromSeries>> r =
         QueryRange(options, {.query = fmt::format("max_over_time({}{})", selector, window),
-                             .start_s = range.since_s,
-                             .end_s = range.until_s,
-                             .step_s = range.step_s});
+                             .start_s = grid.grid.start_s,
+                             .end_s = grid.grid.start_s + static_cast<double>(grid.grid.samples - 1) * grid.grid.step_s,
+                             .step_s = grid.grid.step_s});
     if (!r) return r.error();
     answers.push_back(std::move(*r));
   }

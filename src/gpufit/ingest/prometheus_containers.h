@@ -31,8 +31,7 @@ namespace gpufit {
 
 // Queries the server and fills telemetry.containers (empty when the server has no cAdvisor
 // series). Errors: those of QueryRange.
-Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryRange& range,
-                                     Telemetry& telemetry);
+Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryGrid& grid, Telemetry& telemetry);
 
 // The mapping alone (exposed for tests): the six answers, in the order above.
 void AddContainerSeries(const std::vector<PromSeries>& cpu_usage, const std::vector<PromSeries>& cfs_periods,

@@ -40,12 +40,7 @@ std::string GpuIdentity(const Labels& l) {
   return id;
 }
 
-std::string PodName(const Labels& l) {
-  const std::string pod = Label(l, "pod");
-  if (pod.empty()) return "";
-  const std::string ns = Label(l, "namespace");
-  return ns.empty() ? pod : ns + "/" + pod;
-}
+std::string PodName(const Labels& l) { return PodKeyFromLabels(l); }
 
 std::string Describe(const char* metric, const Labels& l) {
   return fmt::format("{}{{pod=\"{}\", UUID/gpu=\"{}\"}}", metric, PodName(l), GpuIdentity(l));
@@ -80,7 +75,8 @@ bool Alive(const Lives& lives, const std::string& pod, double t) {
 using ByGpu = std::map<std::pair<std::string, std::string>, RawSeries>;
 
 Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, double scale, double max_value,
-                     const Lives& lives, ByGpu& out, std::set<std::string>& unattributed) {
+                     const Lives& lives, const std::optional<GridSpec>& grid, ByGpu& out,
+                     std::set<std::string>& unattributed) {
   for (const PromSeries& s : series) {
     const std::string pod = PodName(s.labels);
     const std::string gpu = GpuIdentity(s.labels);
@@ -96,6 +92,9 @@ Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, 
         return InvalidArgument("{} at {}: value {} is out of range [0, {}]", Describe(metric, s.labels), s.time_s[i],
                                s.value[i], max_value / scale);
       if (!Alive(lives, pod, s.time_s[i])) continue;
+      if (grid && (s.time_s[i] < grid->start_s - grid->step_s / 2 ||
+                   s.time_s[i] >= grid->start_s + (static_cast<double>(grid->samples) - 0.5) * grid->step_s))
+        continue;  // outside the queried range
       into.time_s.push_back(s.time_s[i]);
       into.value.push_back(static_cast<float>(v));
     }
@@ -109,16 +108,48 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
                                           const std::vector<PromSeries>& gpu_util,
                                           const std::vector<PromSeries>& gr_engine_active,
                                           const std::vector<PromSeries>& sm_active,
-                                          const std::vector<PromSeries>& pod_created, const std::string& source) {
+                                          const std::vector<PromSeries>& pod_created, const std::string& source,
+                                          const std::optional<GridSpec>& grid) {
   const Lives lives = PodLives(pod_created);
   ByGpu memory, util, engine, sm;
   std::set<std::string> unattributed;
-  if (Result<void> r = Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, memory, unattributed); !r)
+  if (Result<void> r = Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, grid, memory, unattributed); !r)
     return r.error();
-  if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, util, unattributed); !r) return r.error();
-  if (Result<void> r = Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, engine, unattributed); !r)
+  if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, grid, util, unattributed); !r)
     return r.error();
-  if (Result<void> r = Collect(sm_active, kDcgmSmActive, 100.0, 100.0, lives, sm, unattributed); !r) return r.error();
+  if (Result<void> r = Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, grid, engine, unattributed);
+      !r)
+    return r.error();
+  if (Result<void> r = Collect(sm_active, kDcgmSmActive, 100.0, 100.0, lives, grid, sm, unattributed); !r)
+    return r.error();
+
+  // A GPU that several pods report at the same times is shared (time-slicing, MPS): DCGM
+  // measures the whole GPU, so no pod's own use is known. Those pods are left out.
+  std::map<std::string, std::map<std::string, const RawSeries*>> pods_of_gpu;
+  for (const auto& [key, s] : memory)
+    if (!s.time_s.empty()) pods_of_gpu[key.second][key.first] = &s;
+  std::set<std::string> shared_pods;
+  std::vector<std::string> shared_notes;
+  for (const auto& [gpu, pods] : pods_of_gpu) {
+    if (pods.size() < 2) continue;
+    std::set<double> seen;
+    bool overlap = false;
+    for (const auto& [pod, s] : pods) {
+      std::set<double> mine(s->time_s.begin(), s->time_s.end());
+      for (double t : mine) overlap = overlap || seen.count(t) > 0;
+      seen.insert(mine.begin(), mine.end());
+    }
+    if (!overlap) continue;
+    std::string names;
+    for (const auto& [pod, s] : pods) {
+      shared_pods.insert(pod);
+      names += (names.empty() ? "" : ", ") + pod;
+    }
+    shared_notes.push_back(
+        fmt::format("{}, {}: these pods report GPU {} at the same times (time-slicing or MPS); "
+                    "DCGM measures the whole GPU, so their own use is unknown",
+                    names, gpu, gpu));
+  }
 
   // GPU identities per pod, in order, to name pods on several GPUs.
   std::map<std::string, std::vector<std::string>> gpus_of;
@@ -128,6 +159,7 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   RawTelemetry raw;
   std::map<std::string, RawSeries> sm_of;  // by telemetry pod name
   for (auto& [pod, gpus] : gpus_of) {
+    if (shared_pods.count(pod)) continue;
     std::sort(gpus.begin(), gpus.end());
     gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
     for (std::size_t g = 0; g < gpus.size(); ++g) {
@@ -143,8 +175,9 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
       if (auto it = sm.find(key); it != sm.end() && !it->second.time_s.empty()) sm_of[name] = std::move(it->second);
     }
   }
-  Result<Telemetry> tel = AlignToGrid(raw, source);
+  Result<Telemetry> tel = AlignToGrid(raw, source, grid);
   if (!tel) return tel.error();
+  tel->skipped.insert(tel->skipped.end(), shared_notes.begin(), shared_notes.end());
   // SM activity on the grid: the nearest sample, the largest of several, inside the life.
   for (PodSeries& p : tel->pods) {
     const auto it = sm_of.find(p.pod);
@@ -165,15 +198,43 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   return tel;
 }
 
-Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range) {
+std::string PodKeyFromLabels(const std::map<std::string, std::string>& l) {
+  // Scraped through a ServiceMonitor without honorLabels, the exporter's own pod labels
+  // come as exported_pod / exported_namespace (the target's labels take the plain names).
+  const bool exported = !Label(l, "exported_pod").empty();
+  const std::string pod = Label(l, exported ? "exported_pod" : "pod");
+  if (pod.empty()) return "";
+  // Without exported_pod, a `pod` naming the exporter itself is the scrape target's label
+  // on a series the exporter attributed to no pod (an empty label is absent in Prometheus).
+  if (!exported && (pod.rfind("nvidia-dcgm-exporter", 0) == 0 || pod.rfind("dcgm-exporter", 0) == 0)) return "";
+  const std::string ns = Label(l, exported ? "exported_namespace" : "namespace");
+  return ns.empty() ? pod : ns + "/" + pod;
+}
+
+Result<TelemetryGrid> GridFor(const TelemetryRange& range) {
   const double step_ms = std::round(range.step_s * 1000.0);
   if (!(range.step_s >= 1.0) || std::abs(step_ms - range.step_s * 1000.0) > 1e-6)
     return InvalidArgument("--step must be whole milliseconds and at least 1 s, got {} s", range.step_s);
-  const std::string window = fmt::format("[{}ms]", static_cast<long long>(step_ms) - 1);
+  const double span = range.until_s - range.since_s;
+  if (!(span >= range.step_s))
+    return InvalidArgument("--step ({} s) is longer than the range --since .. --until ({} s)", range.step_s, span);
+  const double steps = std::ceil(span / range.step_s - 1e-9);
+  if (steps > static_cast<double>(kMaxPrometheusSteps))
+    return InvalidArgument("the range holds {:.0f} steps of {} s, more than {}: narrow --since/--until or widen --step",
+                           steps, range.step_s, kMaxPrometheusSteps);
+  const auto n = static_cast<std::size_t>(steps);
+  return TelemetryGrid{.grid = {.start_s = range.since_s + range.step_s, .step_s = range.step_s, .samples = n},
+                       .window = fmt::format("[{}ms]", static_cast<long long>(step_ms) - 1)};
+}
+
+Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range) {
+  const Result<TelemetryGrid> grid = GridFor(range);
+  if (!grid) return grid.error();
   auto query = [&](const std::string& metric) {
-    return QueryRange(options, RangeQuery{.query = fmt::format("max_over_time({}{})", metric, window),
-                                          .start_s = range.since_s,
-                                          .end_s = range.until_s,
+    return QueryRange(options, RangeQuery{.query = fmt::format("max_over_time({}{})", metric, grid->window),
+                                          .start_s = grid->grid.start_s,
+                                          .end_s = grid->grid.start_s +
+                                                   static_cast<double>(grid->grid.samples - 1) * grid->grid.step_s,
                                           .step_s = range.step_s});
   };
   const Result<std::vector<PromSeries>> fb = query(kDcgmFbUsed);
@@ -189,9 +250,9 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
   if (fb->empty())
     return FailedPrecondition("prometheus {}: no {} series between {} and {} (is dcgm-exporter scraped?)", options.url,
                               kDcgmFbUsed, range.since_s, range.until_s);
-  Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url);
+  Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url, grid->grid);
   if (!tel) return tel;
-  if (Result<void> r = AddPrometheusContainers(options, range, *tel); !r) return r.error();
+  if (Result<void> r = AddPrometheusContainers(options, *grid, *tel); !r) return r.error();
   return tel;
 }
 

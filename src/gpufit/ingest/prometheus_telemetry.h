@@ -34,10 +34,13 @@
 // memory and duty samples in the range.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpufit/core/result.h"
+#include "gpufit/ingest/align.h"
 #include "gpufit/ingest/prometheus_client.h"
 #include "gpufit/model/telemetry.h"
 
@@ -46,8 +49,28 @@ namespace gpufit {
 struct TelemetryRange {
   double since_s = 0;  // Unix seconds
   double until_s = 0;  // Unix seconds
-  double step_s = 60;  // seconds; whole milliseconds, >= 1 s
+  double step_s = 60;  // seconds; whole milliseconds, >= 1 s, at most until - since
 };
+
+// The most steps a range may hold (about two years at 60 s): bounds the work and memory.
+inline constexpr std::size_t kMaxPrometheusSteps = 1'000'000;
+
+// The grid of a range: steps (since, since + step], (since + step, since + 2 step], ... up
+// to the first that reaches `until`; grid sample k is the end of step k, the time the
+// query evaluates max_over_time(...[W]) with W = step - 1 ms.
+struct TelemetryGrid {
+  GridSpec grid;
+  std::string window;  // "[59999ms]"
+};
+// Errors (kInvalidArgument): a step under 1 s or not whole milliseconds, a step longer than
+// the range, more than kMaxPrometheusSteps steps.
+Result<TelemetryGrid> GridFor(const TelemetryRange& range);
+
+// "namespace/pod" of a series' labels ("pod" without namespace; "" without a pod label).
+// `exported_pod` / `exported_namespace` take precedence: that is where the exporter's own
+// labels go when a ServiceMonitor scrapes it without honorLabels; there, a `pod` label naming
+// the exporter itself (nvidia-dcgm-exporter-*, dcgm-exporter-*) means no pod: "".
+std::string PodKeyFromLabels(const std::map<std::string, std::string>& labels);
 
 // Reads the range from the server, with the containers' CPU and memory
 // (ingest/prometheus_containers.h) on the same grid.
@@ -59,6 +82,7 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
                                           const std::vector<PromSeries>& gpu_util,
                                           const std::vector<PromSeries>& gr_engine_active,
                                           const std::vector<PromSeries>& sm_active,
-                                          const std::vector<PromSeries>& pod_created, const std::string& source);
+                                          const std::vector<PromSeries>& pod_created, const std::string& source,
+                                          const std::optional<GridSpec>& grid = std::nullopt);
 
 }  // namespace gpufit

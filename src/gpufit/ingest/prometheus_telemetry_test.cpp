@@ -118,6 +118,59 @@ TEST(TelemetryFromDcgmSeries, RejectsOutOfRangeValuesNamingTheSeries) {
   EXPECT_THAT(t.error().message, HasSubstr("out of range [0, 100]"));
 }
 
+TEST(GridFor, StepsCoverTheRangeFromSinceOn) {
+  // 6 h at 2 h: steps end at since + 2 h, + 4 h, + 6 h.
+  const Result<TelemetryGrid> g = GridFor({.since_s = 0, .until_s = 6 * 3600, .step_s = 7200});
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->grid.start_s, 7200);
+  EXPECT_EQ(g->grid.samples, 3u);
+  EXPECT_EQ(g->window, "[7199999ms]");
+  // 5 h at 2 h: the last step runs past until (it must cover the end).
+  EXPECT_EQ(GridFor({.since_s = 0, .until_s = 5 * 3600, .step_s = 7200})->grid.samples, 3u);
+  EXPECT_THAT(GridFor({.since_s = 0, .until_s = 3600, .step_s = 7200}).error().message, HasSubstr("longer than"));
+  EXPECT_THAT(GridFor({.since_s = 0, .until_s = 3600, .step_s = 0.5}).error().message, HasSubstr("at least 1 s"));
+  EXPECT_THAT(GridFor({.since_s = 0, .until_s = 1e9, .step_s = 1}).error().message, HasSubstr("more than 1000000"));
+}
+
+TEST(TelemetryFromDcgmSeries, FixedGridDropsSamplesOutsideTheRange) {
+  const GridSpec grid{.start_s = 60, .step_s = 60, .samples = 3};  // 60, 120, 180
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "p"), {0, 60, 120, 600}, {9, 1, 2, 9})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "p"), {0, 60, 120, 600}, {9, 3, 4, 9})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv", grid);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->start_s, 60);
+  EXPECT_EQ(t->samples, 3u);
+  EXPECT_THAT(Find(*t, "ml/p").fb_used_mib, ElementsAre(1, 2, 0));
+}
+
+TEST(TelemetryFromDcgmSeries, PodsReportingOneGpuTogetherAreLeftOut) {
+  // a and b on GPU-s at the same times (time-slicing): DCGM gives each the whole GPU.
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-s", "a"), {0, 60}, {500, 500}),
+                                      Series(Gpu("GPU-s", "b"), {60, 120}, {500, 500}),
+                                      Series(Gpu("GPU-t", "c"), {0, 60}, {5, 5})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-s", "a"), {0, 60}, {50, 50}),
+                                        Series(Gpu("GPU-s", "b"), {60, 120}, {50, 50}),
+                                        Series(Gpu("GPU-t", "c"), {0, 60}, {5, 5})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 1u);
+  EXPECT_EQ(t->pods[0].pod, "ml/c");
+  ASSERT_EQ(t->skipped.size(), 1u);
+  EXPECT_THAT(t->skipped[0], HasSubstr("ml/a, ml/b, GPU-s: these pods report GPU GPU-s at the same times"));
+}
+
+TEST(PodKeyFromLabels, ExportedLabelsWin) {
+  EXPECT_EQ(PodKeyFromLabels({{"namespace", "ml"}, {"pod", "p"}}), "ml/p");
+  EXPECT_EQ(PodKeyFromLabels({{"pod", "p"}}), "p");
+  EXPECT_EQ(PodKeyFromLabels({{"namespace", "gpu-operator"},
+                              {"pod", "nvidia-dcgm-exporter-x7k2p"},
+                              {"exported_namespace", "ml"},
+                              {"exported_pod", "trainer-0"}}),
+            "ml/trainer-0");
+  // An idle GPU scraped that way carries only the exporter's own pod label.
+  EXPECT_EQ(PodKeyFromLabels({{"namespace", "gpu-operator"}, {"pod", "nvidia-dcgm-exporter-x7k2p"}}), "");
+}
+
 TEST(ReadPrometheusTelemetry, RealServerGivesTheSameGridAsTheCsv) {
   const std::string gentd26 = testing::DataDir() + "/gentd26";
   if (!std::filesystem::exists(gentd26)) GTEST_SKIP() << "no " << gentd26;
@@ -128,8 +181,9 @@ TEST(ReadPrometheusTelemetry, RealServerGivesTheSameGridAsTheCsv) {
   ASSERT_TRUE(server) << server.error().message;
   PrometheusOptions o;
   o.url = (*server)->url();
-  const Result<Telemetry> from_prometheus =
-      ReadPrometheusTelemetry(o, {.since_s = fixture->since_s, .until_s = fixture->until_s, .step_s = 60});
+  // The grid's first sample ends the first step after --since.
+  const TelemetryRange range{.since_s = fixture->since_s - 60, .until_s = fixture->until_s, .step_s = 60};
+  const Result<Telemetry> from_prometheus = ReadPrometheusTelemetry(o, range);
   ASSERT_TRUE(from_prometheus) << from_prometheus.error().message;
   const Result<Telemetry> from_csv = ReadLongCsv(dir.Write("fixture.csv", fixture->long_csv));
   ASSERT_TRUE(from_csv) << from_csv.error().message;
@@ -158,13 +212,12 @@ TEST(ReadPrometheusTelemetry, RealServerGivesTheSameGridAsTheCsv) {
   // Containers from cAdvisor: one per pod.
   EXPECT_EQ(from_prometheus->containers.size(), static_cast<std::size_t>(fixture->pods));
 
-  // At a 5 s step the same answer needs chunks (6 h / 5 s = 4,320 points; limit set to 1,000).
-  o.max_points = 1000;
-  const Result<Telemetry> chunked =
-      ReadPrometheusTelemetry(o, {.since_s = fixture->since_s, .until_s = fixture->until_s, .step_s = 5});
+  // In chunks of at most 100 points (360 points: 4 requests per query) the answer is the same.
+  o.max_points = 100;
+  const Result<Telemetry> chunked = ReadPrometheusTelemetry(o, range);
   ASSERT_TRUE(chunked) << chunked.error().message;
   ASSERT_EQ(chunked->pods.size(), from_csv->pods.size());
-  EXPECT_EQ(chunked->step_s, 60);
+  EXPECT_EQ(chunked->samples, from_csv->samples);
   for (std::size_t i = 0; i < from_csv->pods.size(); ++i)
     EXPECT_EQ(chunked->pods[i].fb_used_mib, from_csv->pods[i].fb_used_mib) << from_csv->pods[i].pod;
 }
