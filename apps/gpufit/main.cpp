@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -264,6 +265,8 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A server closing the connection mid-request must be an error, not a silent exit.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"gpufit: right-size and co-locate GPU workloads from their real telemetry"};
   app.require_subcommand(1);
 

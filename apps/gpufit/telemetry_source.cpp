@@ -3,7 +3,9 @@
 #include <fast_float/fast_float.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -46,21 +48,30 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
                                "Prometheus base URL that scrapes dcgm-exporter (and kube-state-metrics), e.g. "
                                "http://prometheus.monitoring:9090");
   file->excludes(prom);
+  // Each of these needs --prometheus: with --telemetry it would be silently ignored.
   cmd->add_option("--since", s.since, "start: RFC 3339, Unix seconds, or a duration before --until (7d)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(prom);
   cmd->add_option("--until", s.until, "end: RFC 3339, Unix seconds, now, or a duration before now")
-      ->capture_default_str();
-  cmd->add_option("--step", s.step, "query resolution (each point is the maximum within it), e.g. 60s")
-      ->capture_default_str();
-  cmd->add_option("--bearer-token-file", s.bearer_token_file, "file holding a bearer token for --prometheus");
-  cmd->add_option("--ca-file", s.ca_file, "PEM CA bundle that signs the --prometheus server's certificate");
-  cmd->add_flag("--insecure-skip-verify", s.insecure_skip_verify, "https without certificate verification");
-  cmd->add_option("--prometheus-timeout", s.timeout_s, "seconds to wait for each Prometheus answer")
+      ->capture_default_str()
+      ->needs(prom);
+  cmd->add_option("--step", s.step, "resolution; each point is the maximum of the samples within its step")
+      ->capture_default_str()
+      ->needs(prom);
+  cmd->add_option("--bearer-token-file", s.bearer_token_file, "file holding a bearer token for --prometheus")
+      ->needs(prom);
+  cmd->add_option("--ca-file", s.ca_file, "PEM CA bundle that signs the --prometheus server's certificate")
+      ->needs(prom);
+  cmd->add_flag("--insecure-skip-verify", s.insecure_skip_verify, "https without certificate verification")
+      ->needs(prom);
+  cmd->add_option("--prometheus-timeout", s.timeout_s, "seconds for each Prometheus answer, start to end")
       ->check(CLI::Range(0.1, 3600.0))
-      ->capture_default_str();
-  cmd->add_option("--prometheus-retries", s.retries, "retries (exponential back-off from 1 s) of a failed query")
+      ->capture_default_str()
+      ->needs(prom);
+  cmd->add_option("--prometheus-retries", s.retries, "retries (back-off 1 s, doubling, at most 30 s) of a failed query")
       ->check(CLI::Range(0, 10))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(prom);
 }
 
 Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
@@ -75,15 +86,25 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   o.timeout_s = s.timeout_s;
   o.retries = s.retries;
   if (!s.bearer_token_file.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(s.bearer_token_file, ec))
+      return NotFound("--bearer-token-file {}: not a readable file", s.bearer_token_file);
     std::ifstream in(s.bearer_token_file);
     if (!in) return NotFound("--bearer-token-file {}: cannot read it", s.bearer_token_file);
     std::stringstream ss;
     ss << in.rdbuf();
     o.bearer_token = ss.str();
-    while (!o.bearer_token.empty() && (o.bearer_token.back() == '\n' || o.bearer_token.back() == '\r'))
-      o.bearer_token.pop_back();
+    const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    while (!o.bearer_token.empty() && space(o.bearer_token.back())) o.bearer_token.pop_back();
+    while (!o.bearer_token.empty() && space(o.bearer_token.front())) o.bearer_token.erase(0, 1);
     if (o.bearer_token.empty())
       return InvalidArgument("--bearer-token-file {}: the file is empty", s.bearer_token_file);
+    // RFC 6750 b64token characters; anything else (a space, a line break) would corrupt the header.
+    if (o.bearer_token.size() > 16384 || std::any_of(o.bearer_token.begin(), o.bearer_token.end(), [](char c) {
+          return static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f;
+        }))
+      return InvalidArgument("--bearer-token-file {}: not a bearer token (spaces, control characters, or over 16 KiB)",
+                             s.bearer_token_file);
   }
   const Result<double> until = ParseTime("--until", s.until, now_s, now_s);
   if (!until) return until.error();

@@ -335,6 +335,7 @@ TEST(PrometheusFaults, BadFlagsNameTheFlag) {
   struct Case {
     std::string args, expected;
   };
+  std::ofstream(dir / "token") << "abc\nEvil: yes\n";
   const std::vector<Case> cases = {
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 2026-13-01T00:00:00Z", "--since"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 2026-01-02T00:00:00Z --until 1767225600",
@@ -344,6 +345,11 @@ TEST(PrometheusFaults, BadFlagsNameTheFlag) {
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file /nonexistent", "--bearer-token-file"},
       {"plan --telemetry x --prometheus http://127.0.0.1:1 --gpu h100-80gb", "excludes"},
       {"plan --training-jobs x.yaml --pods p.json", "--emit-manifests"},
+      {"analyze --telemetry x.csv --since 1d", "--since requires --prometheus"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 1767225600 --until 1767229200 --step 2h",
+       "longer than the range"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file " + (dir / "token").string(),
+       "not a bearer token"},
   };
   for (const Case& c : cases) {
     const CliRun r = Gpufit(c.args, dir);

@@ -120,10 +120,12 @@ PrometheusServer::~PrometheusServer() {
 }
 
 FakeHttpServer::FakeHttpServer(Handler handler) : server_(std::make_unique<httplib::Server>()) {
-  server_->Post("/api/v1/query_range", [this, handler](const httplib::Request& req, httplib::Response& res) {
+  const auto serve = [this, handler](const httplib::Request& req, httplib::Response& res) {
     ++requests_;
     handler(req, res);
-  });
+  };
+  server_->Get("/api/v1/query_range", serve);
+  server_->Post("/api/v1/query_range", serve);
   port_ = server_->bind_to_any_port("127.0.0.1");
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -3,7 +3,7 @@
 //  * PrometheusServer: Debian's real `prometheus` (installed by scripts/bootstrap) on a free
 //    127.0.0.1 port with a temporary data directory, loaded beforehand with
 //    `promtool tsdb create-blocks-from openmetrics` from OpenMetrics text the test wrote.
-//  * FakeHttpServer: a cpp-httplib server answering POST /api/v1/query_range with a handler
+//  * FakeHttpServer: a cpp-httplib server answering GET and POST /api/v1/query_range with a handler
 //    of the test's choosing, for the faults a real server will not produce on demand
 //    (HTTP 500, a slow answer, malformed JSON, a header check).
 #pragma once

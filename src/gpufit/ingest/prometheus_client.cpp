@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -27,9 +28,13 @@ Result<BaseUrl> SplitUrl(const std::string& url) {
   if (scheme != "http" && scheme != "https")
     return InvalidArgument("--prometheus '{}': expected an http:// or https:// URL", url);
   const std::size_t host_start = colon + 3;
+  if (url.find_first_of("?#") != std::string::npos)
+    return InvalidArgument("--prometheus '{}': a base URL takes no query or fragment", url);
   const std::size_t slash = url.find('/', host_start);
   BaseUrl out{.scheme_host_port = url.substr(0, slash), .path_prefix = ""};
   if (out.scheme_host_port.size() <= host_start) return InvalidArgument("--prometheus '{}': no host", url);
+  if (out.scheme_host_port.find('@') != std::string::npos)
+    return InvalidArgument("--prometheus: credentials in the URL are not supported (use --bearer-token-file)");
   if (slash != std::string::npos) out.path_prefix = url.substr(slash);
   while (!out.path_prefix.empty() && out.path_prefix.back() == '/') out.path_prefix.pop_back();
   return out;
@@ -50,6 +55,11 @@ Result<double> ParseSampleValue(const std::string& text) {
 
 std::string Seconds(double s) { return fmt::format("{:.3f}", s); }
 
+// The largest answer read: a bigger one means a range far too fine for what it holds.
+constexpr std::uint64_t kMaxAnswerBytes = 256ull << 20;
+// The longest wait between retries.
+constexpr double kMaxBackoffS = 30;
+
 // What one HTTP attempt came to.
 struct Attempt {
   bool retryable = false;
@@ -57,24 +67,42 @@ struct Attempt {
   std::string body;  // the answer when error.message is empty
 };
 
-Attempt PostOnce(httplib::Client& client, const std::string& path, const httplib::Params& params) {
-  const httplib::Result res = client.Post(path, httplib::Headers{}, params);
+Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib::Params& params, double timeout_s) {
+  // The whole answer must arrive within the timeout (a server trickling bytes would
+  // otherwise reset the per-read timeout forever) and within kMaxAnswerBytes.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  bool too_slow = false, too_big = false;
+  std::string body;
+  const httplib::Result res = client.Get(path, params, httplib::Headers{}, [&](const char* data, std::size_t length) {
+    too_big = body.size() + length > kMaxAnswerBytes;
+    too_slow = std::chrono::steady_clock::now() > deadline;
+    if (too_big || too_slow) return false;
+    body.append(data, length);
+    return true;
+  });
   if (!res) {
     const httplib::Error e = res.error();
-    const bool timed_out = e == httplib::Error::Read || e == httplib::Error::ConnectionTimeout;
     const bool tls = e == httplib::Error::SSLConnection || e == httplib::Error::SSLServerVerification ||
                      e == httplib::Error::SSLLoadingCerts;
-    std::string why = timed_out ? "no answer within the timeout"
-                      : tls     ? "TLS failed (" + httplib::to_string(e) + "; check --prometheus-ca-file)"
-                      : e == httplib::Error::Connection ? "cannot connect (server down or unreachable)"
-                                                        : "request failed (" + httplib::to_string(e) + ")";
+    if (too_big)
+      return {.retryable = false,
+              .error = InvalidArgument("the answer exceeds {} MiB: narrow --since/--until or widen --step",
+                                       kMaxAnswerBytes >> 20),
+              .body = ""};
+    std::string why =
+        too_slow                    ? fmt::format("no complete answer within {} s", timeout_s)
+        : e == httplib::Error::Read ? fmt::format("the connection broke, or no answer came within {} s", timeout_s)
+        : e == httplib::Error::ConnectionTimeout ? fmt::format("no connection within {} s", timeout_s)
+        : tls ? "TLS failed (" + httplib::to_string(e) + "; check --ca-file or the URL's scheme)"
+        : e == httplib::Error::Connection ? "cannot connect (server down, unreachable, or its name does not resolve)"
+                                          : "request failed (" + httplib::to_string(e) + ")";
     return {.retryable = !tls, .error = Unavailable("{}", why), .body = ""};
   }
-  if (res->status == 200) return {.retryable = false, .error = {}, .body = res->body};
+  if (res->status == 200) return {.retryable = false, .error = {}, .body = std::move(body)};
   // Prometheus explains refusals in its JSON envelope; fall back to the raw body.
-  std::string detail = res->body.substr(0, 300);
+  std::string detail = body.substr(0, 300);
   try {
-    const nlohmann::json j = nlohmann::json::parse(res->body);
+    const nlohmann::json j = nlohmann::json::parse(body);
     detail = fmt::format("{}: {}", j.value("errorType", "?"), j.value("error", "?"));
   } catch (const nlohmann::json::exception&) {
   }
@@ -92,14 +120,14 @@ Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const Promet
                                         Seconds(q.start_s), Seconds(q.end_s), q.step_s);
   double backoff = o.backoff_s;
   for (int attempt = 0;; ++attempt) {
-    Attempt a = PostOnce(client, path, params);
+    Attempt a = GetOnce(client, path, params, o.timeout_s);
     if (a.error.message.empty()) return ParseQueryRangeAnswer(a.body, where);
     if (!a.retryable || attempt >= o.retries) {
       const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
       return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
-    backoff *= 2;
+    backoff = std::min(2 * backoff, kMaxBackoffS);
   }
 }
 
@@ -187,7 +215,12 @@ Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const Ran
   client.set_read_timeout(whole, micro);
   client.set_write_timeout(whole, micro);
   if (!o.bearer_token.empty()) client.set_bearer_token_auth(o.bearer_token);
-  if (!o.ca_file.empty()) client.set_ca_cert_path(o.ca_file);
+  if (!o.ca_file.empty()) {
+    if (base->scheme_host_port.rfind("https://", 0) != 0)
+      return InvalidArgument("--ca-file {}: the URL {} is not https", o.ca_file, o.url);
+    if (!std::ifstream(o.ca_file)) return NotFound("--ca-file {}: cannot read it", o.ca_file);
+    client.set_ca_cert_path(o.ca_file);
+  }
   client.enable_server_certificate_verification(!o.insecure_skip_verify);
 
   // Evaluation times start + k step, k = 0..points-1, in chunks of max_points.

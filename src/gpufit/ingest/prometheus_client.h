@@ -1,8 +1,8 @@
 // A client of the Prometheus HTTP API's range queries (`/api/v1/query_range`).
 //
 // Wire format (https://prometheus.io/docs/prometheus/latest/querying/api/, summarized in
-// ../shared/reference/formats.md (b)): the query goes as a form-encoded POST with `query`,
-// `start`, `end` (Unix seconds) and `step` (seconds); the answer is a JSON envelope
+// ../shared/reference/formats.md (b)): a GET with the URL parameters `query`, `start`, `end`
+// (Unix seconds) and `step` (seconds); the answer is a JSON envelope
 // {"status": "success"|"error", "errorType", "error", "data": {"resultType": "matrix",
 // "result": [{"metric": {label: value}, "values": [[unix_s, "value"], ...]}]}}.
 //
@@ -12,10 +12,11 @@
 // series again by label set, so callers see one answer.
 //
 // Failures: a refused connection, a timeout, HTTP 429 and HTTP 5xx are retried `retries`
-// times with exponential back-off (backoff_s, 2 backoff_s, ...); anything else fails at
-// once. Every error names the URL, the query and the cause: kUnavailable when the server is
-// down, too slow or keeps failing; kInvalidArgument for a refused query, malformed JSON or
-// an answer that is not a matrix.
+// times with exponential back-off (backoff_s, 2 backoff_s, ..., at most 30 s); anything else
+// fails at once. `timeout_s` bounds the connection and the whole answer of each attempt;
+// an answer over 256 MiB is refused. Every error names the URL, the query and the cause: kUnavailable when the server
+// is down, too slow or keeps failing; kInvalidArgument for a refused query, malformed JSON or an answer that is not a
+// matrix.
 #pragma once
 
 #include <map>

@@ -140,8 +140,28 @@ TEST(QueryRange, SlowServerTimesOut) {
   const auto r = QueryRange(o, Query());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Code::kUnavailable);
-  EXPECT_THAT(r.error().message, HasSubstr("no answer within the timeout"));
+  EXPECT_THAT(r.error().message, HasSubstr("no answer came within 0.3 s"));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1400));
+}
+
+TEST(QueryRange, TricklingServerHitsTheWholeAnswerTimeout) {
+  // One byte every 100 ms: each read is quick, the answer never completes in time.
+  testing::FakeHttpServer server([](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/json", [](std::size_t offset, httplib::DataSink& sink) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      sink.write(" ", 1);
+      if (offset > 30) sink.done();
+      return true;
+    });
+  });
+  PrometheusOptions o = Fast(server.url());
+  o.timeout_s = 1;
+  o.retries = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = QueryRange(o, Query());
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, HasSubstr("no complete answer within 1 s"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(2500));
 }
 
 TEST(QueryRange, MalformedJsonFailsAtOnce) {
@@ -183,6 +203,16 @@ TEST(QueryRange, SendsBearerTokenAndFormParameters) {
 
 TEST(QueryRange, RejectsBadUrlsAndRanges) {
   EXPECT_THAT(QueryRange(Fast("ftp://x"), Query()).error().message, HasSubstr("http:// or https://"));
+  EXPECT_THAT(QueryRange(Fast("http://127.0.0.1:9090/?x=1"), Query()).error().message, HasSubstr("no query"));
+  const auto secret = QueryRange(Fast("http://user:pw@127.0.0.1:9090"), Query());
+  EXPECT_THAT(secret.error().message, HasSubstr("--bearer-token-file"));
+  EXPECT_THAT(secret.error().message, ::testing::Not(HasSubstr("pw")));
+  PrometheusOptions ca = Fast("http://127.0.0.1:9090");
+  ca.ca_file = "/etc/hostname";
+  EXPECT_THAT(QueryRange(ca, Query()).error().message, HasSubstr("is not https"));
+  ca.url = "https://127.0.0.1:9090";
+  ca.ca_file = "/nonexistent.pem";
+  EXPECT_THAT(QueryRange(ca, Query()).error().message, HasSubstr("--ca-file /nonexistent.pem: cannot read it"));
   EXPECT_THAT(QueryRange(Fast("http://127.0.0.1:1"), Query(60, 0)).error().message, HasSubstr("--step"));
   RangeQuery backwards = Query();
   backwards.end_s = backwards.start_s - 1;
