@@ -103,6 +103,9 @@ Result<TrainingPlan> Training(const PlanFlags& f, const GpuCatalog& catalog) {
   return BuildTrainingPlan(std::move(*w), catalog, *labels, f.training_jobs);
 }
 
+// The files the last --emit-manifests run wrote into its folder, one name a line.
+constexpr const char* kManifestList = ".gpufit-manifests";
+
 // The Kubernetes objects of the plan, with the README, into --emit-manifests.
 Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
                            const std::vector<std::pair<std::string, std::string>>& inference) {
@@ -130,7 +133,25 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
     extra.emplace_back(name, "inference autoscaler (see the inference section)");
   }
   files.emplace_back("README.md", ManifestsReadme(*m, extra));
-  return cli::WriteManifestFiles(f.manifests, files);
+  // The list of what this run wrote, so that the next run into the same folder removes the
+  // files it no longer writes (and nothing it did not write).
+  const std::filesystem::path list = std::filesystem::path(f.manifests) / kManifestList;
+  std::vector<std::string> previous;
+  for (std::ifstream in(list); in;) {
+    std::string name;
+    if (std::getline(in, name) && !name.empty() && name.find('/') == std::string::npos) previous.push_back(name);
+  }
+  std::string listing;
+  for (const auto& [name, text] : files) listing += name + "\n";
+  files.emplace_back(kManifestList, listing);
+  if (Result<void> ok = cli::WriteManifestFiles(f.manifests, files); !ok) return ok;
+  for (const std::string& name : previous) {
+    if (std::none_of(files.begin(), files.end(), [&](const auto& file) { return file.first == name; })) {
+      std::error_code ec;
+      std::filesystem::remove(std::filesystem::path(f.manifests) / name, ec);
+    }
+  }
+  return {};
 }
 
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {

@@ -316,6 +316,32 @@ TEST_F(PrometheusPlan, EmitsMigManifestsWithProfileResources) {
   EXPECT_TRUE(parted["mig-configs"]["gpufit-gpu-node-0"].IsSequence());
 }
 
+TEST_F(PrometheusPlan, ARerunReplacesItsOwnFilesOnly) {
+  const fs::path dir = Scratch("rerun");
+  std::ofstream(dir / "pods.json") << PodsJson(30);
+  std::ofstream(dir / "nodes.json") << NodesJson();
+  const fs::path out = dir / "manifests";
+  fs::create_directories(out);
+  std::ofstream(out / "mine.yaml") << "kind: ConfigMap\n";
+  const std::string cluster =
+      " --gpu h100-80gb --pods " + (dir / "pods.json").string() + " --nodes " + (dir / "nodes.json").string();
+  ASSERT_EQ(Gpufit("plan " + Range() + cluster + " --isolation mig --emit-manifests " + out.string(), dir).exit_code, 0);
+  ASSERT_TRUE(fs::exists(out / "configmap-gpu-operator-gpufit-mig-parted-config.yaml"));
+  const CliRun r = Gpufit("plan " + Range() + cluster + " --emit-manifests " + out.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(out / "configmap-gpu-operator-gpufit-mig-parted-config.yaml"));  // the MIG run's
+  EXPECT_TRUE(fs::exists(out / "configmap-gpu-operator-gpufit-device-plugin-config.yaml"));
+  EXPECT_TRUE(fs::exists(out / "mine.yaml"));  // not gpufit's: kept
+  // A failing run (a malformed pods file) changes nothing.
+  std::ofstream(dir / "bad.json") << "{\"kind\": \"List\", \"items\": [";
+  const CliRun bad = Gpufit("plan " + Range() + " --gpu h100-80gb --pods " + (dir / "bad.json").string() +
+                                " --emit-manifests " + out.string(),
+                            dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("bad.json"));
+  EXPECT_TRUE(fs::exists(out / "configmap-gpu-operator-gpufit-device-plugin-config.yaml"));
+}
+
 TEST(PrometheusFaults, ServerDownIsAClearErrorAndNoOutput) {
   const fs::path dir = Scratch("down");
   const int port = gpufit::testing::FreeLoopbackPort();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -39,10 +40,66 @@ YAML::Node Object(const std::string& api_version, const std::string& kind, const
   return n;
 }
 
+// Numbers and booleans are built with Plain(); every other scalar value is a string and
+// is written double-quoted, so a name such as "true", "0x10" or "123" stays a string.
+constexpr const char* kPlainTag = "!gpufit-plain";
+
+template <class T>
+YAML::Node Plain(T v) {
+  YAML::Node n(v);
+  n.SetTag(kPlainTag);
+  return n;
+}
+
+void Write(YAML::Emitter& out, const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      out << YAML::BeginMap;
+      for (const auto& kv : n) {
+        out << YAML::Key << kv.first.Scalar() << YAML::Value;
+        Write(out, kv.second);
+      }
+      out << YAML::EndMap;
+      break;
+    case YAML::NodeType::Sequence:
+      out << YAML::BeginSeq;
+      for (const auto& item : n) Write(out, item);
+      out << YAML::EndSeq;
+      break;
+    case YAML::NodeType::Scalar:
+      if (n.Tag() == kPlainTag)
+        out << n.Scalar();
+      else
+        out << YAML::DoubleQuoted << n.Scalar();
+      break;
+    default:
+      out << YAML::Null;
+  }
+}
+
 std::string Emit(const YAML::Node& n) {
   YAML::Emitter out;
-  out << n;
+  Write(out, n);
   return std::string(out.c_str()) + "\n";
+}
+
+// A Kubernetes object name (DNS-1123 subdomain: lower-case letters, digits, '-' and '.',
+// starting and ending with a letter or digit, at most 253 characters).
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+}
+
+// A label value: at most 63 characters; a longer name is cut and given a hash suffix.
+std::string LabelValue(const std::string& v) {
+  if (v.size() <= 63) return v;
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bit
+  for (unsigned char c : v) h = (h ^ c) * 1099511628211ull;
+  std::string cut = v.substr(0, 54);
+  while (!cut.empty() && (cut.back() == '-' || cut.back() == '.')) cut.pop_back();
+  return fmt::format("{}-{:08x}", cut, static_cast<std::uint32_t>(h));
 }
 
 // The telemetry key "ns/pod" or "ns/pod[i]" -> the pods file's pod.
@@ -79,10 +136,13 @@ class Builder {
     }
     if (in_.training != nullptr) Training();
     for (auto& [key, patch] : patches_) {
+      if (patch.what.empty()) continue;
+      const bool job = key.kind == "Job";
       out_.files.push_back({.name = fmt::format("workload-{}-{}-{}.yaml", key.ns, Lower(key.kind), key.name),
                             .yaml = Emit(patch.yaml),
-                            .apply = fmt::format("kubectl patch {} {} -n {} --type strategic --patch-file FILE",
-                                                 Lower(key.kind), key.name, key.ns),
+                            .apply = job ? std::string("kustomize: list FILE under patches: of the Job's source")
+                                         : fmt::format("kubectl patch {} {} -n {} --type strategic --patch-file FILE",
+                                                       Lower(key.kind), key.name, key.ns),
                             .what = fmt::format("{} {}/{}: {}", key.kind, key.ns, key.name, Join(patch.what, "; ")),
                             .why = Join(patch.why, "; ")});
       if (key.kind == "Job")
@@ -116,6 +176,21 @@ class Builder {
           fmt::format("pod {}: not in the --pods file (or its name is ambiguous): no patch", telemetry_pod));
       return std::nullopt;
     }
+    if (telemetry_pod.find('[') != std::string::npos) {
+      NoteOnce(
+          fmt::format("pod {}: holds several GPUs, planned one by one; its workload is left as it is", pod->Key()));
+      return std::nullopt;
+    }
+    if (pod->owner.kind == "DaemonSet") {
+      NoteOnce(fmt::format("DaemonSet {}/{}: runs one pod per node, so a node selector would shrink it; left as it is",
+                           pod->namespace_name, pod->owner.name));
+      return std::nullopt;
+    }
+    if (!ValidName(pod->owner.name) || !ValidName(pod->namespace_name)) {
+      NoteOnce(fmt::format("pod {}: its owner {}/{} is not a valid Kubernetes name; no patch", pod->Key(),
+                           pod->namespace_name, pod->owner.name));
+      return std::nullopt;
+    }
     if (ApiVersionOf(pod->owner.kind) == nullptr) {
       out_.notes.push_back(
           fmt::format("pod {}: owned by {} {}, which has no pod template gpufit can patch; change "
@@ -137,12 +212,32 @@ class Builder {
   }
 
   // Target-model nodes, from --nodes; those carrying `label`=`value` already first.
-  std::vector<const KubeNode*> TargetNodes(const std::string& label, const std::string& value_prefix) const {
+  // Schedulable nodes of the target model, without a NoSchedule/NoExecute taint other than
+  // nvidia.com/gpu (which GPU pods tolerate); for time-slicing, not in MIG mode.
+  std::vector<const KubeNode*> TargetNodes(const std::string& label, const std::string& value_prefix,
+                                           bool for_time_slicing) {
     std::vector<const KubeNode*> nodes;
     if (in_.nodes == nullptr) return nodes;
     const std::string target = NormalizedGpuProduct(in_.colocation->target.name);
-    for (const KubeNode& n : *in_.nodes)
-      if (n.gpu_count > 0 && !n.unschedulable && NormalizedGpuProduct(n.gpu_product) == target) nodes.push_back(&n);
+    for (const KubeNode& n : *in_.nodes) {
+      if (n.gpu_count <= 0 || n.unschedulable || NormalizedGpuProduct(n.gpu_product) != target) continue;
+      const auto taint = std::find_if(n.taints.begin(), n.taints.end(), [](const NodeTaint& t) {
+        return t.key != kGpuResource && (t.effect == "NoSchedule" || t.effect == "NoExecute");
+      });
+      if (taint != n.taints.end()) {
+        NoteOnce(fmt::format("node {}: not used, its taint {}:{} keeps the workloads off", n.name, taint->key,
+                             taint->effect));
+        continue;
+      }
+      const bool mig_mode =
+          n.gpu_product.find("-MIG-") != std::string::npos || (!n.mig_config.empty() && n.mig_config != "all-disabled");
+      if (for_time_slicing && mig_mode) {
+        NoteOnce(fmt::format("node {}: not used for time-slicing, its GPUs are in MIG mode ({})", n.name,
+                             n.mig_config.empty() ? n.gpu_product : n.mig_config));
+        continue;
+      }
+      nodes.push_back(&n);
+    }
     auto labelled = [&](const KubeNode* n) {
       const auto it = n->labels.find(label);
       return it != n->labels.end() && it->second.rfind(value_prefix, 0) == 0;
@@ -171,24 +266,58 @@ class Builder {
 
   void NodeLabel(const KubeNode& node, const std::string& label, const std::string& value, const std::string& why) {
     YAML::Node n = Object("v1", "Node", node.name, "");
-    n["metadata"]["labels"][label] = value;
+    n["metadata"]["labels"][label] = LabelValue(value);
     out_.files.push_back({.name = fmt::format("node-{}.yaml", node.name),
                           .yaml = Emit(n),
                           .apply = fmt::format("kubectl patch node {} --type strategic --patch-file FILE", node.name),
-                          .what = fmt::format("node {}: label {}={}", node.name, label, value),
+                          .what = fmt::format("node {}: label {}={}", node.name, label, LabelValue(value)),
                           .why = why});
   }
 
-  void ClusterPolicy(const char* section, const char* config_map, const std::string& default_config) {
+  void ClusterPolicy(const char* section, const char* config_map, const std::string& default_config, bool mixed_mig) {
     YAML::Node n = Object("nvidia.com/v1", "ClusterPolicy", "cluster-policy", "");
     n["spec"][section]["config"]["name"] = config_map;
     if (!default_config.empty()) n["spec"][section]["config"]["default"] = default_config;
+    std::string what = fmt::format("GPU Operator: spec.{}.config.name = {}", section, config_map);
+    if (mixed_mig) {
+      // Per-profile resources (nvidia.com/mig-<profile>) exist only under the mixed strategy.
+      n["spec"]["mig"]["strategy"] = "mixed";
+      what += ", spec.mig.strategy = mixed";
+    }
     out_.files.push_back({.name = "clusterpolicy-cluster-policy.yaml",
                           .yaml = Emit(n),
                           .apply = "kubectl patch clusterpolicies.nvidia.com cluster-policy --type merge --patch-file "
                                    "FILE",
-                          .what = fmt::format("GPU Operator: spec.{}.config.name = {}", section, config_map),
-                          .why = "makes the operator read gpufit's ConfigMap; nodes pick a config by label"});
+                          .what = what,
+                          .why = mixed_mig ? "makes the operator read gpufit's mig-parted configs and advertise one "
+                                             "resource per MIG profile (mixed strategy)"
+                                           : "makes the operator read gpufit's ConfigMap; nodes pick a config by "
+                                             "label"});
+  }
+
+  // Values of `label` on the nodes that gpufit does not manage (`ours` and the stock
+  // `also_ok` aside).
+  std::set<std::string> ForeignConfigs(const char* label, const std::string& ours_prefix,
+                                       const std::string& also_ok) const {
+    std::set<std::string> out;
+    if (in_.nodes == nullptr) return out;
+    for (const KubeNode& n : *in_.nodes) {
+      const auto it = n.labels.find(label);
+      if (it != n.labels.end() && it->second.rfind(ours_prefix, 0) != 0 && it->second != also_ok)
+        out.insert(it->second);
+    }
+    return out;
+  }
+
+  static std::string JoinSet(const std::set<std::string>& items) {
+    return Join(std::vector<std::string>(items.begin(), items.end()));
+  }
+
+  static bool AsksForMig(const KubePod& pod) {
+    for (const KubeContainer& c : pod.containers)
+      for (const auto& [resource, count] : c.resources.devices)
+        if (resource.rfind("nvidia.com/mig-", 0) == 0 && count > 0) return true;
+    return false;
   }
 
   void ConfigMap(const std::string& name, const std::string& key, const std::string& data, const std::string& what,
@@ -220,12 +349,36 @@ class Builder {
       out_.notes.push_back("co-location: no GPU is shared, so no time-slicing configuration is needed");
       return;
     }
+    // Nodes for the shared GPUs.
+    std::vector<const KubeNode*> chosen;
+    if (in_.nodes == nullptr) {
+      NoteOnce(fmt::format("no --nodes file: label {} nodes of {} with {}={} yourself", shared_gpus, plan.target.id,
+                           kDevicePluginConfigLabel, kTimeSlicingConfig));
+    } else {
+      std::size_t gpus = 0;
+      for (const KubeNode* n : TargetNodes(kDevicePluginConfigLabel, kTimeSlicingConfig, true)) {
+        if (gpus >= shared_gpus) break;
+        chosen.push_back(n);
+        gpus += static_cast<std::size_t>(n->gpu_count);
+      }
+      if (chosen.empty()) {
+        out_.notes.push_back(
+            fmt::format("time-slicing: no schedulable {} node without MIG in --nodes for the {} "
+                        "shared GPUs; nothing written for it",
+                        plan.target.id, shared_gpus));
+        return;
+      }
+      if (gpus < shared_gpus)
+        out_.notes.push_back(fmt::format("the cluster has {} usable {} GPUs for the {} shared ones: add {}", gpus,
+                                         plan.target.id, shared_gpus, shared_gpus - gpus));
+    }
+
     YAML::Node config;
     config["version"] = "v1";
     config["flags"]["migStrategy"] = "none";
     YAML::Node resource;
     resource["name"] = kGpuResource;
-    resource["replicas"] = replicas;
+    resource["replicas"] = Plain(replicas);
     config["sharing"]["timeSlicing"]["resources"].push_back(resource);
     ConfigMap(kDevicePluginConfigMap, kTimeSlicingConfig, Emit(config),
               fmt::format("NVIDIA device plugin config {}: each GPU advertised {} times as {}", kTimeSlicingConfig,
@@ -233,24 +386,23 @@ class Builder {
               fmt::format("{} GPUs are shared by up to {} pods each; the replay found {} memory overflows and a worst "
                           "collision share of {:.2f}%",
                           shared_gpus, replicas, plan.replay.memory_overflows, 100 * plan.replay.max_collision_share));
-    ClusterPolicy("devicePlugin", kDevicePluginConfigMap, "");
-
-    // Nodes for the shared GPUs.
-    if (in_.nodes == nullptr) {
-      NoteOnce(fmt::format("no --nodes file: label {} nodes of {} with {}={} yourself", shared_gpus, plan.target.id,
-                           kDevicePluginConfigLabel, kTimeSlicingConfig));
+    // The ClusterPolicy names one ConfigMap: pointing it at gpufit's would orphan the configs
+    // other nodes use.
+    const std::set<std::string> foreign = ForeignConfigs(kDevicePluginConfigLabel, kTimeSlicingConfig, "");
+    if (foreign.empty()) {
+      ClusterPolicy("devicePlugin", kDevicePluginConfigMap, "", false);
     } else {
-      std::size_t gpus = 0;
-      for (const KubeNode* n : TargetNodes(kDevicePluginConfigLabel, kTimeSlicingConfig)) {
-        if (gpus >= shared_gpus) break;
-        gpus += static_cast<std::size_t>(n->gpu_count);
-        NodeLabel(
-            *n, kDevicePluginConfigLabel, kTimeSlicingConfig,
-            fmt::format("hosts shared {} GPUs ({} of {})", plan.target.id, std::min(gpus, shared_gpus), shared_gpus));
-      }
-      if (gpus < shared_gpus)
-        out_.notes.push_back(fmt::format("the cluster has {} schedulable {} GPUs for the {} shared ones: add {}", gpus,
-                                         plan.target.id, shared_gpus, shared_gpus - gpus));
+      out_.notes.push_back(fmt::format(
+          "nodes already use device plugin configs ({}) from the ConfigMap the ClusterPolicy names: add the {} key of "
+          "configmap-{}-{}.yaml to that ConfigMap instead (no ClusterPolicy patch is written)",
+          JoinSet(foreign), kTimeSlicingConfig, kGpuOperatorNamespace, kDevicePluginConfigMap));
+    }
+    std::size_t gpus = 0;
+    for (const KubeNode* n : chosen) {
+      gpus += static_cast<std::size_t>(n->gpu_count);
+      NodeLabel(
+          *n, kDevicePluginConfigLabel, kTimeSlicingConfig,
+          fmt::format("hosts shared {} GPUs ({} of {})", plan.target.id, std::min(gpus, shared_gpus), shared_gpus));
     }
 
     // Workloads whose pods share a GPU.
@@ -264,6 +416,13 @@ class Builder {
       for (std::size_t p : gpu.pods) {
         const auto w = WorkloadOf(plan.pod_names[p]);
         if (!w) continue;
+        if (AsksForMig(*w->second)) {
+          NoteOnce(
+              fmt::format("{} {}/{}: asks for a MIG resource, which time-sliced full GPUs do not advertise; left "
+                          "as it is",
+                          w->first.kind, w->first.ns, w->first.name));
+          continue;
+        }
         Shared& s = shared_by[w->first];
         s.pods.push_back(plan.pod_names[p]);
         s.peak_mib = std::max(s.peak_mib, gpu.peak_mib);
@@ -296,18 +455,18 @@ class Builder {
       return p ? (*p)->memory.value : 0;
     };
 
-    // mig-parted file: one config per node, or the plan's layouts by name without nodes.
-    YAML::Node file;
-    file["version"] = "v1";
+    // mig-parted file: all-disabled (the ClusterPolicy's default), then one config per node,
+    // or the plan's layouts by name without nodes.
     YAML::Node configs;
     const auto entry = [](const YAML::Node& devices, const std::map<std::string, int>* layout) {
       YAML::Node e;
       e["devices"] = devices;
-      e["mig-enabled"] = layout != nullptr;
+      e["mig-enabled"] = Plain(layout != nullptr);
       if (layout != nullptr)
-        for (const auto& [profile, count] : *layout) e["mig-devices"][profile] = count;
+        for (const auto& [profile, count] : *layout) e["mig-devices"][profile] = Plain(count);
       return e;
     };
+    configs["all-disabled"].push_back(entry(YAML::Node("all"), nullptr));
     const std::size_t gpus_needed = mig.gpu_plans.size();
     if (in_.nodes == nullptr) {
       for (const auto& [name, layout] : mig.configs) configs[name].push_back(entry(YAML::Node("all"), &layout));
@@ -315,9 +474,10 @@ class Builder {
                            plan.target.id, kMigConfigLabel, kMigPartedConfigMap));
     } else {
       std::size_t next = 0;
-      for (const KubeNode* n : TargetNodes(kMigConfigLabel, "gpufit-")) {
+      std::vector<std::pair<const KubeNode*, std::string>> labelled;
+      for (const KubeNode* n : TargetNodes(kMigConfigLabel, "gpufit-", false)) {
         if (next >= gpus_needed) break;
-        const std::string name = "gpufit-" + n->name;
+        const std::string name = LabelValue("gpufit-" + n->name);
         std::map<std::string, std::vector<int>> devices_by_layout;  // layout name -> GPU indices
         std::vector<int> spare;
         for (int i = 0; i < n->gpu_count; ++i) {
@@ -328,31 +488,46 @@ class Builder {
         }
         for (const auto& [layout, devices] : devices_by_layout) {
           YAML::Node list;
-          for (int d : devices) list.push_back(d);
+          for (int d : devices) list.push_back(Plain(d));
           configs[name].push_back(entry(list, &mig.configs.at(layout)));
         }
         if (!spare.empty()) {
           YAML::Node list;
-          for (int d : spare) list.push_back(d);
+          for (int d : spare) list.push_back(Plain(d));
           configs[name].push_back(entry(list, nullptr));
         }
-        NodeLabel(*n, kMigConfigLabel, name,
-                  fmt::format("its {} GPUs take the MIG layouts of the plan's GPUs (mig-parted config {})",
-                              n->gpu_count, name));
+        labelled.emplace_back(n, name);
+      }
+      if (labelled.empty()) {
+        out_.notes.push_back(
+            fmt::format("MIG: no schedulable {} node in --nodes; nothing written for it", plan.target.id));
+        return {};
       }
       if (next < gpus_needed)
         out_.notes.push_back(
-            fmt::format("the cluster has too few schedulable {} GPUs for the {} MIG GPUs of the plan: "
+            fmt::format("the cluster has too few usable {} GPUs for the {} MIG GPUs of the plan: "
                         "add {}",
                         plan.target.id, gpus_needed, gpus_needed - next));
+      for (const auto& [n, name] : labelled)
+        NodeLabel(*n, kMigConfigLabel, name,
+                  fmt::format("its {} GPUs take the MIG layouts of the plan's GPUs (mig-parted config {})",
+                              n->gpu_count, name));
     }
+    YAML::Node file;
+    file["version"] = "v1";
     file["mig-configs"] = configs;
     ConfigMap(kMigPartedConfigMap, "config.yaml", Emit(file),
               fmt::format("mig-parted configs for {} GPUs of {}", gpus_needed, plan.target.id),
               fmt::format("one MIG instance per pod: {} GPUs ({} proven optimal), {} pods whose memory exceeded "
                           "their instance in the replay",
                           mig.gpus, mig.optimal ? "CBC" : "not", plan.mig_pods_exceeding));
-    ClusterPolicy("migManager", kMigPartedConfigMap, "all-disabled");
+    ClusterPolicy("migManager", kMigPartedConfigMap, "all-disabled", true);
+    if (const std::set<std::string> foreign = ForeignConfigs(kMigConfigLabel, "gpufit-", "all-disabled");
+        !foreign.empty())
+      out_.notes.push_back(
+          fmt::format("nodes are labelled with mig-parted configs ({}) that gpufit's ConfigMap does "
+                      "not hold: add them to it, or relabel those nodes",
+                      JoinSet(foreign)));
 
     // Workloads: the largest profile any replica needs.
     std::map<WorkloadKey, std::pair<std::string, const KubePod*>> profile_of;
@@ -375,33 +550,46 @@ class Builder {
     for (const auto& [key, chosen] : profile_of) {
       const auto& [profile, pod] = chosen;
       const std::string resource = "nvidia.com/mig-" + profile;
-      Patch& patch = PatchOf(key);
-      YAML::Node containers;
-      for (const KubeContainer& c : pod->containers) {
-        const auto it = c.resources.devices.find(kGpuResource);
-        if (it == c.resources.devices.end()) continue;
-        if (it->second != 1) {
-          out_.notes.push_back(
-              fmt::format("{} {}/{}: container {} asks for {} GPUs; one MIG instance per pod is "
-                          "planned, so it is left as it is",
-                          key.kind, key.ns, key.name, c.name, it->second));
-          continue;
-        }
-        YAML::Node container;
-        container["name"] = c.name;
-        for (const char* side : {"limits", "requests"}) {
-          container["resources"][side][kGpuResource] = YAML::Node(YAML::NodeType::Null);
-          container["resources"][side][resource] = 1;
-        }
-        containers.push_back(container);
-      }
-      if (containers.size() == 0) {
-        out_.notes.push_back(fmt::format("{} {}/{}: no container asks for exactly one {}; add {}: 1 by hand", key.kind,
-                                         key.ns, key.name, kGpuResource, resource));
+      const std::string name = fmt::format("{} {}/{}", key.kind, key.ns, key.name);
+      // The one container that asks for a GPU (whole or MIG) gets the instance.
+      std::vector<const KubeContainer*> gpu_containers;
+      for (const KubeContainer& c : pod->containers)
+        for (const auto& [r, count] : c.resources.devices)
+          if ((r == kGpuResource || r.rfind("nvidia.com/mig-", 0) == 0) && count > 0) {
+            gpu_containers.push_back(&c);
+            break;
+          }
+      if (gpu_containers.size() != 1) {
+        out_.notes.push_back(
+            gpu_containers.empty()
+                ? fmt::format("{}: no container asks for a GPU; give its GPU container {}: 1 by hand", name, resource)
+                : fmt::format("{}: {} containers ask for GPUs, one MIG instance per pod was planned; left as it is",
+                              name, gpu_containers.size()));
         continue;
       }
-      patch.yaml["spec"]["template"]["spec"]["containers"] = containers;
-      patch.what.push_back(fmt::format("{} -> {}: 1", kGpuResource, resource));
+      const KubeContainer& c = *gpu_containers.front();
+      int held = 0;
+      for (const auto& [r, count] : c.resources.devices)
+        if (r == kGpuResource || r.rfind("nvidia.com/mig-", 0) == 0) held += count;
+      if (held != 1) {
+        out_.notes.push_back(
+            fmt::format("{}: container {} asks for {} GPUs, one MIG instance per pod was planned; "
+                        "left as it is",
+                        name, c.name, held));
+        continue;
+      }
+      YAML::Node container;
+      container["name"] = c.name;
+      for (const char* side : {"limits", "requests"}) {
+        for (const auto& [r, count] : c.resources.devices)
+          if (r != resource && (r == kGpuResource || r.rfind("nvidia.com/mig-", 0) == 0))
+            container["resources"][side][r] = YAML::Node(YAML::NodeType::Null);
+        container["resources"][side][resource] = "1";
+      }
+      Patch& patch = PatchOf(key);
+      patch.yaml["spec"]["template"]["spec"][c.kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
+          .push_back(container);
+      patch.what.push_back(fmt::format("container {}: {}: 1", c.name, resource));
       SelectTargetModel(patch);
       patch.why = why[key];
     }

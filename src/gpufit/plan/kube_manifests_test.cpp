@@ -211,6 +211,83 @@ TEST(BuildManifests, WithoutClusterFilesSaysWhatIsMissing) {
   EXPECT_THAT(notes, HasSubstr("no --pods file"));
 }
 
+std::string Notes(const Manifests& m) {
+  std::string all;
+  for (const std::string& n : m.notes) all += n + "\n";
+  return all;
+}
+
+TEST(BuildManifests, MigPatchesTheContainerThatHoldsTheGpuAndSaysWhatItSkips) {
+  const Plan plan = MakePlan(true);
+  std::vector<KubePod> pods = Pods();
+  // Deployment a: its GPU is held by an init-style sidecar; StatefulSet c: two GPU containers.
+  for (KubePod& p : pods) {
+    if (p.owner.name == "a") {
+      p.containers[0].kind = KubeContainer::Kind::kSidecar;
+      p.containers[0].name = "gpu-sidecar";
+    }
+    if (p.owner.name == "c") p.containers.push_back(GpuContainer("second"));
+  }
+  std::vector<KubeNode> nodes = Nodes();
+  nodes[2].name = std::string(60, 'n');  // a 60-character node name: the label value must stay <= 63
+  const Result<Manifests> m =
+      BuildManifests({.colocation = &plan, .training = nullptr, .nodes = &nodes, .pods = &pods});
+  ASSERT_TRUE(m) << m.error().message;
+  ExpectObjects(*m);
+  const YAML::Node a = YAML::Load(File(*m, "workload-ml-deployment-a.yaml").yaml);
+  EXPECT_FALSE(a["spec"]["template"]["spec"]["containers"]);
+  EXPECT_EQ(a["spec"]["template"]["spec"]["initContainers"][0]["name"].as<std::string>(), "gpu-sidecar");
+  EXPECT_THAT(Notes(*m), HasSubstr("StatefulSet ml/c: 2 containers ask for GPUs"));
+  for (const ManifestFile& f : m->files) EXPECT_NE(f.name, "workload-ml-statefulset-c.yaml");
+
+  const YAML::Node policy = YAML::Load(File(*m, "clusterpolicy-cluster-policy.yaml").yaml);
+  EXPECT_EQ(policy["spec"]["mig"]["strategy"].as<std::string>(), "mixed");
+  EXPECT_EQ(policy["spec"]["migManager"]["config"]["default"].as<std::string>(), "all-disabled");
+  const YAML::Node cm = YAML::Load(File(*m, "configmap-gpu-operator-gpufit-mig-parted-config.yaml").yaml);
+  const YAML::Node parted = YAML::Load(cm["data"]["config.yaml"].as<std::string>());
+  EXPECT_FALSE(parted["mig-configs"]["all-disabled"][0]["mig-enabled"].as<bool>());
+  const YAML::Node node = YAML::Load(File(*m, "node-" + nodes[2].name + ".yaml").yaml);
+  const std::string label = node["metadata"]["labels"]["nvidia.com/mig.config"].as<std::string>();
+  EXPECT_LE(label.size(), 63u);
+  EXPECT_TRUE(parted["mig-configs"][label].IsSequence()) << label;
+}
+
+TEST(BuildManifests, TimeSlicingSkipsWhatItCannotServe) {
+  const Plan plan = MakePlan(false);
+  std::vector<KubePod> pods = Pods();
+  for (KubePod& p : pods) p.namespace_name = "123";  // a valid name YAML would read as a number
+  std::vector<KubeNode> nodes = Nodes();
+  KubeNode tainted = nodes[2], mig = nodes[2], other = nodes[2];
+  tainted.name = "gpu-h100-a";
+  tainted.taints.push_back({.key = "dedicated", .value = "infra", .effect = "NoSchedule"});
+  mig.name = "gpu-h100-b";
+  mig.mig_config = "all-1g.10gb";
+  other.name = "gpu-h100-c";
+  other.labels["nvidia.com/device-plugin.config"] = "team-a";
+  nodes[2].gpu_count = 0;  // the original H100 node out of the way
+  nodes.insert(nodes.end(), {tainted, mig, other});
+  Telemetry t = FourPods();
+  for (PodSeries& p : t.pods) p.pod.replace(0, 2, "123");
+  PlanOptions o;
+  o.target_gpu = "h100-80gb";
+  const Result<Plan> p123 = BuildPlan(t, GpuCatalog::Embedded(), o, "test");
+  ASSERT_TRUE(p123);
+  const Result<Manifests> m =
+      BuildManifests({.colocation = &*p123, .training = nullptr, .nodes = &nodes, .pods = &pods});
+  ASSERT_TRUE(m) << m.error().message;
+  ExpectObjects(*m);
+  const std::string notes = Notes(*m);
+  EXPECT_THAT(notes, HasSubstr("node gpu-h100-a: not used, its taint dedicated:NoSchedule"));
+  EXPECT_THAT(notes, HasSubstr("node gpu-h100-b: not used for time-slicing, its GPUs are in MIG mode"));
+  EXPECT_THAT(notes, HasSubstr("nodes already use device plugin configs (team-a)"));
+  for (const ManifestFile& f : m->files) EXPECT_NE(f.name, "clusterpolicy-cluster-policy.yaml");
+  // The only usable node is gpu-h100-c; the namespace "123" stays a string.
+  File(*m, "node-gpu-h100-c.yaml");
+  const ManifestFile& a = File(*m, "workload-123-deployment-a.yaml");
+  EXPECT_THAT(a.yaml, HasSubstr("namespace: \"123\""));
+  EXPECT_EQ(YAML::Load(a.yaml)["metadata"]["namespace"].Tag(), "!");  // quoted: a string
+}
+
 TEST(NormalizedGpuProduct, MatchesGfdLabelsToCatalogNames) {
   EXPECT_EQ(NormalizedGpuProduct("NVIDIA H100 80GB HBM3"), "H100-80GB-HBM3");
   EXPECT_EQ(NormalizedGpuProduct("NVIDIA-H100-80GB-HBM3"), "H100-80GB-HBM3");
