@@ -124,7 +124,7 @@ TEST(PlanOnGenTd26, RightSizingTableSaysCurrentRecommendedAndWhy) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| pod | current GPU | recommended GPU | peak MiB | p95 duty | idle | why |"));
   // A pod of peak 37098 MiB needs 40808 MiB with 10% headroom: the L40S (46068 MiB) is cheapest.
-  EXPECT_THAT(r.out, HasSubstr("| 00800b6d2cab… | h100-80gb | l40s | 37098 |"));
+  EXPECT_THAT(r.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | l40s | 37098 |"));
   fs::remove_all(dir);
 }
 

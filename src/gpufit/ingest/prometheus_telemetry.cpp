@@ -61,14 +61,30 @@ Lives PodLives(const std::vector<PromSeries>& pod_created) {
       if (std::isfinite(v)) created = std::min(created, v);
     lives[pod].emplace_back(created, s.time_s.back());
   }
+  // By creation; overlapping lives (one pod seen twice) merge.
+  for (auto& [pod, list] : lives) {
+    std::sort(list.begin(), list.end());
+    std::vector<std::pair<double, double>> merged;
+    for (const auto& life : list) {
+      if (!merged.empty() && life.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, life.second);
+      else
+        merged.push_back(life);
+    }
+    list = std::move(merged);
+  }
   return lives;
 }
 
-bool Alive(const Lives& lives, const std::string& pod, double t) {
+// Which life of the pod name holds time t: 0 for the first (or when kube-state-metrics does
+// not know the pod: its samples bound its life), k for the (k+1)-th pod of that name, -1
+// outside every life.
+int LifeOf(const Lives& lives, const std::string& pod, double t) {
   const auto it = lives.find(pod);
-  if (it == lives.end()) return true;  // no kube-state-metrics for it: the samples bound the life
-  return std::any_of(it->second.begin(), it->second.end(),
-                     [t](const auto& life) { return t >= life.first && t <= life.second; });
+  if (it == lives.end()) return 0;
+  for (std::size_t k = 0; k < it->second.size(); ++k)
+    if (t >= it->second[k].first && t <= it->second[k].second) return static_cast<int>(k);
+  return -1;
 }
 
 // Samples of one metric per (pod, GPU identity).
@@ -84,17 +100,19 @@ Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, 
       unattributed.insert(fmt::format("{} on {}", gpu, Host(s.labels).empty() ? "?" : Host(s.labels)));
       continue;
     }
-    RawSeries& into = out[{pod, gpu}];
     for (std::size_t i = 0; i < s.time_s.size(); ++i) {
       const double v = s.value[i] * scale;
       if (NoData(s.value[i])) continue;
       if (v < 0 || v > max_value)
         return InvalidArgument("{} at {}: value {} is out of range [0, {}]", Describe(metric, s.labels), s.time_s[i],
                                s.value[i], max_value / scale);
-      if (!Alive(lives, pod, s.time_s[i])) continue;
+      const int life = LifeOf(lives, pod, s.time_s[i]);
+      if (life < 0) continue;
       if (grid && (s.time_s[i] < grid->start_s - grid->step_s / 2 ||
                    s.time_s[i] >= grid->start_s + (static_cast<double>(grid->samples) - 0.5) * grid->step_s))
         continue;  // outside the queried range
+      // A later pod of the same name (a recreated StatefulSet replica) is another pod.
+      RawSeries& into = out[{life == 0 ? pod : fmt::format("{}@{}", pod, life + 1), gpu}];
       into.time_s.push_back(s.time_s[i]);
       into.value.push_back(static_cast<float>(v));
     }
@@ -158,13 +176,18 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
       if (!s.time_s.empty()) gpus_of[key.first].push_back(key.second);
   RawTelemetry raw;
   std::map<std::string, RawSeries> sm_of;  // by telemetry pod name
+  std::vector<std::string> multi_gpu;
   for (auto& [pod, gpus] : gpus_of) {
     if (shared_pods.count(pod)) continue;
     std::sort(gpus.begin(), gpus.end());
     gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-    for (std::size_t g = 0; g < gpus.size(); ++g) {
-      const std::string name = gpus.size() == 1 ? pod : fmt::format("{}[{}]", pod, g);
-      const std::pair<std::string, std::string> key{pod, gpus[g]};
+    if (gpus.size() > 1) {
+      multi_gpu.push_back(fmt::format("{}: holds {} GPUs; co-location plans pods of one GPU", pod, gpus.size()));
+      continue;
+    }
+    {
+      const std::string& name = pod;
+      const std::pair<std::string, std::string> key{pod, gpus[0]};
       if (auto it = memory.find(key); it != memory.end() && !it->second.time_s.empty())
         raw.fb_used_mib[name] = std::move(it->second);
       // DCGM_FI_DEV_GPU_UTIL where the GPU reports it, else the graphics engine activity.
@@ -178,6 +201,7 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   Result<Telemetry> tel = AlignToGrid(raw, source, grid);
   if (!tel) return tel.error();
   tel->skipped.insert(tel->skipped.end(), shared_notes.begin(), shared_notes.end());
+  tel->skipped.insert(tel->skipped.end(), multi_gpu.begin(), multi_gpu.end());
   // SM activity on the grid: the nearest sample, the largest of several, inside the life.
   for (PodSeries& p : tel->pods) {
     const auto it = sm_of.find(p.pod);

@@ -21,12 +21,13 @@
 //    `gpu`. Series of one GPU that differ in other labels (a renamed host label, a driver
 //    upgrade) are merged.
 //  * The pod key is "namespace/pod" ("pod" without a namespace label). A pod on several GPUs
-//    gives one telemetry entry per GPU: "namespace/pod[0]", "[1]", ... by GPU identity.
+//    is left out and listed in Telemetry::skipped (co-location plans pods of one GPU), as are
+//    pods that report one GPU at the same times (time-slicing, MPS: DCGM measures the GPU).
 //  * Series with an empty `pod` label (GPUs no pod holds, or an exporter without
 //    --kubernetes) are left out and listed in Telemetry::skipped.
 //  * Samples are clipped to the pod's lifetime when kube-state-metrics is scraped: from its
-//    kube_pod_created value to its last kube_pod_created sample (a pod name reused by a new
-//    pod, e.g. a StatefulSet replica, keeps the union of its lives). Without
+//    kube_pod_created value to its last kube_pod_created sample. A pod name reused by a new
+//    pod (a recreated StatefulSet replica) is another pod: "namespace/pod@2", "@3", ... Without
 //    kube-state-metrics the DCGM samples themselves bound the life.
 //  * NaN, +/-Inf and DCGM's blank sentinels (>= 9223372036854775792) are "no data".
 // Errors: those of QueryRange; kInvalidArgument for a value out of range (memory > 1 TiB,

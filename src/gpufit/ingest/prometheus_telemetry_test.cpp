@@ -51,14 +51,13 @@ TEST(TelemetryFromDcgmSeries, MapsLabelsToPodsAndGpus) {
   };
   const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
   ASSERT_TRUE(t) << t.error().message;
-  ASSERT_EQ(t->pods.size(), 3u);
+  ASSERT_EQ(t->pods.size(), 1u);
   EXPECT_EQ(t->step_s, 60);
-  EXPECT_THAT(Find(*t, "ml/trainer-0[0]").fb_used_mib, ElementsAre(100, 200, 300));
-  EXPECT_THAT(Find(*t, "ml/trainer-0[1]").gpu_util_pct, ElementsAre(1, 2, 3));
   EXPECT_THAT(Find(*t, "ml/server-0").fb_used_mib, ElementsAre(5, 6, 7));
   EXPECT_THAT(Find(*t, "ml/server-0").gpu_util_pct, ElementsAre(9, 8, 7));
-  ASSERT_EQ(t->skipped.size(), 1u);
-  EXPECT_THAT(t->skipped[0], HasSubstr("GPU-idle on node-a: DCGM series without a pod label"));
+  ASSERT_EQ(t->skipped.size(), 2u);
+  EXPECT_THAT(t->skipped[0], HasSubstr("ml/trainer-0: holds 2 GPUs; co-location plans pods of one GPU"));
+  EXPECT_THAT(t->skipped[1], HasSubstr("GPU-idle on node-a: DCGM series without a pod label"));
 }
 
 TEST(TelemetryFromDcgmSeries, EngineActiveStandsInForUtilAndNoDataIsDropped) {
@@ -108,6 +107,20 @@ TEST(TelemetryFromDcgmSeries, ClipsSamplesToThePodsLife) {
   EXPECT_EQ(p.first, 1u);
   EXPECT_EQ(p.last, 3u);
   EXPECT_THAT(p.fb_used_mib, ElementsAre(0, 2, 3, 4, 0));
+}
+
+TEST(TelemetryFromDcgmSeries, AReusedPodNameIsAnotherPod) {
+  // db-0 lives 0..60 s (uid u1), then again 180..240 s (uid u2): two pods, no bridged gap.
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "db-0"), {0, 60, 180, 240}, {1, 2, 7, 8})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "db-0"), {0, 60, 180, 240}, {1, 1, 1, 1})};
+  const std::vector<PromSeries> created = {
+      Series({{"namespace", "ml"}, {"pod", "db-0"}, {"uid", "u2"}}, {180, 240}, {180, 180}),
+      Series({{"namespace", "ml"}, {"pod", "db-0"}, {"uid", "u1"}}, {0, 60}, {0, 0})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, created, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 2u);
+  EXPECT_THAT(Find(*t, "ml/db-0").fb_used_mib, ElementsAre(1, 2, 0, 0, 0));
+  EXPECT_THAT(Find(*t, "ml/db-0@2").fb_used_mib, ElementsAre(0, 0, 0, 7, 8));
 }
 
 TEST(TelemetryFromDcgmSeries, RejectsOutOfRangeValuesNamingTheSeries) {

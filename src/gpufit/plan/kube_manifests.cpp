@@ -104,7 +104,8 @@ std::string LabelValue(const std::string& v) {
 
 // The telemetry key "ns/pod" or "ns/pod[i]" -> the pods file's pod.
 const KubePod* FindPod(const std::vector<KubePod>& pods, std::string key) {
-  if (const std::size_t bracket = key.find('['); bracket != std::string::npos) key.resize(bracket);
+  // "ns/pod[i]" (one GPU of several) and "ns/pod@k" (a later pod of the name) are that pod.
+  if (const std::size_t suffix = key.find_first_of("[@"); suffix != std::string::npos) key.resize(suffix);
   const std::size_t slash = key.find('/');
   const KubePod* match = nullptr;
   for (const KubePod& p : pods) {

@@ -12,7 +12,10 @@ void Out(std::string& s, fmt::format_string<Args...> f, Args&&... args) {
   fmt::format_to(std::back_inserter(s), f, std::forward<Args>(args)...);
 }
 
-std::string Short(const std::string& pod) { return pod.size() > 16 ? pod.substr(0, 12) + "…" : pod; }
+// Long pod names keep their head and their tail (where replicas differ).
+std::string Short(const std::string& pod) {
+  return pod.size() > 48 ? pod.substr(0, 30) + "…" + pod.substr(pod.size() - 14) : pod;
+}
 
 // Containers with cAdvisor data: usage against requests and limits (up to 30 rows).
 std::string ContainersToMarkdown(const std::vector<ContainerProfile>& containers) {
