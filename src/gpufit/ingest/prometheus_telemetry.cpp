@@ -150,14 +150,15 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   std::vector<std::string> shared_notes;
   for (const auto& [gpu, pods] : pods_of_gpu) {
     if (pods.size() < 2) continue;
-    std::set<double> seen;
-    bool overlap = false;
-    for (const auto& [pod, s] : pods) {
-      std::set<double> mine(s->time_s.begin(), s->time_s.end());
-      for (double t : mine) overlap = overlap || seen.count(t) > 0;
-      seen.insert(mine.begin(), mine.end());
-    }
-    if (!overlap) continue;
+    // A hand-off (one pod ends, the next starts on the GPU) shares a step or two; sharing
+    // shows as kShared or more common sample times.
+    constexpr std::size_t kShared = 3;
+    std::map<double, int> reporting;  // sample time -> pods with a sample then
+    for (const auto& [pod, s] : pods)
+      for (double t : std::set<double>(s->time_s.begin(), s->time_s.end())) ++reporting[t];
+    const auto common = static_cast<std::size_t>(
+        std::count_if(reporting.begin(), reporting.end(), [](const auto& r) { return r.second > 1; }));
+    if (common < kShared) continue;
     std::string names;
     for (const auto& [pod, s] : pods) {
       shared_pods.insert(pod);
@@ -197,6 +198,12 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
         raw.gpu_util_pct[name] = std::move(e->second);
       if (auto it = sm.find(key); it != sm.end() && !it->second.time_s.empty()) sm_of[name] = std::move(it->second);
     }
+  }
+  if (raw.fb_used_mib.empty() && !(shared_notes.empty() && multi_gpu.empty())) {
+    std::string why;
+    for (const auto* list : {&shared_notes, &multi_gpu})
+      for (const std::string& n : *list) why += "; " + n;
+    return InvalidArgument("{}: no pod to plan{}", source, why);
   }
   Result<Telemetry> tel = AlignToGrid(raw, source, grid);
   if (!tel) return tel.error();

@@ -158,11 +158,11 @@ TEST(TelemetryFromDcgmSeries, FixedGridDropsSamplesOutsideTheRange) {
 
 TEST(TelemetryFromDcgmSeries, PodsReportingOneGpuTogetherAreLeftOut) {
   // a and b on GPU-s at the same times (time-slicing): DCGM gives each the whole GPU.
-  const std::vector<PromSeries> fb = {Series(Gpu("GPU-s", "a"), {0, 60}, {500, 500}),
-                                      Series(Gpu("GPU-s", "b"), {60, 120}, {500, 500}),
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-s", "a"), {0, 60, 120, 180}, {500, 500, 500, 500}),
+                                      Series(Gpu("GPU-s", "b"), {60, 120, 180, 240}, {500, 500, 500, 500}),
                                       Series(Gpu("GPU-t", "c"), {0, 60}, {5, 5})};
-  const std::vector<PromSeries> util = {Series(Gpu("GPU-s", "a"), {0, 60}, {50, 50}),
-                                        Series(Gpu("GPU-s", "b"), {60, 120}, {50, 50}),
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-s", "a"), {0, 60, 120, 180}, {50, 50, 50, 50}),
+                                        Series(Gpu("GPU-s", "b"), {60, 120, 180, 240}, {50, 50, 50, 50}),
                                         Series(Gpu("GPU-t", "c"), {0, 60}, {5, 5})};
   const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
   ASSERT_TRUE(t) << t.error().message;
@@ -170,6 +170,24 @@ TEST(TelemetryFromDcgmSeries, PodsReportingOneGpuTogetherAreLeftOut) {
   EXPECT_EQ(t->pods[0].pod, "ml/c");
   ASSERT_EQ(t->skipped.size(), 1u);
   EXPECT_THAT(t->skipped[0], HasSubstr("ml/a, ml/b, GPU-s: these pods report GPU GPU-s at the same times"));
+}
+
+TEST(TelemetryFromDcgmSeries, AHandOffOnOneGpuIsNotSharing) {
+  // old-0 leaves GPU-s as new-0 arrives: one step has both (a 60 s step over 30 s scrapes).
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-s", "old-0"), {0, 60, 120}, {100, 100, 100}),
+                                      Series(Gpu("GPU-s", "new-0"), {120, 180, 240}, {200, 200, 200})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-s", "old-0"), {0, 60, 120}, {10, 10, 10}),
+                                        Series(Gpu("GPU-s", "new-0"), {120, 180, 240}, {20, 20, 20})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->pods.size(), 2u);
+  EXPECT_TRUE(t->skipped.empty());
+  // Only shared pods: the error says why.
+  const std::vector<PromSeries> both = {Series(Gpu("GPU-s", "a"), {0, 60, 120}, {1, 1, 1}),
+                                        Series(Gpu("GPU-s", "b"), {0, 60, 120}, {1, 1, 1})};
+  const Result<Telemetry> none = TelemetryFromDcgmSeries(both, both, {}, {}, {}, "srv");
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().message, HasSubstr("no pod to plan; ml/a, ml/b, GPU-s: these pods report"));
 }
 
 TEST(PodKeyFromLabels, ExportedLabelsWin) {

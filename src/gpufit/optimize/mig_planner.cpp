@@ -18,6 +18,7 @@ std::vector<const MigProfile*> Expand(const std::map<const MigProfile*, int>& la
 }
 
 bool Adequate(const MigProfile& p, const MigWorkload& w) {
+  if (!w.profile.empty()) return p.name == w.profile;
   return !p.media_extension() && p.memory >= w.memory_need && p.compute_slices >= w.compute_slices_need;
 }
 
@@ -32,6 +33,14 @@ const MigProfile* Smallest(const MigGpu& gpu, const MigWorkload& w) {
   }
   return best;
 }
+
+}  // namespace
+
+const MigProfile* SmallestProfile(const MigGpu& gpu, MiB memory_need) {
+  return Smallest(gpu, MigWorkload{.name = "", .memory_need = memory_need, .compute_slices_need = 0, .profile = ""});
+}
+
+namespace {
 
 // First-fit decreasing: each workload on its smallest adequate profile, onto the first GPU
 // whose layout stays valid. Returns per GPU the (profile, workload) pairs.

@@ -30,7 +30,12 @@ struct MigWorkload {
   std::string name;
   MiB memory_need{};            // e.g. peak GPU memory x 1.1
   int compute_slices_need = 0;  // 0: any
+  std::string profile{};        // when set, only this profile will do (replicas of one pod template)
 };
+
+// The smallest profile of `gpu` (fewest memory slices, then compute slices; no "+me") with at
+// least `memory_need`, or null when none is that large.
+const MigProfile* SmallestProfile(const MigGpu& gpu, MiB memory_need);
 
 struct MigPlanOptions {
   double max_seconds = 30;                     // CBC time limit; the best plan found so far is kept

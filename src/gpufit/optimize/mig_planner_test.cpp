@@ -128,3 +128,23 @@ TEST(MigPartedConfig, ParsesAsYamlInTheDocumentedFormat) {
 
 }  // namespace
 }  // namespace gpufit
+
+namespace gpufit {
+namespace {
+
+TEST(PlanMigLayouts, AFixedProfileIsTheOnlyOneUsed) {
+  const MigGpu& h100 = **MigCatalog::Embedded().Find("h100-80gb");
+  // 2g.20gb asked by name for three replicas that would each fit a 1g.20gb by memory.
+  std::vector<MigWorkload> w;
+  for (int i = 0; i < 3; ++i)
+    w.push_back(
+        {.name = "r" + std::to_string(i), .memory_need = MiB{5000}, .compute_slices_need = 0, .profile = "2g.20gb"});
+  const Result<MigPlan> plan = PlanMigLayouts(h100, w);
+  ASSERT_TRUE(plan) << plan.error().message;
+  for (const MigAssignment& a : plan->assignments) EXPECT_EQ(a.profile, "2g.20gb") << a.workload;
+  EXPECT_EQ(SmallestProfile(h100, MiB{5000})->name, "1g.10gb");
+  EXPECT_EQ(SmallestProfile(h100, MiB{1'000'000}), nullptr);
+}
+
+}  // namespace
+}  // namespace gpufit

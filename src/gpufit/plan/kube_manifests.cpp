@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <set>
 
 #include "gpufit/catalog/mig_catalog.h"
+#include "gpufit/optimize/mig_planner.h"
 
 namespace gpufit {
 namespace {
@@ -182,6 +184,13 @@ class Builder {
           fmt::format("pod {}: holds several GPUs, planned one by one; its workload is left as it is", pod->Key()));
       return std::nullopt;
     }
+    if (pod->Devices(kGpuResource) > 1) {
+      NoteOnce(
+          fmt::format("pod {}: asks for {} GPUs; co-location plans pods of one GPU, so its workload is left as "
+                      "it is",
+                      pod->Key(), pod->Devices(kGpuResource)));
+      return std::nullopt;
+    }
     if (pod->owner.kind == "DaemonSet") {
       NoteOnce(fmt::format("DaemonSet {}/{}: runs one pod per node, so a node selector would shrink it; left as it is",
                            pod->namespace_name, pod->owner.name));
@@ -222,6 +231,10 @@ class Builder {
     const std::string target = NormalizedGpuProduct(in_.colocation->target.name);
     for (const KubeNode& n : *in_.nodes) {
       if (n.gpu_count <= 0 || n.unschedulable || NormalizedGpuProduct(n.gpu_product) != target) continue;
+      if (!ValidName(n.name)) {
+        NoteOnce(fmt::format("node '{}': not a valid Kubernetes name; not used", n.name));
+        continue;
+      }
       const auto taint = std::find_if(n.taints.begin(), n.taints.end(), [](const NodeTaint& t) {
         return t.key != kGpuResource && (t.effect == "NoSchedule" || t.effect == "NoExecute");
       });
@@ -435,10 +448,10 @@ class Builder {
       patch.what.push_back(
           fmt::format("runs on time-sliced GPUs ({}={})", kDevicePluginConfigLabel, kTimeSlicingConfig));
       SelectTargetModel(patch);
-      patch.why.push_back(
-          fmt::format("{} of its pods share a GPU in the plan ({}); the largest summed peak of "
-                      "those GPUs is {:.0f} of {:.0f} MiB",
-                      s.pods.size(), Join(s.pods), s.peak_mib, plan.capacity_mib));
+      patch.why.push_back(fmt::format(
+          "{} of its pods {} a GPU in the plan ({}); the largest summed peak of "
+          "those GPUs is {:.0f} of {:.0f} MiB",
+          s.pods.size(), s.pods.size() == 1 ? "shares" : "share", Join(s.pods), s.peak_mib, plan.capacity_mib));
     }
     out_.notes.push_back(
         "time-slicing: the scheduler, not gpufit, picks which pods share each GPU, and time-slicing isolates no "
@@ -448,13 +461,57 @@ class Builder {
 
   Result<void> MigIsolation() {
     const Plan& plan = *in_.colocation;
-    const MigPlan& mig = *plan.mig;
     const Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(plan.target.id);
     if (!gpu) return Internal("MIG plan for {}: {}", plan.target.id, gpu.error().message);
-    const auto memory_of = [&](const std::string& profile) -> std::int64_t {
-      const auto p = (*gpu)->Profile(profile);
-      return p ? (*p)->memory.value : 0;
+
+    // One pod template serves every replica of a workload, so every replica gets one profile:
+    // the smallest that holds the workload's largest need (peak x (1 + headroom), as the
+    // plan's own MIG section computes it). The layout is planned again with exactly those
+    // profiles, so the mig-parted configs hold an instance for each replica's request.
+    struct Owned {
+      WorkloadKey key;
+      const KubePod* pod = nullptr;
+      std::int64_t need = 0;
     };
+    std::vector<std::optional<Owned>> owner(plan.pod_names.size());
+    std::map<WorkloadKey, std::int64_t> workload_need;
+    for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+      const auto need =
+          static_cast<std::int64_t>(std::ceil(plan.profiles[i].fb_used_mib.peak * (1 + plan.options.headroom)));
+      const auto w = in_.pods ? WorkloadOf(plan.pod_names[i]) : std::nullopt;
+      if (!w) {
+        if (in_.pods == nullptr)
+          NoteOnce("no --pods file: workload patches need each pod's owner (kubectl get pods -A -o json)");
+        owner[i] = Owned{.key = {}, .pod = nullptr, .need = need};
+        continue;
+      }
+      owner[i] = Owned{.key = w->first, .pod = w->second, .need = need};
+      std::int64_t& most = workload_need[w->first];
+      most = std::max(most, need);
+    }
+    std::vector<MigWorkload> needs;
+    std::map<WorkloadKey, const MigProfile*> profile_of;
+    for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+      const bool mapped = owner[i]->pod != nullptr;
+      const MiB need{mapped ? workload_need[owner[i]->key] : owner[i]->need};
+      const MigProfile* p = SmallestProfile(**gpu, need);
+      if (p == nullptr) {
+        out_.notes.push_back(fmt::format("pod {}: no MIG profile of {} holds {} MiB; it keeps a whole GPU",
+                                         plan.pod_names[i], plan.target.id, need.value));
+        continue;
+      }
+      if (mapped) profile_of[owner[i]->key] = p;
+      needs.push_back({.name = plan.pod_names[i], .memory_need = need, .compute_slices_need = 0, .profile = p->name});
+    }
+    if (needs.empty()) return {};
+    Result<MigPlan> planned = PlanMigLayouts(**gpu, needs);
+    if (!planned) return planned.error();
+    const MigPlan& mig = *planned;
+    if (mig.gpus != plan.mig->gpus)
+      out_.notes.push_back(
+          fmt::format("MIG: one profile per workload takes {} GPUs of {}, against {} for one "
+                      "profile per pod (the plan's mig_isolation section)",
+                      mig.gpus, plan.target.id, plan.mig->gpus));
 
     // mig-parted file: all-disabled (the ClusterPolicy's default), then one config per node,
     // or the plan's layouts by name without nodes.
@@ -523,6 +580,17 @@ class Builder {
                           "their instance in the replay",
                           mig.gpus, mig.optimal ? "CBC" : "not", plan.mig_pods_exceeding));
     ClusterPolicy("migManager", kMigPartedConfigMap, "all-disabled", true);
+    if (in_.nodes != nullptr) {
+      std::set<std::string> single;
+      for (const KubeNode& n : *in_.nodes)
+        if (n.mig_strategy == "single") single.insert(n.name);
+      if (!single.empty())
+        out_.notes.push_back(fmt::format(
+            "nodes {} run the single MIG strategy: under mixed (set by the ClusterPolicy patch) their MIG devices "
+            "are advertised as nvidia.com/mig-<profile> instead of nvidia.com/gpu, so pods there must ask for the "
+            "new names; review before applying",
+            JoinSet(single)));
+    }
     if (const std::set<std::string> foreign = ForeignConfigs(kMigConfigLabel, "gpufit-", "all-disabled");
         !foreign.empty())
       out_.notes.push_back(
@@ -530,27 +598,18 @@ class Builder {
                       "not hold: add them to it, or relabel those nodes",
                       JoinSet(foreign)));
 
-    // Workloads: the largest profile any replica needs.
-    std::map<WorkloadKey, std::pair<std::string, const KubePod*>> profile_of;
-    std::map<WorkloadKey, std::vector<std::string>> why;
-    for (const MigAssignment& a : mig.assignments) {
-      if (a.gpu < 0) {
-        out_.notes.push_back(
-            fmt::format("pod {}: no MIG profile of {} holds it; it keeps a whole GPU", a.workload, plan.target.id));
-        continue;
-      }
-      const auto w = WorkloadOf(a.workload);
-      if (!w) continue;
-      auto& [profile, pod] = profile_of[w->first];
-      if (profile.empty() || memory_of(a.profile) > memory_of(profile)) {
-        profile = a.profile;
-        pod = w->second;
-      }
-      why[w->first].push_back(fmt::format("pod {} needs {} ({} MiB)", a.workload, a.profile, memory_of(a.profile)));
+    // Workloads: each replica asks for its workload's profile.
+    std::map<WorkloadKey, std::pair<const KubePod*, std::vector<std::string>>> replicas;
+    for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+      if (owner[i]->pod == nullptr || !profile_of.count(owner[i]->key)) continue;
+      auto& [pod, names] = replicas[owner[i]->key];
+      pod = owner[i]->pod;
+      names.push_back(plan.pod_names[i]);
     }
-    for (const auto& [key, chosen] : profile_of) {
-      const auto& [profile, pod] = chosen;
-      const std::string resource = "nvidia.com/mig-" + profile;
+    for (const auto& [key, chosen] : replicas) {
+      const auto& [pod, names] = chosen;
+      const MigProfile& profile = *profile_of.at(key);
+      const std::string resource = "nvidia.com/mig-" + profile.name;
       const std::string name = fmt::format("{} {}/{}", key.kind, key.ns, key.name);
       // The one container that asks for a GPU (whole or MIG) gets the instance.
       std::vector<const KubeContainer*> gpu_containers;
@@ -592,7 +651,11 @@ class Builder {
           .push_back(container);
       patch.what.push_back(fmt::format("container {}: {}: 1", c.name, resource));
       SelectTargetModel(patch);
-      patch.why = why[key];
+      patch.why.push_back(
+          fmt::format("{} replica(s) ({}) need up to {} MiB (peak x {:.2f}); {} holds {} MiB; the "
+                      "mig-parted layout provides one per replica",
+                      names.size(), Join(names), workload_need.at(key), 1 + plan.options.headroom, profile.name,
+                      profile.memory.value));
     }
     return {};
   }

@@ -237,7 +237,7 @@ TEST(BuildManifests, MigPatchesTheContainerThatHoldsTheGpuAndSaysWhatItSkips) {
   const YAML::Node a = YAML::Load(File(*m, "workload-ml-deployment-a.yaml").yaml);
   EXPECT_FALSE(a["spec"]["template"]["spec"]["containers"]);
   EXPECT_EQ(a["spec"]["template"]["spec"]["initContainers"][0]["name"].as<std::string>(), "gpu-sidecar");
-  EXPECT_THAT(Notes(*m), HasSubstr("StatefulSet ml/c: 2 containers ask for GPUs"));
+  EXPECT_THAT(Notes(*m), HasSubstr("pod ml/c-0: asks for 2 GPUs; co-location plans pods of one GPU"));
   for (const ManifestFile& f : m->files) EXPECT_NE(f.name, "workload-ml-statefulset-c.yaml");
 
   const YAML::Node policy = YAML::Load(File(*m, "clusterpolicy-cluster-policy.yaml").yaml);
@@ -250,6 +250,36 @@ TEST(BuildManifests, MigPatchesTheContainerThatHoldsTheGpuAndSaysWhatItSkips) {
   const std::string label = node["metadata"]["labels"]["nvidia.com/mig.config"].as<std::string>();
   EXPECT_LE(label.size(), 63u);
   EXPECT_TRUE(parted["mig-configs"][label].IsSequence()) << label;
+}
+
+TEST(BuildManifests, MigGivesEveryReplicaTheProfileOfTheLargestAndTheLayoutHoldsThem) {
+  // Deployment a's replicas need 5500 and 22000 MiB: both get the profile for 22000 MiB.
+  Telemetry t = FourPods();
+  t.pods[0].fb_used_mib.assign(10, 5000);
+  PlanOptions o;
+  o.target_gpu = "h100-80gb";
+  o.mig_isolation = true;
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "test");
+  ASSERT_TRUE(plan) << plan.error().message;
+  const std::vector<KubePod> pods = Pods();
+  const std::vector<KubeNode> nodes = Nodes();
+  const Result<Manifests> m =
+      BuildManifests({.colocation = &*plan, .training = nullptr, .nodes = &nodes, .pods = &pods});
+  ASSERT_TRUE(m) << m.error().message;
+  const MigGpu& h100 = **MigCatalog::Embedded().Find("h100-80gb");
+  const MigProfile* expected = SmallestProfile(h100, MiB{22000});
+  ASSERT_NE(expected, nullptr);
+  const YAML::Node a = YAML::Load(File(*m, "workload-ml-deployment-a.yaml").yaml);
+  EXPECT_EQ(a["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/mig-" + expected->name]
+                .as<std::string>(),
+            "1");
+  const YAML::Node cm = YAML::Load(File(*m, "configmap-gpu-operator-gpufit-mig-parted-config.yaml").yaml);
+  const YAML::Node parted = YAML::Load(cm["data"]["config.yaml"].as<std::string>());
+  int of_expected = 0;
+  for (const auto& e : parted["mig-configs"]["gpufit-gpu-h100-0"])
+    if (e["mig-enabled"].as<bool>() && e["mig-devices"][expected->name])
+      of_expected += static_cast<int>(e["devices"].size()) * e["mig-devices"][expected->name].as<int>();
+  EXPECT_GE(of_expected, 2);  // both replicas of a (solo may ask for the same profile too)
 }
 
 TEST(BuildManifests, TimeSlicingSkipsWhatItCannotServe) {
