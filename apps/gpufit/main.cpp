@@ -176,6 +176,11 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     inference_manifests = std::move(i->manifests);
   }
   std::optional<Plan> plan;
+  if (telemetry && f.options.current_gpu.empty() && !telemetry->gpu_model_name.empty()) {
+    // dcgm-exporter names the GPU model (modelName): the catalog's names are NVIDIA's.
+    for (const GpuModel& m : catalog->models())
+      if (m.name == telemetry->gpu_model_name) f.options.current_gpu = m.id;
+  }
   if (telemetry) {
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
@@ -201,7 +206,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
 }
 
 // gpufit replay: re-checks a plan.json's groups against telemetry.
-int RunReplay(const std::string& telemetry_path, const std::string& plan_path, const std::string& catalog_path,
+int RunReplay(cli::TelemetrySource& source, const std::string& plan_path, const std::string& catalog_path,
               const Output& output) {
   const Result<GpuCatalog> catalog = LoadCatalog(catalog_path);
   if (!catalog) return Fail(catalog.error());
@@ -213,7 +218,9 @@ int RunReplay(const std::string& telemetry_path, const std::string& plan_path, c
   } catch (const nlohmann::json::exception& e) {
     return Fail(InvalidArgument("{}: not valid JSON: {}", plan_path, e.what()));
   }
-  const Result<Telemetry> tel = ReadTelemetry(telemetry_path);
+  if (!source.given()) return Fail(InvalidArgument("replay: give --telemetry or --prometheus"));
+  const Result<Telemetry> tel = cli::LoadTelemetry(source, cli::NowSeconds());
+  const std::string& telemetry_path = source.name;
   if (!tel) return Fail(tel.error());
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < tel->pods.size(); ++i) index[tel->pods[i].pod] = i;
@@ -301,10 +308,11 @@ int main(int argc, char** argv) {
   CLI::App* plan = app.add_subcommand("plan", "right-size and co-locate pods, verified by replay (the main job)");
   AddPlanOptions(plan, plan_flags, true);
 
-  std::string replay_telemetry, replay_plan, replay_catalog;
+  cli::TelemetrySource replay_telemetry;
+  std::string replay_plan, replay_catalog;
   Output replay_out;
   CLI::App* replay = app.add_subcommand("replay", "replay telemetry against a plan.json; exit 3 if unsafe");
-  replay->add_option("--telemetry", replay_telemetry, "GenTD26 directory or long CSV file")->required();
+  cli::AddTelemetrySourceOptions(replay, replay_telemetry);
   replay->add_option("--plan", replay_plan, "plan.json written by gpufit plan")->required();
   replay->add_option("--catalog", replay_catalog, "GPU catalog YAML the plan was made with (default: embedded)");
   AddOutputOptions(replay, replay_out);
@@ -347,8 +355,9 @@ int main(int argc, char** argv) {
     }
     const std::vector<PodProfile> profiles = ProfileAll(*tel);
     const std::vector<ContainerProfile> containers = ProfileContainers(*tel);
-    rc = Emit(analyze_out, "analyze", ProfilesToJson(profiles, containers, analyze_telemetry.name, tel->step_s),
-              ProfilesToMarkdown(profiles, containers, analyze_telemetry.name));
+    rc = Emit(analyze_out, "analyze",
+              ProfilesToJson(profiles, containers, tel->skipped, analyze_telemetry.name, tel->step_s),
+              ProfilesToMarkdown(profiles, containers, tel->skipped, analyze_telemetry.name));
   });
   plan->callback([&] {
     if (!plan_flags.telemetry.given() && plan_flags.training_jobs.empty() && plan_flags.inference.empty()) {

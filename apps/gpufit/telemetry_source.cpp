@@ -113,7 +113,7 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   const Result<double> step = ParsePrometheusDuration(s.step);
   if (!step) return InvalidArgument("--step: {}", step.error().message);
   if (*since >= *until) return InvalidArgument("--since ({}) must be before --until ({})", s.since, s.until);
-  s.name = fmt::format("{} ({} to {}, step {} s)", s.prometheus, *since, *until, *step);
+  s.name = fmt::format("{} ({} to {}, step {} s)", s.prometheus, FormatRfc3339(*since), FormatRfc3339(*until), *step);
   return ReadPrometheusTelemetry(o, {.since_s = *since, .until_s = *until, .step_s = *step});
 }
 

@@ -183,6 +183,9 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   const nlohmann::json containers = a["containers"];
   a.erase("containers");
   b.erase("containers");
+  // SM activity comes only from the profiling counter, which the CSV does not carry.
+  for (auto& pod : a["pods"]) pod["profile"].erase("sm_active_pct");
+  for (auto& pod : b["pods"]) pod["profile"].erase("sm_active_pct");
   EXPECT_EQ(a, b);  // same pods, same GPUs, same totals: everything but the source
 
   // Containers: expected values from the fixture's rule applied to the CSV's duty cycles
@@ -219,11 +222,30 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   }
 }
 
-TEST_F(PrometheusPlan, AnalyzeReadsTheSameServer) {
+TEST_F(PrometheusPlan, AnalyzeAndReplayReadTheSameServer) {
   const fs::path dir = Scratch("analyze");
   const CliRun r = Gpufit("analyze " + Range() + " --format json", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["pods"].size(), 30u);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pods"].size(), 30u);
+  EXPECT_EQ(j["skipped"].size(), 2u);  // the idle GPUs
+  EXPECT_THAT(j["source"].get<std::string>(), HasSubstr("(2025-12-31T23:59:00Z to 2026-01-01T05:59:00Z, step 60 s)"));
+  for (const auto& p : j["pods"]) {
+    const std::string pod = p["pod"];
+    const bool has_sm = std::stoi(pod.substr(pod.find('-') + 1)) % 3 == 0;  // the fixture's rule
+    EXPECT_EQ(p["sm_active_pct"].is_null(), !has_sm) << pod;
+    if (has_sm) {
+      EXPECT_NEAR(p["sm_active_pct"]["peak"].get<double>(), 0.8 * p["gpu_util_pct"]["peak"].get<double>(), 1e-3);
+    }
+  }
+  // A plan from the server re-checks against the server.
+  const CliRun plan = Gpufit("plan " + Range() + " --gpu h100-80gb --out " + (dir / "out").string(), dir);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  // dcgm-exporter's modelName names the current GPU: no assumption is stated.
+  EXPECT_THAT(plan.out, ::testing::Not(HasSubstr("are assumed to run on")));
+  const CliRun replay = Gpufit("replay " + Range() + " --plan " + (dir / "out" / "plan.json").string(), dir);
+  EXPECT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_THAT(replay.out, HasSubstr("0 memory overflows"));
 }
 
 // Every emitted file is one object with apiVersion, kind and metadata.name; the labels and
@@ -325,7 +347,8 @@ TEST_F(PrometheusPlan, ARerunReplacesItsOwnFilesOnly) {
   std::ofstream(out / "mine.yaml") << "kind: ConfigMap\n";
   const std::string cluster =
       " --gpu h100-80gb --pods " + (dir / "pods.json").string() + " --nodes " + (dir / "nodes.json").string();
-  ASSERT_EQ(Gpufit("plan " + Range() + cluster + " --isolation mig --emit-manifests " + out.string(), dir).exit_code, 0);
+  ASSERT_EQ(Gpufit("plan " + Range() + cluster + " --isolation mig --emit-manifests " + out.string(), dir).exit_code,
+            0);
   ASSERT_TRUE(fs::exists(out / "configmap-gpu-operator-gpufit-mig-parted-config.yaml"));
   const CliRun r = Gpufit("plan " + Range() + cluster + " --emit-manifests " + out.string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -38,6 +38,12 @@ PodProfile Profile(const PodSeries& pod, double step_s) {
   out.filled_samples = pod.filled_samples;
   out.fb_used_mib = Summarize(pod.fb_used_mib, pod.first, pod.last);
   out.gpu_util_pct = Summarize(pod.gpu_util_pct, pod.first, pod.last);
+  if (!pod.sm_active_pct.empty()) {
+    std::vector<float> known;  // samples with a value inside the life
+    for (std::size_t t = pod.first; t <= pod.last; ++t)
+      if (!std::isnan(pod.sm_active_pct[t])) known.push_back(pod.sm_active_pct[t]);
+    if (!known.empty()) out.sm_active_pct = Summarize(known, 0, known.size() - 1);
+  }
   std::size_t idle = 0;
   double busy = 0;
   for (std::size_t t = pod.first; t <= pod.last; ++t) {

@@ -6,6 +6,7 @@
 // used = sum of duty cycle / 100 x step; waste = allocated - used.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,10 @@ struct Percentiles {
 
 struct PodProfile {
   std::string pod;
-  Percentiles fb_used_mib;   // GPU memory used, MiB
-  Percentiles gpu_util_pct;  // duty cycle, percent
-  double idle_share = 0;     // share of running samples with duty cycle 0, in [0, 1]
+  Percentiles fb_used_mib;                   // GPU memory used, MiB
+  Percentiles gpu_util_pct;                  // duty cycle, percent
+  std::optional<Percentiles> sm_active_pct;  // DCGM_FI_PROF_SM_ACTIVE x 100 where the source has it
+  double idle_share = 0;                     // share of running samples with duty cycle 0, in [0, 1]
   std::size_t running_samples = 0;
   std::size_t filled_samples = 0;
   double gpu_hours_allocated = 0;

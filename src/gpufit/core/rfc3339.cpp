@@ -1,5 +1,8 @@
 #include "gpufit/core/rfc3339.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdint>
 
 namespace gpufit {
@@ -59,6 +62,23 @@ Result<double> ParseRfc3339(std::string_view s) {
   const std::int64_t days = era * 146097 + doe - 719468;
   const std::int64_t whole = days * 86400 + h * 3600 + mi * 60 + sec - offset_s;
   return static_cast<double>(whole) + fraction;
+}
+
+std::string FormatRfc3339(double unix_s) {
+  const auto whole = static_cast<std::int64_t>(std::floor(unix_s));
+  const std::int64_t days = (whole >= 0 ? whole : whole - 86399) / 86400;
+  const std::int64_t secs = whole - days * 86400;
+  // Civil date of a day count since 1970-01-01 (H. Hinnant's civil_from_days).
+  const std::int64_t z = days + 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const std::int64_t doe = z - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  const std::int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const std::int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const std::int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", y, m, d, secs / 3600, secs % 3600 / 60, secs % 60);
 }
 
 }  // namespace gpufit

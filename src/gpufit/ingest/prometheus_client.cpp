@@ -106,6 +106,7 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
     detail = fmt::format("{}: {}", j.value("errorType", "?"), j.value("error", "?"));
   } catch (const nlohmann::json::exception&) {
   }
+  if (res->status == 401 || res->status == 403) detail += " (check --bearer-token-file)";
   const bool server_side = res->status == 429 || res->status >= 500;
   Error error = server_side ? Unavailable("HTTP {}: {}", res->status, detail)
                             : InvalidArgument("HTTP {}: {}", res->status, detail);

@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/align.h"
 #include "gpufit/ingest/prometheus_containers.h"
 
@@ -205,8 +206,31 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
       for (const std::string& n : *list) why += "; " + n;
     return InvalidArgument("{}: no pod to plan{}", source, why);
   }
-  Result<Telemetry> tel = AlignToGrid(raw, source, grid);
+  // The grid keeps the queried step but spans only the samples, as the file readers' grids
+  // do: a window wider than the pods' lives must not dilute shares of samples (the plan's
+  // collision allowance is a share of the window).
+  std::optional<GridSpec> trimmed = grid;
+  if (grid) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto* metric : {&raw.fb_used_mib, &raw.gpu_util_pct})
+      for (const auto& [pod, series] : *metric)
+        for (double t : series.time_s) {
+          lo = std::min(lo, t);
+          hi = std::max(hi, t);
+        }
+    const double first = std::round((lo - grid->start_s) / grid->step_s);
+    const double last = std::round((hi - grid->start_s) / grid->step_s);
+    trimmed->start_s = grid->start_s + first * grid->step_s;
+    trimmed->samples = static_cast<std::size_t>(last - first) + 1;
+  }
+  Result<Telemetry> tel = AlignToGrid(raw, source, trimmed);
   if (!tel) return tel.error();
+  // The GPU model, when every planned pod's series name the same one.
+  std::set<std::string> models;
+  for (const PromSeries& s : fb_used)
+    if (const std::string pod = PodName(s.labels); raw.fb_used_mib.count(pod))
+      models.insert(Label(s.labels, "modelName"));
+  if (models.size() == 1) tel->gpu_model_name = *models.begin();
   tel->skipped.insert(tel->skipped.end(), shared_notes.begin(), shared_notes.end());
   tel->skipped.insert(tel->skipped.end(), multi_gpu.begin(), multi_gpu.end());
   // SM activity on the grid: the nearest sample, the largest of several, inside the life.
@@ -249,7 +273,7 @@ Result<TelemetryGrid> GridFor(const TelemetryRange& range) {
   const double span = range.until_s - range.since_s;
   if (!(span >= range.step_s))
     return InvalidArgument("--step ({} s) is longer than the range --since .. --until ({} s)", range.step_s, span);
-  const double steps = std::ceil(span / range.step_s - 1e-9);
+  const double steps = std::floor(span / range.step_s + 1e-9);
   if (steps > static_cast<double>(kMaxPrometheusSteps))
     return InvalidArgument("the range holds {:.0f} steps of {} s, more than {}: narrow --since/--until or widen --step",
                            steps, range.step_s, kMaxPrometheusSteps);
@@ -279,8 +303,10 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
   const Result<std::vector<PromSeries>> created = query("kube_pod_created");
   if (!created) return created.error();
   if (fb->empty())
-    return FailedPrecondition("prometheus {}: no {} series between {} and {} (is dcgm-exporter scraped?)", options.url,
-                              kDcgmFbUsed, range.since_s, range.until_s);
+    return FailedPrecondition(
+        "prometheus {}: no {} series from {} to {} (is dcgm-exporter scraped, and does --since/--until, relative to "
+        "now by default, cover the data?)",
+        options.url, kDcgmFbUsed, FormatRfc3339(range.since_s), FormatRfc3339(range.until_s));
   Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url, grid->grid);
   if (!tel) return tel;
   if (Result<void> r = AddPrometheusContainers(options, *grid, *tel); !r) return r.error();

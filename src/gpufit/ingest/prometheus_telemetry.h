@@ -56,9 +56,10 @@ struct TelemetryRange {
 // The most steps a range may hold (about two years at 60 s): bounds the work and memory.
 inline constexpr std::size_t kMaxPrometheusSteps = 1'000'000;
 
-// The grid of a range: steps (since, since + step], (since + step, since + 2 step], ... up
-// to the first that reaches `until`; grid sample k is the end of step k, the time the
-// query evaluates max_over_time(...[W]) with W = step - 1 ms.
+// The grid of a range: steps (since, since + step], (since + step, since + 2 step], ... that
+// end by `until` (a remainder shorter than a step is not read); grid sample k is the end of
+// step k, the time the query evaluates max_over_time(...[W]) with W = step - 1 ms. The
+// telemetry's grid is then cut to the first and last step that hold samples.
 struct TelemetryGrid {
   GridSpec grid;
   std::string window;  // "[59999ms]"

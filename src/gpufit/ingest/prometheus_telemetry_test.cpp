@@ -138,22 +138,24 @@ TEST(GridFor, StepsCoverTheRangeFromSinceOn) {
   EXPECT_EQ(g->grid.start_s, 7200);
   EXPECT_EQ(g->grid.samples, 3u);
   EXPECT_EQ(g->window, "[7199999ms]");
-  // 5 h at 2 h: the last step runs past until (it must cover the end).
-  EXPECT_EQ(GridFor({.since_s = 0, .until_s = 5 * 3600, .step_s = 7200})->grid.samples, 3u);
+  // 5 h at 2 h: two steps; the last hour is not a whole step and is not read.
+  EXPECT_EQ(GridFor({.since_s = 0, .until_s = 5 * 3600, .step_s = 7200})->grid.samples, 2u);
   EXPECT_THAT(GridFor({.since_s = 0, .until_s = 3600, .step_s = 7200}).error().message, HasSubstr("longer than"));
   EXPECT_THAT(GridFor({.since_s = 0, .until_s = 3600, .step_s = 0.5}).error().message, HasSubstr("at least 1 s"));
   EXPECT_THAT(GridFor({.since_s = 0, .until_s = 1e9, .step_s = 1}).error().message, HasSubstr("more than 1000000"));
 }
 
 TEST(TelemetryFromDcgmSeries, FixedGridDropsSamplesOutsideTheRange) {
-  const GridSpec grid{.start_s = 60, .step_s = 60, .samples = 3};  // 60, 120, 180
-  const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "p"), {0, 60, 120, 600}, {9, 1, 2, 9})};
-  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "p"), {0, 60, 120, 600}, {9, 3, 4, 9})};
+  const GridSpec grid{.start_s = 60, .step_s = 60, .samples = 5};  // 60 .. 300
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "p"), {0, 120, 180, 600}, {9, 1, 2, 9})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "p"), {0, 120, 180, 600}, {9, 3, 4, 9})};
   const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv", grid);
   ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(t->start_s, 60);
-  EXPECT_EQ(t->samples, 3u);
-  EXPECT_THAT(Find(*t, "ml/p").fb_used_mib, ElementsAre(1, 2, 0));
+  // Outside the range: dropped; the grid then spans the samples (120, 180) at the query step.
+  EXPECT_EQ(t->start_s, 120);
+  EXPECT_EQ(t->step_s, 60);
+  EXPECT_EQ(t->samples, 2u);
+  EXPECT_THAT(Find(*t, "ml/p").fb_used_mib, ElementsAre(1, 2));
 }
 
 TEST(TelemetryFromDcgmSeries, PodsReportingOneGpuTogetherAreLeftOut) {

@@ -60,6 +60,7 @@ struct Telemetry {
   std::vector<PodSeries> pods;              // ordered by pod name
   std::vector<std::string> skipped;         // pods left out, each "pod: reason"
   std::vector<ContainerSeries> containers;  // by pod, container; empty from the file readers
+  std::string gpu_model_name;  // dcgm-exporter's modelName shared by every pod's GPU; "" if unknown or mixed
 
   double window_hours() const { return static_cast<double>(samples) * step_s / 3600.0; }
 };

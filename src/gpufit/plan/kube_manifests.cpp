@@ -201,12 +201,22 @@ class Builder {
                            pod->namespace_name, pod->owner.name));
       return std::nullopt;
     }
+    if (pod->owner.kind == "Pod") {
+      out_.notes.push_back(fmt::format("pod {}: no controller owns it; recreate it with the change", pod->Key()));
+      return std::nullopt;
+    }
     if (ApiVersionOf(pod->owner.kind) == nullptr) {
       out_.notes.push_back(
           fmt::format("pod {}: owned by {} {}, which has no pod template gpufit can patch; change "
                       "it where it is defined",
                       pod->Key(), pod->owner.kind, pod->owner.name));
       return std::nullopt;
+    }
+    if (pod->owner.kind == "ReplicaSet") {
+      NoteOnce(
+          fmt::format("ReplicaSet {}/{}: its pods carry no pod-template-hash label, so gpufit cannot tell its "
+                      "Deployment; if a Deployment manages it, apply the patch to the Deployment instead",
+                      pod->namespace_name, pod->owner.name));
     }
     return std::make_pair(WorkloadKey{pod->namespace_name, pod->owner.kind, pod->owner.name}, pod);
   }
@@ -230,7 +240,11 @@ class Builder {
     if (in_.nodes == nullptr) return nodes;
     const std::string target = NormalizedGpuProduct(in_.colocation->target.name);
     for (const KubeNode& n : *in_.nodes) {
-      if (n.gpu_count <= 0 || n.unschedulable || NormalizedGpuProduct(n.gpu_product) != target) continue;
+      if (n.gpu_count <= 0 || NormalizedGpuProduct(n.gpu_product) != target) continue;
+      if (n.unschedulable) {
+        NoteOnce(fmt::format("node {}: not used, it is cordoned", n.name));
+        continue;
+      }
       if (!ValidName(n.name)) {
         NoteOnce(fmt::format("node '{}': not a valid Kubernetes name; not used", n.name));
         continue;
@@ -340,8 +354,12 @@ class Builder {
     n["data"][key] = data;
     YAML::Emitter e;
     e << YAML::BeginMap;
-    for (const char* k : {"apiVersion", "kind"}) e << YAML::Key << k << YAML::Value << n[k].as<std::string>();
-    e << YAML::Key << "metadata" << YAML::Value << n["metadata"];
+    for (const char* k : {"apiVersion", "kind"}) {
+      e << YAML::Key << k << YAML::Value;
+      Write(e, n[k]);
+    }
+    e << YAML::Key << "metadata" << YAML::Value;
+    Write(e, n["metadata"]);
     e << YAML::Key << "data" << YAML::Value << YAML::BeginMap << YAML::Key << key << YAML::Value << YAML::Literal
       << data << YAML::EndMap << YAML::EndMap;
     out_.files.push_back({.name = fmt::format("configmap-{}-{}.yaml", kGpuOperatorNamespace, name),
@@ -745,7 +763,7 @@ std::string ManifestsReadme(const Manifests& m, const std::vector<std::pair<std:
       "One object per file. Review, then apply:\n\n"
       "- `workload-*.yaml`: strategic-merge patches of the pod template. Apply each with the command in the table "
       "(`kubectl patch ... --patch-file FILE`), or list them under `patches:` in the kustomization that owns the "
-      "workload. A `null` value deletes that key (it removes `nvidia.com/gpu` where a MIG resource replaces it).\n"
+      "workload. A null value (`~`) deletes that key (it removes `nvidia.com/gpu` where a MIG resource replaces it).\n"
       "- `node-*.yaml`: label patches; the GPU Operator reconfigures a node when its label changes "
       "(MIG: the node's GPUs must be idle; the MIG manager drains and may reboot).\n"
       "- `configmap-*.yaml`: full objects for `kubectl apply -f`.\n"

@@ -133,7 +133,7 @@ TEST(BuildManifests, TimeSlicingForTheSharedGpu) {
 
   // The bare pod cannot be patched; c-0 keeps its GPU alone: no patch.
   ASSERT_EQ(m->notes.size(), 2u);
-  EXPECT_THAT(m->notes[0], HasSubstr("pod ml/solo: owned by Pod solo"));
+  EXPECT_THAT(m->notes[0], HasSubstr("pod ml/solo: no controller owns it; recreate it with the change"));
   EXPECT_THAT(m->notes[1], HasSubstr("the scheduler, not gpufit, picks which pods share each GPU"));
   EXPECT_THAT(File(*m, "workload-ml-deployment-a.yaml").why,
               HasSubstr("2 of its pods share a GPU in the plan (ml/a-5d8f7-x1, ml/a-5d8f7-x2); the largest summed "
@@ -310,12 +310,32 @@ TEST(BuildManifests, TimeSlicingSkipsWhatItCannotServe) {
   EXPECT_THAT(notes, HasSubstr("node gpu-h100-a: not used, its taint dedicated:NoSchedule"));
   EXPECT_THAT(notes, HasSubstr("node gpu-h100-b: not used for time-slicing, its GPUs are in MIG mode"));
   EXPECT_THAT(notes, HasSubstr("nodes already use device plugin configs (team-a)"));
+  EXPECT_THAT(notes, ::testing::Not(HasSubstr("gpu-a100-0")));  // another model: silently not a target
   for (const ManifestFile& f : m->files) EXPECT_NE(f.name, "clusterpolicy-cluster-policy.yaml");
   // The only usable node is gpu-h100-c; the namespace "123" stays a string.
   File(*m, "node-gpu-h100-c.yaml");
   const ManifestFile& a = File(*m, "workload-123-deployment-a.yaml");
   EXPECT_THAT(a.yaml, HasSubstr("namespace: \"123\""));
   EXPECT_EQ(YAML::Load(a.yaml)["metadata"]["namespace"].Tag(), "!");  // quoted: a string
+}
+
+TEST(BuildManifests, CordonedNodesAndBareReplicaSetsAreNoted) {
+  const Plan plan = MakePlan(false);
+  std::vector<KubePod> pods = Pods();
+  for (KubePod& p : pods)
+    if (p.owner.name == "a") p.owner = {"ReplicaSet", "a-5d8f7"};  // no pod-template-hash: the reader keeps it
+  std::vector<KubeNode> nodes = Nodes();
+  KubeNode cordoned = nodes[2];
+  cordoned.name = "gpu-h100-0a";
+  cordoned.unschedulable = true;
+  nodes.insert(nodes.begin() + 2, cordoned);
+  const Result<Manifests> m =
+      BuildManifests({.colocation = &plan, .training = nullptr, .nodes = &nodes, .pods = &pods});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_THAT(Notes(*m), HasSubstr("node gpu-h100-0a: not used, it is cordoned"));
+  EXPECT_THAT(Notes(*m), HasSubstr("ReplicaSet ml/a-5d8f7: its pods carry no pod-template-hash label"));
+  File(*m, "workload-ml-replicaset-a-5d8f7.yaml");
+  File(*m, "node-gpu-h100-0.yaml");
 }
 
 TEST(NormalizedGpuProduct, MatchesGfdLabelsToCatalogNames) {

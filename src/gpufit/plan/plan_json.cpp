@@ -12,10 +12,15 @@ json ToJson(const Percentiles& p) {
 }
 
 json ToJson(const PodProfile& p) {
-  return {{"fb_used_mib", ToJson(p.fb_used_mib)}, {"gpu_util_pct", ToJson(p.gpu_util_pct)},
-          {"idle_share", p.idle_share},           {"running_samples", p.running_samples},
-          {"filled_samples", p.filled_samples},   {"gpu_hours_allocated", p.gpu_hours_allocated},
-          {"gpu_hours_used", p.gpu_hours_used},   {"gpu_hours_wasted", p.gpu_hours_wasted()}};
+  return {{"fb_used_mib", ToJson(p.fb_used_mib)},
+          {"gpu_util_pct", ToJson(p.gpu_util_pct)},
+          {"idle_share", p.idle_share},
+          {"running_samples", p.running_samples},
+          {"filled_samples", p.filled_samples},
+          {"gpu_hours_allocated", p.gpu_hours_allocated},
+          {"gpu_hours_used", p.gpu_hours_used},
+          {"gpu_hours_wasted", p.gpu_hours_wasted()},
+          {"sm_active_pct", p.sm_active_pct ? ToJson(*p.sm_active_pct) : json(nullptr)}};
 }
 
 json ToJson(const ContainerProfile& c) {
@@ -147,7 +152,7 @@ std::string PlanToJson(const Plan& plan) {
 }
 
 std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
-                           const std::string& source, double step_s) {
+                           const std::vector<std::string>& skipped, const std::string& source, double step_s) {
   json pods = json::array();
   double allocated = 0, used = 0;
   for (const PodProfile& p : profiles) {
@@ -162,6 +167,7 @@ std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::v
             {"step_s", step_s},
             {"pods", pods},
             {"containers", ToJson(containers)},
+            {"skipped", skipped},
             {"totals",
              {{"pods", profiles.size()},
               {"gpu_hours_allocated", allocated},

@@ -114,7 +114,7 @@ std::string PlanToMarkdown(const Plan& plan) {
 }
 
 std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
-                               const std::string& source) {
+                               const std::vector<std::string>& skipped, const std::string& source) {
   std::string s = fmt::format("# gpufit analyze\n\nTelemetry: {} ({} pods)\n\n", source, profiles.size());
   s +=
       "| pod | mem peak | p99 | p95 | p50 MiB | duty peak | p99 | p95 | p50 % | idle | GPU-h alloc | used | wasted |\n";
@@ -132,6 +132,10 @@ std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const st
   }
   s += fmt::format("\nWaste: {:.1f} GPU-hours allocated, {:.1f} used, {:.1f} wasted ({:.0f}%).\n", allocated, used,
                    allocated - used, allocated > 0 ? 100 * (allocated - used) / allocated : 0.0);
+  if (!skipped.empty()) {
+    s += "\nLeft out:\n";
+    for (const std::string& why : skipped) s += "- " + why + "\n";
+  }
   return s + ContainersToMarkdown(containers);
 }
 

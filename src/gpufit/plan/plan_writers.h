@@ -15,8 +15,8 @@ std::string PlanToMarkdown(const Plan& plan);  // summary, right-sizing table, g
 
 // The analyze report: per-pod profiles and waste totals.
 std::string ProfilesToJson(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
-                           const std::string& source, double step_s);
+                           const std::vector<std::string>& skipped, const std::string& source, double step_s);
 std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
-                               const std::string& source);
+                               const std::vector<std::string>& skipped, const std::string& source);
 
 }  // namespace gpufit
