@@ -222,6 +222,24 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   }
 }
 
+TEST_F(PrometheusPlan, AWiderWindowGivesTheSamePlan) {
+  // 30 days before the data: 43,260 steps in 4 chunks per query; the grid is cut to the
+  // samples, so the collision allowance (a share of the samples) is the same.
+  const fs::path dir = Scratch("wide");
+  const std::string wide = fmt::format("--prometheus {} --since {} --until {} --step 60s", server_->url(),
+                                       static_cast<long long>(fixture_->since_s) - 30 * 86400 - 60,
+                                       static_cast<long long>(fixture_->until_s));
+  const CliRun a = Gpufit("plan " + Range() + " --gpu h100-80gb --format json", dir);
+  const CliRun b = Gpufit("plan " + wide + " --gpu h100-80gb --format json", dir);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  nlohmann::json ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(jb["telemetry"]["samples"], 360);
+  ja.erase("source");
+  jb.erase("source");
+  EXPECT_EQ(ja, jb);
+}
+
 TEST_F(PrometheusPlan, AnalyzeAndReplayReadTheSameServer) {
   const fs::path dir = Scratch("analyze");
   const CliRun r = Gpufit("analyze " + Range() + " --format json", dir);
