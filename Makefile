@@ -35,6 +35,7 @@ bench: build
 	$(BUILD)/bench/sim_bench
 	$(BUILD)/bench/training_bench
 	$(BUILD)/bench/inference_bench
+	$(BUILD)/bench/prometheus_bench
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
