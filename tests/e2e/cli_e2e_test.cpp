@@ -14,40 +14,18 @@
 #include <sstream>
 #include <string>
 
+#include "cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::stringstream ss;
-  ss << std::ifstream(p).rdbuf();
-  return ss.str();
-}
-
-fs::path Scratch(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("gpufit-e2e-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-CliRun Gpufit(const std::string& args, const fs::path& dir) {
-  const std::string cmd =
-      std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "stdout").string() + " 2> " + (dir / "stderr").string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "stdout"), Slurp(dir / "stderr")};
-}
-
-std::string GenTd26() {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/gentd26";
-}
+using gpufit::e2e::CliRun;
+using gpufit::e2e::GenTd26;
+using gpufit::e2e::Gpufit;
+using gpufit::e2e::Scratch;
+using gpufit::e2e::Slurp;
 
 // The acceptance on the real trace: every pod with both metrics covered, a safe
 // replay, and at most 56 GPUs of 80 GiB (first-fit decreasing needs 60).

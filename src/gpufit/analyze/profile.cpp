@@ -15,18 +15,22 @@ double NearestRank(std::vector<float>& values, double q) {
   return values[k];
 }
 
-namespace {
-
-Percentiles Summarize(const std::vector<float>& series, std::size_t first, std::size_t last) {
-  std::vector<float> v(series.begin() + static_cast<std::ptrdiff_t>(first),
-                       series.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+Percentiles Summarize(std::vector<float> v) {
   Percentiles p;
+  if (v.empty()) return p;
   p.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   p.peak = *std::max_element(v.begin(), v.end());
   p.p99 = NearestRank(v, 99);
   p.p95 = NearestRank(v, 95);
   p.p50 = NearestRank(v, 50);
   return p;
+}
+
+namespace {
+
+// The samples of the pod's life [first, last].
+std::vector<float> Life(const std::vector<float>& series, std::size_t first, std::size_t last) {
+  return {series.begin() + static_cast<std::ptrdiff_t>(first), series.begin() + static_cast<std::ptrdiff_t>(last) + 1};
 }
 
 }  // namespace
@@ -36,13 +40,13 @@ PodProfile Profile(const PodSeries& pod, double step_s) {
   out.pod = pod.pod;
   out.running_samples = pod.running_samples();
   out.filled_samples = pod.filled_samples;
-  out.fb_used_mib = Summarize(pod.fb_used_mib, pod.first, pod.last);
-  out.gpu_util_pct = Summarize(pod.gpu_util_pct, pod.first, pod.last);
+  out.fb_used_mib = Summarize(Life(pod.fb_used_mib, pod.first, pod.last));
+  out.gpu_util_pct = Summarize(Life(pod.gpu_util_pct, pod.first, pod.last));
   if (!pod.sm_active_pct.empty()) {
     std::vector<float> known;  // samples with a value inside the life
     for (std::size_t t = pod.first; t <= pod.last; ++t)
       if (!std::isnan(pod.sm_active_pct[t])) known.push_back(pod.sm_active_pct[t]);
-    if (!known.empty()) out.sm_active_pct = Summarize(known, 0, known.size() - 1);
+    if (!known.empty()) out.sm_active_pct = Summarize(std::move(known));
   }
   std::size_t idle = 0;
   double busy = 0;

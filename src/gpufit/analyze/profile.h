@@ -34,6 +34,9 @@ struct PodProfile {
 // Nearest-rank percentile q in [0, 100] of `values` (which it reorders). 0 if empty.
 double NearestRank(std::vector<float>& values, double q);
 
+// Peak, p99, p95, p50 (nearest rank) and mean of `values`; all 0 if empty.
+Percentiles Summarize(std::vector<float> values);
+
 PodProfile Profile(const PodSeries& pod, double step_s);
 std::vector<PodProfile> ProfileAll(const Telemetry& telemetry);
 

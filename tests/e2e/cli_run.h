@@ -1,0 +1,51 @@
+// Helpers of the end-to-end tests: run the built `gpufit` binary as a user would.
+// GPUFIT_BIN and GPUFIT_DATA_DEFAULT come from tests/e2e/CMakeLists.txt.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gpufit::e2e {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+inline std::string Slurp(const fs::path& p) {
+  std::stringstream ss;
+  ss << std::ifstream(p).rdbuf();
+  return ss.str();
+}
+
+// A fresh scratch folder, gpufit-e2e-<pid>-<name> under the system temp directory.
+inline fs::path Scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("gpufit-e2e-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// Runs `gpufit ARGS` with stdout and stderr captured in DIR.
+inline CliRun Gpufit(const std::string& args, const fs::path& dir) {
+  const std::string cmd =
+      std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "stdout").string() + " 2> " + (dir / "stderr").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "stdout"), Slurp(dir / "stderr")};
+}
+
+// The GenTD26 trace folder: $GPUFIT_DATA/gentd26, else beside the checkout.
+inline std::string GenTd26() {
+  const char* env = std::getenv("GPUFIT_DATA");
+  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/gentd26";
+}
+
+}  // namespace gpufit::e2e
