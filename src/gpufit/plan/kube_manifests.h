@@ -21,8 +21,10 @@
 //      - a Node patch per node: label nvidia.com/mig.config=gpufit-<node>;
 //      - a workload patch replacing nvidia.com/gpu (set to null, which deletes it in a
 //        strategic merge patch) by nvidia.com/mig-<profile>: 1 in limits and requests of
-//        the containers that asked for the GPU; the profile is the largest any of the
-//        workload's replicas needs (one pod template serves them all).
+//        the one container that asks for the GPU (initContainers for sidecars); every
+//        replica gets the smallest profile that holds the workload's largest need (one pod
+//        template serves them all), and the layout above is planned for exactly those
+//        profiles (PlanMigLayouts with MigWorkload::profile), one instance per replica.
 //  * Both: a ClusterPolicy patch (nvidia.com/v1, cluster-policy) naming the ConfigMap
 //    (spec.devicePlugin.config.name / spec.migManager.config.name); when the target GPU
 //    model differs from the current one, the workload patches also select it with
@@ -77,7 +79,8 @@ struct ManifestInputs {
   const std::vector<KubePod>* pods = nullptr;    // --pods, or null
 };
 
-// The objects for the plan. Errors: kInternal for a plan the MIG catalog does not know.
+// The objects for the plan. Errors: kInternal for a plan the MIG catalog does not know;
+// those of PlanMigLayouts (kFailedPrecondition) when the per-workload MIG layout has no plan.
 Result<Manifests> BuildManifests(const ManifestInputs& in);
 
 // README.md for the folder: how to apply, then a table of files (these and `extra`, e.g.
