@@ -17,9 +17,11 @@
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
+#include "gpufit/ingest/gentd26_serving_reader.h"
 #include "gpufit/ingest/kube_reader.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
 #include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/plan/ancillary_plan.h"
 #include "gpufit/plan/kube_manifests.h"
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_writers.h"
@@ -47,6 +49,10 @@ struct PlanFlags {
   std::string inference;
   std::string manifests;  // --emit-manifests
   std::string nodes, pods;
+  std::string model_loads;  // GenTD26 basemodel_update_latency CSV; default: the GenTD26 folder's
+  ContainerRightsizeOptions rightsize;
+  ModelLoadingOptions model_loading;
+  double model_gib = 0;
   std::string capacity_labels = "karpenter";
   std::string catalog;
   PlanOptions options;
@@ -65,9 +71,27 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
     cmd->add_option("--emit-manifests", f.manifests,
                     "folder for the Kubernetes objects that apply the plan (workload and node patches, "
                     "time-slicing or mig-parted ConfigMaps, autoscalers) and a README");
-    cmd->add_option("--nodes", f.nodes, "kubectl get nodes -o json: the nodes to configure (with --emit-manifests)");
+    cmd->add_option("--nodes", f.nodes,
+                    "kubectl get nodes -o json: the nodes to configure, and their prices per core and GiB");
     cmd->add_option("--pods", f.pods,
-                    "kubectl get pods -A -o json: each pod's workload, to patch (with --emit-manifests)");
+                    "kubectl get pods -A -o json: each pod's workload and node (patches, sidecars, duplicated agents)");
+    cmd->add_option("--model-loads", f.model_loads,
+                    "model load events, GenTD26 basemodel_update_latency CSV (default: the --telemetry GenTD26 "
+                    "folder's)");
+    cmd->add_option("--model-cache-gb-per-s", f.model_loading.cache_gb_per_s,
+                    "read speed of a node-local model cache, GB/s")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--model-gib", f.model_gib, "model size, GiB (default: estimated from GPU memory at loads)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--cpu-percentile", f.rightsize.cpu_percentile,
+                    "container CPU request = this percentile of usage (KRR's default)")
+        ->check(CLI::Range(1.0, 100.0))
+        ->capture_default_str();
+    cmd->add_option("--memory-buffer", f.rightsize.memory_buffer,
+                    "container memory = peak working set x (1 + this) (KRR's default)")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
     cmd->add_option("--capacity-labels", f.capacity_labels, "spot labels to emit: karpenter, eks, gke or aks")
         ->check(CLI::IsMember({"karpenter", "eks", "gke", "aks"}))
         ->capture_default_str();
@@ -108,19 +132,10 @@ constexpr const char* kManifestList = ".gpufit-manifests";
 
 // The Kubernetes objects of the plan, with the README, into --emit-manifests.
 Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
-                           const std::vector<std::pair<std::string, std::string>>& inference) {
-  std::optional<std::vector<KubeNode>> nodes;
-  std::optional<std::vector<KubePod>> pods;
-  if (!f.nodes.empty()) {
-    Result<std::vector<KubeNode>> n = ReadKubeNodes(f.nodes);
-    if (!n) return n.error();
-    nodes = std::move(*n);
-  }
-  if (!f.pods.empty()) {
-    Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
-    if (!p) return p.error();
-    pods = std::move(*p);
-  }
+                           const std::vector<std::pair<std::string, std::string>>& inference,
+                           const std::vector<std::pair<std::string, std::string>>& lending,
+                           const std::optional<std::vector<KubeNode>>& nodes,
+                           const std::optional<std::vector<KubePod>>& pods) {
   const Result<Manifests> m = BuildManifests({.colocation = colocation,
                                               .training = training,
                                               .nodes = nodes ? &*nodes : nullptr,
@@ -131,6 +146,10 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
   for (const auto& [name, yaml] : inference) {
     files.emplace_back(name, yaml);
     extra.emplace_back(name, "inference autoscaler (see the inference section)");
+  }
+  for (const auto& [name, yaml] : lending) {
+    files.emplace_back(name, yaml);
+    extra.emplace_back(name, "night lending of inference GPUs (see ancillary.time_multiplexing)");
   }
   files.emplace_back("README.md", ManifestsReadme(*m, extra));
   // The list of what this run wrote, so that the next run into the same folder removes the
@@ -157,8 +176,20 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
-  if (f.manifests.empty() && (!f.nodes.empty() || !f.pods.empty()))
-    return Fail(InvalidArgument("--nodes and --pods are read for --emit-manifests; give it too"));
+  if (!telemetry && !f.model_loads.empty())
+    return Fail(InvalidArgument("--model-loads needs GPU telemetry (--telemetry or --prometheus)"));
+  std::optional<std::vector<KubeNode>> nodes;
+  std::optional<std::vector<KubePod>> pods;
+  if (!f.nodes.empty()) {
+    Result<std::vector<KubeNode>> n = ReadKubeNodes(f.nodes);
+    if (!n) return Fail(n.error());
+    nodes = std::move(*n);
+  }
+  if (!f.pods.empty()) {
+    Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
+    if (!p) return Fail(p.error());
+    pods = std::move(*p);
+  }
   // Sections by JSON key; the co-location plan (with telemetry) is the top level.
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> sections;
   std::optional<TrainingPlan> training;
@@ -189,9 +220,39 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (!p) return Fail(p.error());
     plan = std::move(*p);
   }
+  std::vector<std::pair<std::string, std::string>> lending_manifests;
+  if (plan) {
+    // Model loads: the file given, else the GenTD26 folder's own.
+    std::string loads_path = f.model_loads;
+    if (loads_path.empty() && !f.telemetry.path.empty() && std::filesystem::is_directory(f.telemetry.path)) {
+      const auto candidate = std::filesystem::path(f.telemetry.path) / "basemodel_update_latency_anon.csv";
+      if (std::filesystem::exists(candidate)) loads_path = candidate.string();
+    }
+    std::optional<std::vector<ModelLoad>> loads;
+    if (!loads_path.empty()) {
+      Result<std::vector<ModelLoad>> l = ReadGenTd26ModelLoads(loads_path);
+      if (!l) return Fail(l.error());
+      loads = std::move(*l);
+    }
+    if (f.model_gib > 0) f.model_loading.model_gib = f.model_gib;
+    f.rightsize.throttled_ratio = f.options.starvation.throttled_ratio;
+    Result<AncillaryPlan> a = BuildAncillaryPlan({.telemetry = telemetry,
+                                                  .plan = &*plan,
+                                                  .catalog = &*catalog,
+                                                  .nodes = nodes ? &*nodes : nullptr,
+                                                  .pods = pods ? &*pods : nullptr,
+                                                  .model_loads = loads ? &*loads : nullptr,
+                                                  .jobs = training ? &training->workload.jobs : nullptr,
+                                                  .rightsize = f.rightsize,
+                                                  .model_loading = f.model_loading,
+                                                  .time_multiplex = {}});
+    if (!a) return Fail(a.error());
+    sections.emplace_back("ancillary", std::make_pair(AncillaryPlanToJson(*a), AncillaryPlanToMarkdown(*a)));
+    lending_manifests = AncillaryManifests(*a);
+  }
   if (!f.manifests.empty())
-    if (Result<void> ok =
-            EmitManifests(f, plan ? &*plan : nullptr, training ? &*training : nullptr, inference_manifests);
+    if (Result<void> ok = EmitManifests(f, plan ? &*plan : nullptr, training ? &*training : nullptr,
+                                        inference_manifests, lending_manifests, nodes, pods);
         !ok) {
       return Fail(ok.error());
     }
@@ -270,6 +331,11 @@ int RunReplay(cli::TelemetrySource& source, const std::string& plan_path, const 
       if (*std::max_element(fb.begin(), fb.end()) <= capacity)
         return Fail(InvalidArgument("{}: too_big_for_target: pod '{}' fits in {} MiB", plan_path,
                                     name.get<std::string>(), capacity));
+    }
+    // CPU-starved pods keep their own current GPU: alone, nothing to replay.
+    for (const auto& name : plan.value("kept_on_current_gpu", nlohmann::json::array())) {
+      const Result<std::size_t> pod = find(name, "kept_on_current_gpu");
+      if (!pod) return Fail(pod.error());
     }
   } catch (const nlohmann::json::exception& e) {
     return Fail(InvalidArgument("{}: {}", plan_path, e.what()));

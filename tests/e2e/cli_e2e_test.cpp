@@ -47,6 +47,19 @@ TEST(PlanOnGenTd26, EightyGiBTargetNeedsAtMost56SafeGpus) {
   std::size_t placed = 0;
   for (const auto& g : j["groups"]) placed += g["pods"].size();
   EXPECT_EQ(placed, 143u);
+  // Ancillary, on the same run: model loading from basemodel_update_latency (the folder's)
+  // and the night lending of the fleet, replayed.
+  const auto& loading = j["ancillary"]["model_loading"];
+  EXPECT_EQ(loading["loads"], 7531);
+  EXPECT_GT(loading["share_of_gpu_time"].get<double>(), 0.01);
+  EXPECT_LT(loading["share_of_gpu_time"].get<double>(), 0.03);
+  EXPECT_GT(loading["cache_saved_gpu_hours"].get<double>(), 0);
+  EXPECT_LT(loading["share_of_gpu_time_with_cache"].get<double>(), loading["share_of_gpu_time"].get<double>());
+  const auto& lending = j["ancillary"]["time_multiplexing"];
+  EXPECT_GT(lending["night_free_gpu_hours"].get<double>(), 0);
+  EXPECT_GT(lending["gpus_lent"].get<int>(), 0);
+  EXPECT_EQ(lending["replay"]["inference_samples_over_capacity"], 0);
+  EXPECT_TRUE(lending["replay"]["safe"].get<bool>());
   // The same plan, written atomically, replays safe through `gpufit replay`.
   EXPECT_EQ(nlohmann::json::parse(Slurp(dir / "plan.json")), j);
   EXPECT_TRUE(fs::exists(dir / "plan.md"));
@@ -79,6 +92,22 @@ TEST(PlanOnGenTd26, EightyGiBTargetNeedsAtMost56SafeGpus) {
   EXPECT_EQ(c.exit_code, 3);
   EXPECT_THAT(c.out, HasSubstr("UNSAFE"));
   fs::remove_all(dir);
+}
+
+TEST(PlanOnGenTd26, NightLendingManifestsCarryTheLentGpus) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("lending");
+  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --search-budget 0 --format json " +
+                              "--emit-manifests " + (dir / "k8s").string(),
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const int lent = j["ancillary"]["time_multiplexing"]["gpus_lent"];
+  const std::string queue = Slurp(dir / "k8s" / "kueue-clusterqueue-gpufit-night.yaml");
+  EXPECT_NE(queue.find("nominalQuota: " + std::to_string(lent) + "\n"), std::string::npos) << queue;
+  EXPECT_NE(queue.find("stopPolicy: Hold\n"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "k8s" / "priorityclass-gpufit-night-lending.yaml"));
+  EXPECT_NE(Slurp(dir / "k8s" / "README.md").find("kueue-localqueue-gpufit-night.yaml"), std::string::npos);
 }
 
 TEST(PlanOnGenTd26, H200TargetIsSafeAndNeedsFewerGpus) {

@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -157,16 +158,23 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   b["telemetry"].erase("skipped");
   // The CSV carries no container series; Prometheus adds cAdvisor's (checked below).
   EXPECT_EQ(b["containers"].size(), 0u);
-  const nlohmann::json containers = a["containers"];
+  const nlohmann::json containers = a["containers"], rightsizing = a["ancillary"]["containers"];
   a.erase("containers");
   b.erase("containers");
+  // Container right-sizing needs cAdvisor's series: only the Prometheus plan has it.
+  EXPECT_EQ(b["ancillary"]["containers"].size(), 0u);
+  EXPECT_EQ(a["kept_on_current_gpu"].size(), 0u);  // throttling stays under 25%: no pod is starved
+  a["ancillary"].erase("containers");
+  b["ancillary"].erase("containers");
+  a["ancillary"].erase("containers_usd_per_month_saving");
+  b["ancillary"].erase("containers_usd_per_month_saving");
   // SM activity comes only from the profiling counter, which the CSV does not carry.
   for (auto& pod : a["pods"]) pod["profile"].erase("sm_active_pct");
   for (auto& pod : b["pods"]) pod["profile"].erase("sm_active_pct");
   EXPECT_EQ(a, b);  // same pods, same GPUs, same totals: everything but the source
 
   // Containers: expected values from the fixture's rule applied to the CSV's duty cycles
-  // (tests/support/dcgm_fixture.h): cores 0.5 + duty / 50 and throttled duty / 100 from the
+  // (tests/support/dcgm_fixture.h): cores 0.5 + duty / 50 and throttled duty / 400 from the
   // second sample of a pod on (a rate needs two), working set 4096 + MiB / 8.
   std::map<std::string, std::vector<double>> duty, memory;
   std::istringstream csv(fixture_->long_csv);
@@ -188,7 +196,7 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
     const double peak_duty = *std::max_element(d.begin() + 1, d.end());
     EXPECT_EQ(c["cpu_samples"], d.size() - 1);
     EXPECT_NEAR(c["cpu_cores"]["peak"].get<double>(), 0.5 + peak_duty / 50, 1e-4);
-    EXPECT_NEAR(c["cpu_throttled_ratio"]["peak"].get<double>(), peak_duty / 100, 1e-4);
+    EXPECT_NEAR(c["cpu_throttled_ratio"]["peak"].get<double>(), peak_duty / 400, 1e-4);
     const std::vector<double>& m = memory.at(pod);
     EXPECT_NEAR(c["memory_working_set_mib"]["peak"].get<double>(), 4096 + *std::max_element(m.begin(), m.end()) / 8,
                 1e-3);
@@ -196,6 +204,27 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
     EXPECT_EQ(c["requests"]["memory_mib"], 32768);
     EXPECT_EQ(c["limits"]["memory_mib"], 49152);
     EXPECT_TRUE(c["limits"]["cpu_millicores"].is_null());
+  }
+  // Right-sizing (KRR's defaults): CPU request = p95 of usage, no CPU limit; memory request =
+  // limit = peak working set + 15%; priced on an assumed H100 node (no --nodes).
+  ASSERT_EQ(rightsizing.size(), 30u);
+  for (const auto& r : rightsizing) {
+    const std::string pod = r["pod"];
+    SCOPED_TRACE(pod);
+    std::vector<double> cores;
+    const std::vector<double>& d = duty.at(pod);
+    for (std::size_t k = 1; k < d.size(); ++k) cores.push_back(0.5 + d[k] / 50);
+    std::sort(cores.begin(), cores.end());
+    const double p95 = cores[static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(cores.size()))) - 1];
+    EXPECT_NEAR(r["cpu_cores_percentile"].get<double>(), p95, 1e-4);
+    EXPECT_NEAR(r["recommended"]["cpu_request_m"].get<double>(), std::ceil(p95 * 1000 - 1e-3), 1.0);
+    EXPECT_TRUE(r["recommended"]["cpu_limit_m"].is_null());
+    const std::vector<double>& m = memory.at(pod);
+    const double peak = 4096 + *std::max_element(m.begin(), m.end()) / 8;
+    EXPECT_NEAR(r["recommended"]["memory_request_mib"].get<double>(), std::ceil(peak * 1.15), 1.0);
+    EXPECT_EQ(r["recommended"]["memory_limit_mib"], r["recommended"]["memory_request_mib"]);
+    EXPECT_EQ(r["kind"], "application");
+    EXPECT_TRUE(r["gpu_node"].get<bool>());
   }
 }
 
@@ -270,7 +299,8 @@ TEST_F(PrometheusPlan, EmitsTimeSlicingManifestsForTheSharedGpus) {
   const auto plan = nlohmann::json::parse(r.out);
   std::set<std::string> kinds;
   ExpectManifestFolder(out, kinds);
-  EXPECT_EQ(kinds, (std::set<std::string>{"ClusterPolicy", "ConfigMap", "Deployment", "Job", "Node", "StatefulSet"}));
+  EXPECT_EQ(kinds, (std::set<std::string>{"ClusterPolicy", "ClusterQueue", "ConfigMap", "Deployment", "Job",
+                                          "LocalQueue", "Node", "PriorityClass", "ResourceFlavor", "StatefulSet"}));
 
   // Time-slicing replicas = the largest group of the plan.
   std::size_t largest = 0, shared = 0;
@@ -388,7 +418,7 @@ TEST(PrometheusFaults, BadFlagsNameTheFlag) {
       {"plan --prometheus ftp://x --gpu h100-80gb", "http:// or https://"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file /nonexistent", "--bearer-token-file"},
       {"plan --telemetry x --prometheus http://127.0.0.1:1 --gpu h100-80gb", "excludes"},
-      {"plan --training-jobs x.yaml --pods p.json", "--emit-manifests"},
+      {"plan --training-jobs x.yaml --model-loads l.csv", "--model-loads needs GPU telemetry"},
       {"analyze --telemetry x.csv --since 1d", "--since requires --prometheus"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 1767225600 --until 1767229200 --step 2h",
        "longer than the range"},

@@ -77,7 +77,7 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
                              pod, i, Time(first), Time(k));
       cpu_seconds += 60.0 * (0.5 + duty / 50.0);
       cfs_periods += 600;  // 100 ms CFS periods
-      cfs_throttled += 6 * duty;
+      cfs_throttled += 1.5 * duty;
       const std::string c = fmt::format(R"(container="sd",namespace="genai",pod="{}",image="sd:1")", pod);
       cpu += fmt::format("container_cpu_usage_seconds_total{{{}}} {} {}\n", c, cpu_seconds, Time(k));
       periods += fmt::format("container_cpu_cfs_periods_total{{{}}} {} {}\n", c, cfs_periods, Time(k));

@@ -18,7 +18,8 @@
 //  * two GPUs no pod holds (pod="");
 //  * cAdvisor series per pod (container "sd"): CPU usage growing by 60 (0.5 + duty / 50)
 //    CPU-seconds a minute (so 0.5 + duty / 50 cores), 600 CFS periods a minute of which
-//    6 x duty throttled (ratio duty / 100), working set (4096 + MiB / 8) MiB; and
+//    1.5 x duty throttled (ratio duty / 400, under the starvation threshold: no pod is
+//    CPU-starved, so the plan equals the CSV's), working set (4096 + MiB / 8) MiB; and
 //    kube-state-metrics requests cpu 4 cores, memory 32 GiB, limit memory 48 GiB.
 // The CSV holds exactly the samples the clipped Prometheus answer must give.
 #pragma once

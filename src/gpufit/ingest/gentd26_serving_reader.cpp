@@ -71,4 +71,22 @@ Result<std::vector<double>> ReadGenTd26LatencySeconds(const std::string& path) {
   return seconds;
 }
 
+Result<std::vector<ModelLoad>> ReadGenTd26ModelLoads(const std::string& path) {
+  static constexpr std::array<const char*, 3> kColumns = {"timestamp_anon", "value", "container_ip"};
+  std::vector<ModelLoad> loads;
+  Result<void> ok = ForEachCsvRow<3>(path, kColumns, [&](const CsvRow<3>& row) -> Result<void> {
+    const Result<double> t = row.NonNegative(0);
+    if (!t) return t.error();
+    const Result<double> ms = row.NonNegative(1);
+    if (!ms) return ms.error();
+    const Result<std::string_view> pod = row.Text(2);
+    if (!pod) return pod.error();
+    loads.push_back({.pod = std::string(*pod), .time_s = *t, .seconds = *ms / 1000});
+    return {};
+  });
+  if (!ok) return ok.error();
+  if (loads.empty()) return InvalidArgument("{}: no samples", path);
+  return loads;
+}
+
 }  // namespace gpufit

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gpufit/core/result.h"
+#include "gpufit/model/model_load.h"
 #include "gpufit/model/request_trace.h"
 
 namespace gpufit {
@@ -29,5 +30,10 @@ Result<RateSeries> ReadGenTd26Qps(const std::string& path, std::string_view requ
 
 // The samples of a latency file, converted to seconds, in file order.
 Result<std::vector<double>> ReadGenTd26LatencySeconds(const std::string& path);
+
+// Each row of `basemodel_update_latency_anon.csv` as a load event of its pod (container_ip),
+// at timestamp_anon (s), lasting value (ms, converted to seconds); in file order.
+// Errors as above; a row without container_ip is an error naming its line.
+Result<std::vector<ModelLoad>> ReadGenTd26ModelLoads(const std::string& path);
 
 }  // namespace gpufit

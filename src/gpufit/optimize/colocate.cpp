@@ -90,7 +90,8 @@ class Packer {
       d_coll += static_cast<std::int64_t>(gu[t] + sign * u[t] > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
     }
     if (!memory_safe) {
-      for (std::size_t t = lo; t <= hi; ++t) d_over += OverflowAt(gm[t] + sign * m[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
+      for (std::size_t t = lo; t <= hi; ++t)
+        d_over += OverflowAt(gm[t] + sign * m[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1);
     return Penalty(g.overflow + d_over, g.collisions + d_coll) - Penalty(g);
@@ -338,6 +339,9 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
   Colocation out;
   out.collision_limit_samples = in.collision_limit;
   std::vector<std::size_t> packable;
+  std::vector<bool> excluded(telemetry.pods.size(), false);
+  for (std::size_t i : options.excluded)
+    if (i < excluded.size()) excluded[i] = true;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
     const PodSeries& p = telemetry.pods[i];
     in.mem.push_back(p.fb_used_mib.data());
@@ -351,6 +355,7 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
                                                    p.fb_used_mib.begin() + static_cast<std::ptrdiff_t>(p.last) + 1));
     in.mean_mib.push_back(std::accumulate(p.fb_used_mib.begin(), p.fb_used_mib.end(), 0.0) /
                           static_cast<double>(std::max<std::size_t>(1, p.fb_used_mib.size())));
+    if (excluded[i]) continue;
     if (in.peak_mib.back() > in.capacity_mib) {
       out.too_big.push_back(i);
     } else {

@@ -38,6 +38,9 @@ struct ColocateOptions {
   unsigned threads = 2;
   // Stop searching once this few GPUs are used (a known lower bound: no fewer is possible).
   std::size_t stop_at_gpus = 0;  // independent searches run in parallel (seeds seed, seed+1, ...)
+  // Pods left out of the packing (neither in a group nor too big), e.g. CPU-starved pods that
+  // keep their own GPU; indices into Telemetry::pods.
+  std::vector<std::size_t> excluded{};
 };
 
 struct Colocation {

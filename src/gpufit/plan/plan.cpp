@@ -1,5 +1,7 @@
 #include "gpufit/plan/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -44,6 +46,15 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
   for (const PodProfile& p : plan.profiles)
     plan.right_sizing.push_back(RightSize(p, *current, catalog, options.headroom));
+  plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
+  for (const CpuStarvation& s : plan.cpu_starvation) {
+    plan.kept_on_current_gpu.push_back(s.pod);
+    RightSizing& r = plan.right_sizing[s.pod];
+    r.recommended_gpu = current->id;
+    r.usd_per_month_recommended = r.usd_per_month_current;
+    r.reason = fmt::format("kept on {}: CPU-starved ({:.0f}% of samples), give it {:g} cores per GPU first",
+                           current->id, 100 * s.starved_share(), s.recommended_cores);
+  }
 
   ColocateOptions co;
   co.gpu_memory = target->memory;
@@ -52,10 +63,13 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   co.seed = options.seed;
   co.search_budget = options.search_budget;
   co.threads = options.threads;
+  co.excluded = plan.kept_on_current_gpu;
   // The lower bound first: the search stops early when it reaches it.
   std::vector<std::size_t> packable;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
-    if (plan.profiles[i].fb_used_mib.peak <= plan.capacity_mib) packable.push_back(i);
+    const bool kept = std::find(plan.kept_on_current_gpu.begin(), plan.kept_on_current_gpu.end(), i) !=
+                      plan.kept_on_current_gpu.end();
+    if (!kept && plan.profiles[i].fb_used_mib.peak <= plan.capacity_mib) packable.push_back(i);
   }
   plan.collision_limit_samples = CollisionLimit(telemetry.samples, options.max_collision_share);
   plan.totals.lower_bound = LowerBound(telemetry, packable, plan.capacity_mib, plan.collision_limit_samples);
@@ -76,9 +90,10 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
 
   PlanTotals& t = plan.totals;
   t.gpus_before = telemetry.pods.size();
-  t.gpus_after = plan.replay.gpus.size() + plan.too_big.size();
-  t.gpus_lower_bound = t.lower_bound.gpus() + plan.too_big.size();
-  t.gpus_first_fit_decreasing = colocation.first_fit_decreasing_gpus + plan.too_big.size();
+  const std::size_t own = plan.too_big.size() + plan.kept_on_current_gpu.size();  // one GPU each
+  t.gpus_after = plan.replay.gpus.size() + own;
+  t.gpus_lower_bound = t.lower_bound.gpus() + own;
+  t.gpus_first_fit_decreasing = colocation.first_fit_decreasing_gpus + own;
   const double hours_per_sample = telemetry.step_s / 3600.0;
   double duty_before = 0, duty_after = 0;
   for (const PodProfile& p : plan.profiles) {
@@ -90,6 +105,11 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     duty_after += g.mean_util_pct * static_cast<double>(telemetry.samples);
   }
   double too_big_usd_per_hour = 0;
+  for (std::size_t p : plan.kept_on_current_gpu) {
+    too_big_usd_per_hour += current->on_demand_per_gpu_hour.value;
+    t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated;
+    duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples);
+  }
   for (std::size_t p : plan.too_big) {
     too_big_usd_per_hour += plan.right_sizing[p].usd_per_month_recommended / kHoursPerMonth;
     t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated;

@@ -7,7 +7,8 @@
 // Before/after accounting (all on-demand catalog prices, a 730-hour month):
 //  * before: one `current_gpu` per pod (one pod, one GPU, as the telemetry was taken);
 //  * after: one `target_gpu` per co-location group, plus, for each pod too big for the
-//    target, one GPU of its right-sized model (its current GPU when no catalog GPU fits);
+//    target, one GPU of its right-sized model (its current GPU when no catalog GPU fits),
+//    plus one current GPU per CPU-starved pod (never shrunk: it needs CPU, not less GPU);
 //  * GPU-hours over the window: before = sum of pod lifetimes; after = sum over GPUs of the
 //    samples where at least one of its pods runs (too-big pods: their lifetime);
 //  * mean duty cycle per GPU = mean over GPUs and window samples of min(100, summed duty).
@@ -23,6 +24,7 @@
 #include "gpufit/core/result.h"
 #include "gpufit/model/telemetry.h"
 #include "gpufit/optimize/colocate.h"
+#include "gpufit/optimize/cpu_starvation.h"
 #include "gpufit/optimize/lower_bound.h"
 #include "gpufit/optimize/mig_planner.h"
 #include "gpufit/optimize/rightsize.h"
@@ -42,6 +44,9 @@ struct PlanOptions {
   // Also plan hardware isolation: one MIG instance per pod on the target (a MIG-capable
   // model), for tenants that must not share GPU memory (optimize/mig_planner.h).
   bool mig_isolation = false;
+  // CPU starvation (optimize/cpu_starvation.h): starved pods keep their current GPU, alone;
+  // their duty cycle shows the CPU's limit, not the GPU's need.
+  StarvationOptions starvation{};
 };
 
 struct PlanTotals {
@@ -66,6 +71,8 @@ struct Plan {
   std::vector<RightSizing> right_sizing;             // per pod
   std::vector<std::optional<std::size_t>> group_of;  // per pod: index into replay.gpus, or none (too big)
   std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
+  std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
+  std::vector<std::size_t> kept_on_current_gpu;      // the starved pods: each keeps one current GPU
   Replay replay;                                     // one entry per co-location group
   PlanTotals totals;
   std::vector<std::string> skipped;          // pods left out of the telemetry, with reasons

@@ -81,8 +81,28 @@ std::string PlanToJson(const Plan& plan) {
                       {"collision_samples", r.collisions},
                       {"collision_share", r.collision_share}});
   }
-  json too_big = json::array();
+  json too_big = json::array(), kept = json::array(), starvation = json::array();
   for (std::size_t p : plan.too_big) too_big.push_back(plan.pod_names[p]);
+  for (std::size_t p : plan.kept_on_current_gpu) kept.push_back(plan.pod_names[p]);
+  for (const CpuStarvation& s : plan.cpu_starvation) {
+    starvation.push_back({{"pod", s.pod_name},
+                          {"activity_metric", s.activity_metric},
+                          {"observed_samples", s.observed_samples},
+                          {"starved_samples", s.starved_samples},
+                          {"starved_share", s.starved_share()},
+                          {"cpu_limit_cores", s.cpu_limit_cores > 0 ? json(s.cpu_limit_cores) : json(nullptr)},
+                          {"cpu_used_p50_starved_cores", s.cpu_used_p50_starved},
+                          {"throttled_ratio_p50_starved", s.throttled_p50_starved},
+                          {"activity_p50_starved_pct", s.activity_p50_starved},
+                          {"activity_per_core_pct", s.activity_per_core},
+                          {"cores_needed", s.cores_needed},
+                          {"recommended_cpu_cores_per_gpu", s.recommended_cores},
+                          {"capped", s.capped},
+                          {"activity_mean_pct_now", s.activity_mean_pct_now},
+                          {"activity_mean_pct_expected", s.activity_mean_pct_expected},
+                          {"gpu", "kept: " + plan.current.id},
+                          {"evidence", s.evidence}});
+  }
   const PlanTotals& t = plan.totals;
   json j = {
       {"schema_version", 1},
@@ -109,6 +129,8 @@ std::string PlanToJson(const Plan& plan) {
       {"pods", pods},
       {"groups", groups},
       {"too_big_for_target", too_big},
+      {"kept_on_current_gpu", kept},
+      {"cpu_starvation", starvation},
       {"totals",
        {{"gpus_before", t.gpus_before},
         {"gpus_after", t.gpus_after},

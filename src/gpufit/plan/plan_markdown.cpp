@@ -93,6 +93,21 @@ std::string PlanToMarkdown(const Plan& plan) {
     }
     Out(s, "\n");
   }
+  if (!plan.cpu_starvation.empty()) {
+    Out(s,
+        "\n## GPUs starved by CPU (kept on {}, one each)\n\n| pod | starved samples | CPU limit | cores used | GPU "
+        "activity | recommended cores/GPU | activity now -> expected |\n|---|---:|---:|---:|---:|---:|---|\n",
+        plan.current.id);
+    for (const CpuStarvation& c : plan.cpu_starvation) {
+      Out(s, "| {} | {} of {} ({:.0f}%) | {} | {:.2f} | {:.1f}% ({}) | {:g}{} | {:.1f}% -> {:.1f}% |\n",
+          Short(c.pod_name), c.starved_samples, c.observed_samples, 100 * c.starved_share(),
+          c.cpu_limit_cores > 0 ? fmt::format("{:g}", c.cpu_limit_cores) : std::string("none"), c.cpu_used_p50_starved,
+          c.activity_p50_starved, c.activity_metric == kDcgmSmActive ? "SM active" : "GPU util", c.recommended_cores,
+          c.capped ? " (capped)" : "", c.activity_mean_pct_now, c.activity_mean_pct_expected);
+    }
+    Out(s,
+        "\nModel: while CPU-bound, GPU activity = k x cores (k: median over the starved samples); cores = 100% / k.\n");
+  }
   if (plan.mig) {
     Out(s,
         "\n## Soft sharing or hardware isolation (MIG) on {}\n\n| | GPUs | USD/month | replay |\n|---|---:|---:|---|\n"

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "gpufit/ingest/synthetic_telemetry.h"
@@ -54,6 +56,48 @@ TEST(BuildPlan, JsonCarriesTheDocumentedFields) {
   EXPECT_TRUE(j["replay"].contains("max_collision_share"));
   EXPECT_EQ(j["pods"].size(), 16u);
   EXPECT_EQ(j["groups"].size(), plan->replay.gpus.size());
+}
+
+// Pod 3 of the demo gets a container that is CPU-bound: capped at 2 cores, CFS-throttled,
+// its GPU at 100 x 2 / 6 % of the time. It must keep its current GPU, alone: the plan
+// never shrinks or shares the GPU of a pod that waits on its CPU.
+TEST(BuildPlan, CpuStarvedPodKeepsItsCurrentGpuAlone) {
+  Telemetry t = Demo();
+  PodSeries& pod = t.pods[3];
+  ContainerSeries c;
+  c.pod = pod.pod;
+  c.container = "trainer";
+  c.cpu_limit = MilliCpu{2000};
+  for (std::size_t k = 0; k < t.samples; ++k) {
+    const bool alive = k >= pod.first && k <= pod.last;
+    pod.gpu_util_pct[k] = alive ? 100.0f * 2 / 6 : 0;
+    c.cpu_cores.push_back(alive ? 2.0f : std::nanf(""));
+    c.cpu_throttled_ratio.push_back(alive ? 0.6f : std::nanf(""));
+    c.memory_working_set_mib.push_back(alive ? 3000 : std::nanf(""));
+  }
+  t.containers.push_back(c);
+  PlanOptions o = Options();
+  o.target_gpu = "l40s";  // a smaller, cheaper target: the starved pod must not move to it
+  o.current_gpu = "h100-80gb";
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "demo");
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  ASSERT_EQ(plan->cpu_starvation.size(), 1u);
+  EXPECT_EQ(plan->cpu_starvation[0].pod, 3u);
+  EXPECT_NEAR(plan->cpu_starvation[0].recommended_cores, 6.0, 0.6);
+  EXPECT_EQ(plan->kept_on_current_gpu, std::vector<std::size_t>{3});
+  EXPECT_FALSE(plan->group_of[3].has_value());
+  EXPECT_EQ(std::count(plan->too_big.begin(), plan->too_big.end(), 3u), 0);
+  EXPECT_EQ(plan->right_sizing[3].recommended_gpu, "h100-80gb");
+  EXPECT_EQ(plan->totals.gpus_after, plan->replay.gpus.size() + plan->too_big.size() + 1);
+  const nlohmann::json j = nlohmann::json::parse(PlanToJson(*plan));
+  EXPECT_EQ(j["kept_on_current_gpu"], nlohmann::json::array({pod.pod}));
+  EXPECT_EQ(j["cpu_starvation"][0]["pod"], pod.pod);
+  EXPECT_THAT(PlanToMarkdown(*plan), HasSubstr("GPUs starved by CPU"));
+  // Without the container data the pod is packed like the others.
+  t.containers.clear();
+  const Result<Plan> blind = BuildPlan(t, GpuCatalog::Embedded(), o, "demo");
+  ASSERT_TRUE(blind.has_value());
+  EXPECT_TRUE(blind->kept_on_current_gpu.empty());
 }
 
 TEST(BuildPlan, BadOptionsNameTheOption) {

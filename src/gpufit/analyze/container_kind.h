@@ -1,0 +1,37 @@
+// What a container is, from its image and name: the application, or one of the sidecar
+// and agent kinds that ride along with it and that right-sizing reports separately.
+//
+// Recognized (case-insensitive; the image's repository path without registry host, tag or
+// digest, and the container name, are searched for these tokens, first match wins):
+//  * service-mesh proxy: istio-proxy, istio/proxyv2, envoy (envoyproxy/envoy), linkerd-proxy
+//    (cr.l5d.io/linkerd/proxy);
+//  * API server: uvicorn, fastapi, gunicorn, tiangolo/uvicorn-gunicorn-fastapi;
+//  * log agent: fluent-bit, fluentbit, fluentd, promtail, filebeat, vector (timberio/vector), logstash;
+//  * metrics agent: dcgm-exporter, node-exporter, datadog-agent (datadog/agent), telegraf,
+//    otel-collector / opentelemetry-collector, prometheus exporters (`-exporter`), cadvisor;
+//  * everything else: application.
+// A name is one signal; an image another: "envoy" in either is enough. Inference servers
+// (vLLM, Triton, TGI) are applications: they hold the GPU.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gpufit {
+
+enum class ContainerKind { kApplication, kServiceMeshProxy, kApiServer, kLogAgent, kMetricsAgent };
+
+ContainerKind ClassifyContainer(std::string_view container_name, std::string_view image);
+
+// The repository path of an image reference, lower case, without registry host, tag or
+// digest (the Docker reference grammar: a first component with a '.' or ':' or "localhost"
+// is a host): "docker.io/istio/proxyv2:1.23.0" -> "istio/proxyv2".
+std::string ImageRepository(std::string_view image);
+
+// "application", "service-mesh-proxy", "api-server", "log-agent", "metrics-agent".
+std::string ToString(ContainerKind kind);
+
+// Log and metrics agents: one per node (a DaemonSet) serves every pod on it.
+inline bool IsNodeAgent(ContainerKind k) { return k == ContainerKind::kLogAgent || k == ContainerKind::kMetricsAgent; }
+
+}  // namespace gpufit

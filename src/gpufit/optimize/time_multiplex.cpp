@@ -1,0 +1,168 @@
+#include "gpufit/optimize/time_multiplex.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpufit/training/checkpoint.h"
+
+namespace gpufit {
+namespace {
+
+constexpr double kDay = 86400;
+
+double TimeOfDay(const Telemetry& t, std::size_t k) {
+  const double s = std::fmod(t.start_s + static_cast<double>(k) * t.step_s, kDay);
+  return s < 0 ? s + kDay : s;
+}
+
+int Alive(const Telemetry& t, std::size_t k) {
+  int n = 0;
+  for (const PodSeries& p : t.pods) n += k >= p.first && k <= p.last;
+  return n;
+}
+
+}  // namespace
+
+int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization) {
+  double duty = 0;
+  bool alive = false;
+  for (const PodSeries& p : telemetry.pods) {
+    if (k < p.first || k > p.last) continue;
+    alive = true;
+    duty += p.gpu_util_pct[k];
+  }
+  if (!alive) return 0;
+  return std::max(1, static_cast<int>(std::ceil(duty / (100.0 * target_utilization) - 1e-9)));
+}
+
+bool LendingAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k) {
+  if (!plan.has_window || plan.lent_gpus <= 0) return false;
+  const double since = std::fmod(TimeOfDay(telemetry, k) - plan.window_start_hour * 3600.0 + kDay, kDay);
+  return since < plan.window_hours * 3600.0 - plan.lead_s;
+}
+
+Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const std::vector<TrainingJob>& jobs,
+                                            const TimeMultiplexOptions& options) {
+  if (!(options.target_utilization > 0 && options.target_utilization <= 1))
+    return InvalidArgument("target utilization must be in (0, 1], got {}", options.target_utilization);
+  if (!(options.cold_start_s >= 0) || !std::isfinite(options.cold_start_s))
+    return InvalidArgument("cold start must be >= 0 s, got {}", options.cold_start_s);
+  if (options.min_window_hours < 1 || options.min_window_hours > 23)
+    return InvalidArgument("minimum night window must be 1..23 hours, got {}", options.min_window_hours);
+  if (telemetry.samples == 0 || telemetry.pods.empty()) return InvalidArgument("time-multiplexing: no telemetry");
+  TimeMultiplexPlan plan;
+  plan.target_utilization = options.target_utilization;
+  plan.needed_by_hour.fill(-1);
+  for (std::size_t k = 0; k < telemetry.samples; ++k) {
+    plan.fleet_gpus = std::max(plan.fleet_gpus, Alive(telemetry, k));
+    const auto hour = static_cast<std::size_t>(TimeOfDay(telemetry, k) / 3600.0) % 24;
+    plan.needed_by_hour[hour] =
+        std::max(plan.needed_by_hour[hour], GpusNeededAt(telemetry, k, options.target_utilization));
+  }
+  for (int n : plan.needed_by_hour) plan.peak_needed = std::max(plan.peak_needed, n);
+  plan.free_all_day = std::max(0, plan.fleet_gpus - plan.peak_needed);
+
+  // The window: every start hour and length, wrapping midnight, every hour observed.
+  long best_value = 0;
+  for (int start = 0; start < 24; ++start) {
+    int worst = 0;
+    for (int len = 1; len <= 23; ++len) {
+      const int n = plan.needed_by_hour[static_cast<std::size_t>((start + len - 1) % 24)];
+      if (n < 0) break;
+      worst = std::max(worst, n);
+      if (len < options.min_window_hours) continue;
+      const long value = static_cast<long>(plan.fleet_gpus - worst - plan.free_all_day) * len;
+      if (value > best_value || (value == best_value && value > 0 && len > plan.window_hours)) {
+        best_value = value;
+        plan.has_window = true;
+        plan.window_start_hour = start;
+        plan.window_hours = len;
+        plan.lent_gpus = plan.fleet_gpus - worst;
+      }
+    }
+  }
+  if (!plan.has_window) {
+    plan.evidence = fmt::format(
+        "no night trough: over every window of >= {} observed hours the fleet needs its peak ({} of {} GPUs); {} GPUs "
+        "are free all day",
+        options.min_window_hours, plan.peak_needed, plan.fleet_gpus, plan.free_all_day);
+    for (const TrainingJob& j : jobs) plan.not_lent.push_back(j.name + ": no night window");
+    return plan;
+  }
+  for (int h = 0; h < plan.window_hours; ++h)
+    plan.night_free_gpu_hours +=
+        plan.fleet_gpus - plan.needed_by_hour[static_cast<std::size_t>((plan.window_start_hour + h) % 24)];
+
+  // Jobs: most GPUs first, then by name.
+  std::vector<std::size_t> order(jobs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (jobs[a].gpu_count != jobs[b].gpu_count) return jobs[a].gpu_count > jobs[b].gpu_count;
+    return jobs[a].name < jobs[b].name;
+  });
+  int left = plan.lent_gpus;
+  double longest_write = 0;
+  for (std::size_t i : order) {
+    const TrainingJob& j = jobs[i];
+    if (j.checkpointing == Checkpointing::kNone) {
+      plan.not_lent.push_back(j.name + ": cannot checkpoint, so it would lose its work every morning");
+    } else if (!j.gpu_model.empty() && !options.gpu_id.empty() && j.gpu_model != options.gpu_id) {
+      plan.not_lent.push_back(fmt::format("{}: needs {}, the fleet has {}", j.name, j.gpu_model, options.gpu_id));
+    } else if (j.gpu_count > left) {
+      plan.not_lent.push_back(
+          fmt::format("{}: needs {} GPUs, {} of the {} lent are left", j.name, j.gpu_count, left, plan.lent_gpus));
+    } else {
+      left -= j.gpu_count;
+      longest_write = std::max(longest_write, j.checkpoint_write.count());
+      plan.jobs.push_back({.job = i,
+                           .name = j.name,
+                           .gpus = j.gpu_count,
+                           .checkpoint_interval = Seconds{0},
+                           .checkpoint_write = j.checkpoint_write,
+                           .nights = 0});
+    }
+  }
+  plan.lead_s = std::ceil((longest_write + options.cold_start_s) / 60.0) * 60.0;
+  const double lend_s = std::max(0.0, plan.window_hours * 3600.0 - plan.lead_s);
+  plan.lent_gpu_hours_per_night = plan.lent_gpus * lend_s / 3600.0;
+  for (LentJob& l : plan.jobs) {
+    const TrainingJob& j = jobs[l.job];
+    l.checkpoint_interval = DalyInterval(j.checkpoint_write, Seconds{lend_s});
+    // Work done per night: after the restore, the compute between checkpoints, less the work
+    // since the last one when the night ends (half an interval on average, for jobs that
+    // cannot save on notice; the final save is in the lead).
+    const double tau = std::max(1.0, l.checkpoint_interval.count());
+    const double per_night =
+        std::max(0.0, (lend_s - j.restore.count()) * tau / (tau + j.checkpoint_write.count()) - 0.5 * tau);
+    l.nights = per_night > 0 ? static_cast<int>(std::ceil(j.work.count() / per_night)) : 0;
+  }
+  plan.evidence = fmt::format(
+      "fleet {} GPUs (most pods alive at once); GPUs needed = ceil(sum of duty / {:.0f}%) per sample, the hour-of-day "
+      "curve its maximum per hour; {:02d}:00-{:02d}:00 UTC needs at most {} GPUs, so {} are lent for {} h less a "
+      "{:.0f} s "
+      "lead (checkpoint write + inference cold start)",
+      plan.fleet_gpus, 100 * options.target_utilization, plan.window_start_hour,
+      (plan.window_start_hour + plan.window_hours) % 24, plan.fleet_gpus - plan.lent_gpus, plan.lent_gpus,
+      plan.window_hours, plan.lead_s);
+  return plan;
+}
+
+TimeMultiplexReplay ReplayTimeMultiplex(const Telemetry& telemetry, const TimeMultiplexPlan& plan) {
+  TimeMultiplexReplay r;
+  r.samples = telemetry.samples;
+  r.min_spare_gpus = plan.fleet_gpus;
+  for (std::size_t k = 0; k < telemetry.samples; ++k) {
+    const bool lending = LendingAt(plan, telemetry, k);
+    const int lent = lending ? plan.lent_gpus : 0;
+    r.lent_samples += lending;
+    r.lent_gpu_hours += lent * telemetry.step_s / 3600.0;
+    const int spare = plan.fleet_gpus - GpusNeededAt(telemetry, k, plan.target_utilization) - lent;
+    r.over_capacity += spare < 0;
+    r.min_spare_gpus = std::min(r.min_spare_gpus, spare);
+  }
+  return r;
+}
+
+}  // namespace gpufit

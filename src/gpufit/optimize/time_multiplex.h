@@ -1,0 +1,91 @@
+// Day/night time-multiplexing: lend the GPUs an inference fleet does not need at night to
+// training and batch work, and take them back before the morning ramp.
+//
+// From inference telemetry (Telemetry::pods, one GPU per pod):
+//  * fleet = the most pods alive at one sample: the GPUs the service holds today;
+//  * GPUs needed at sample t = ceil(sum over pods of duty cycle / (100 x target_utilization)):
+//    the replicas that carry the offered load at the replica optimizer's margin (the
+//    HPA-like policy's target utilization, inference/policies.h HpaSettings: 0.7); at least
+//    1 while any pod is alive. The fleet is treated as one pool of interchangeable replicas;
+//  * the hour-of-day curve: per hour of the day (UTC on the telemetry's clock), the most
+//    GPUs needed at any sample of that hour, over every day of the window;
+//  * free all day = fleet - the curve's peak: GPUs the fleet never needs (scale it down, or
+//    lend them full time);
+//  * the night window: the contiguous hours W (at least min_window_hours, wrapping
+//    midnight, every hour observed) that maximize (fleet - max needed over W - free all
+//    day) x hours: the GPU-hours a fixed block can add at night. Lent GPUs =
+//    fleet - max needed over W. The lending stops lead_s before W ends: the lent jobs'
+//    longest checkpoint write plus the inference cold start, so that jobs save their state
+//    and replicas load their model before the ramp;
+//  * night free GPU-hours = sum over W's hours of (fleet - needed that hour);
+//  * jobs (training, with checkpointing; optimize order: most GPUs first, then name) fit
+//    while the lent GPUs last; each checkpoints at Daly's interval (training/checkpoint.h)
+//    for one interruption per lending window (MTBF = the window) and runs every night
+//    until its work is done.
+// ReplayTimeMultiplex checks every telemetry sample: GPUs needed + GPUs lent <= fleet.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/core/units.h"
+#include "gpufit/model/telemetry.h"
+#include "gpufit/model/training_job.h"
+
+namespace gpufit {
+
+struct TimeMultiplexOptions {
+  double target_utilization = 0.7;  // in (0, 1]
+  double cold_start_s = 120;        // an inference replica's start (model loading's p95 when known)
+  int min_window_hours = 2;         // 1..23
+  std::string gpu_id{};             // the fleet's catalog GPU: jobs naming another model do not fit
+};
+
+struct LentJob {
+  std::size_t job = 0;  // index into the jobs given
+  std::string name;
+  int gpus = 0;
+  Seconds checkpoint_interval{0};
+  Seconds checkpoint_write{0};
+  int nights = 0;  // lending windows to finish its work
+};
+
+struct TimeMultiplexPlan {
+  int fleet_gpus = 0;
+  std::array<int, 24> needed_by_hour{};  // -1 where the hour has no sample
+  int peak_needed = 0, free_all_day = 0;
+  bool has_window = false;  // false: the curve has no trough that a block could use
+  int window_start_hour = 0, window_hours = 0;
+  int lent_gpus = 0;
+  double lead_s = 0;
+  double night_free_gpu_hours = 0;      // per night, sum over the window's hours
+  double lent_gpu_hours_per_night = 0;  // lent x (window - lead)
+  std::vector<LentJob> jobs;
+  std::vector<std::string> not_lent;  // "job: reason"
+  double target_utilization = 0.7;
+  std::string evidence;
+};
+
+// Errors (kInvalidArgument): options out of range, telemetry with no sample.
+Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const std::vector<TrainingJob>& jobs,
+                                            const TimeMultiplexOptions& options = {});
+
+// Whether sample k of `telemetry` falls in the plan's lending (window start to window end
+// minus the lead, by time of day).
+bool LendingAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k);
+
+// GPUs needed at sample k (the rule above).
+int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization);
+
+struct TimeMultiplexReplay {
+  std::size_t samples = 0, lent_samples = 0;
+  std::size_t over_capacity = 0;  // samples where needed + lent > fleet
+  int min_spare_gpus = 0;         // fleet - needed - lent, smallest over samples
+  double lent_gpu_hours = 0;      // over the whole window
+};
+TimeMultiplexReplay ReplayTimeMultiplex(const Telemetry& telemetry, const TimeMultiplexPlan& plan);
+
+}  // namespace gpufit

@@ -1,0 +1,148 @@
+#include "gpufit/optimize/time_multiplex.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "gpufit/core/test_support.h"
+#include "gpufit/ingest/telemetry_readers.h"
+
+namespace gpufit {
+namespace {
+
+// Two days at 10-minute steps from midnight UTC: 10 pods; by day (08:00-20:00) each runs at
+// 63% duty, at night at 7%. Needed = ceil(10 x 63 / 70) = 9 by day, ceil(10 x 7 / 70) = 1
+// at night.
+Telemetry DayNight() {
+  Telemetry t;
+  t.start_s = 1'767'225'600;  // 2026-01-01T00:00:00Z
+  t.step_s = 600;
+  t.samples = 2 * 144;
+  for (int i = 0; i < 10; ++i) {
+    PodSeries p;
+    p.pod = "inf/p" + std::to_string(i);
+    p.first = 0;
+    p.last = t.samples - 1;
+    for (std::size_t k = 0; k < t.samples; ++k) {
+      const double hour = std::fmod(static_cast<double>(k) * 600, 86400) / 3600;
+      p.gpu_util_pct.push_back(hour >= 8 && hour < 20 ? 63.0f : 7.0f);
+      p.fb_used_mib.push_back(10000);
+    }
+    t.pods.push_back(p);
+  }
+  return t;
+}
+
+TEST(TimeMultiplex, LendsTheNightTroughAndTheReplayHolds) {
+  const Telemetry t = DayNight();
+  const std::vector<TrainingJob> jobs = {
+      {.name = "big", .gpu_count = 8, .work = Seconds{20 * 3600}, .checkpoint_write = Seconds{120}},
+      {.name = "small", .gpu_count = 1, .work = Seconds{3600}, .checkpoint_write = Seconds{30}},
+      {.name = "nosave",
+       .gpu_count = 1,
+       .work = Seconds{3600},
+       .checkpoint_write = Seconds{30},
+       .checkpointing = Checkpointing::kNone},
+      {.name = "other-gpu", .gpu_count = 1, .gpu_model = "l4", .work = Seconds{3600}}};
+  const Result<TimeMultiplexPlan> p =
+      PlanTimeMultiplex(t, jobs, {.cold_start_s = 45, .min_window_hours = 2, .gpu_id = "h100-80gb"});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->fleet_gpus, 10);
+  for (int h = 0; h < 24; ++h) EXPECT_EQ(p->needed_by_hour[static_cast<std::size_t>(h)], h >= 8 && h < 20 ? 9 : 1) << h;
+  EXPECT_EQ(p->free_all_day, 1);
+  // The trough is 20:00-08:00 (12 h), 8 more GPUs than all day: 9 lent.
+  ASSERT_TRUE(p->has_window);
+  EXPECT_EQ(p->window_start_hour, 20);
+  EXPECT_EQ(p->window_hours, 12);
+  EXPECT_EQ(p->lent_gpus, 9);
+  EXPECT_DOUBLE_EQ(p->night_free_gpu_hours, 12 * 9);
+  // Lead: the longest checkpoint write of the lent jobs (120 s) + cold start 45 s, to the minute.
+  EXPECT_DOUBLE_EQ(p->lead_s, 180);
+  EXPECT_DOUBLE_EQ(p->lent_gpu_hours_per_night, 9 * (12 * 3600 - 180) / 3600.0);
+  ASSERT_EQ(p->jobs.size(), 2u);
+  EXPECT_EQ(p->jobs[0].name, "big");
+  EXPECT_EQ(p->jobs[1].name, "small");
+  EXPECT_EQ(p->not_lent.size(), 2u);
+  // Daly's interval for delta = 120 s and one interruption per lending window.
+  const double m = 12 * 3600 - 180, d = 120;
+  const double daly = std::sqrt(2 * d * m) * (1 + std::sqrt(d / (2 * m)) / 3 + d / (2 * m) / 9) - d;
+  EXPECT_NEAR(p->jobs[0].checkpoint_interval.count(), daly, 1e-6);
+  EXPECT_GE(p->jobs[0].nights, 2);  // 20 h of work in 12-hour nights
+
+  const TimeMultiplexReplay r = ReplayTimeMultiplex(t, *p);
+  EXPECT_EQ(r.over_capacity, 0u);
+  EXPECT_EQ(r.min_spare_gpus, 0);
+  // Lending from 20:00 to 07:57: samples at 20:00, 20:10, ..., 07:50 = 72 a night, two nights
+  // (the first night is 00:00-07:50 of day one, 48 samples; then 20:00-07:50: 72; then 20:00-23:50: 24).
+  EXPECT_EQ(r.lent_samples, 48u + 72u + 24u);
+  // A plan that lends one GPU more overflows exactly at the day's samples inside the window:
+  // none by construction; lending by day overflows every day sample.
+  TimeMultiplexPlan greedy = *p;
+  greedy.window_start_hour = 0;
+  greedy.window_hours = 23;
+  EXPECT_GT(ReplayTimeMultiplex(t, greedy).over_capacity, 0u);
+}
+
+TEST(TimeMultiplex, FlatDemandHasNoWindowAndBadOptionsAreErrors) {
+  Telemetry t = DayNight();
+  for (PodSeries& p : t.pods)
+    for (float& u : p.gpu_util_pct) u = 50;
+  const Result<TimeMultiplexPlan> p = PlanTimeMultiplex(t, {});
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(p->has_window);
+  EXPECT_EQ(p->free_all_day, 10 - 8);  // ceil(500 / 70) = 8
+  EXPECT_EQ(ReplayTimeMultiplex(t, *p).lent_samples, 0u);
+  EXPECT_FALSE(PlanTimeMultiplex(t, {}, {.target_utilization = 0}));
+  EXPECT_FALSE(PlanTimeMultiplex(t, {}, {.min_window_hours = 24}));
+  EXPECT_FALSE(PlanTimeMultiplex(Telemetry{}, {}));
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
+TEST(TimeMultiplex, GenTd26NightIsLentAndNoInferenceSampleOverflows) {
+  const std::filesystem::path dir = std::filesystem::path(testing::DataDir()) / "gentd26";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no GenTD26 data at " << dir;
+  const Result<Telemetry> t = ReadTelemetry(dir.string());
+  ASSERT_TRUE(t) << t.error().message;
+  const Result<TimeMultiplexPlan> p = PlanTimeMultiplex(
+      *t, {{.name = "ft", .gpu_count = 8, .work = Seconds{48 * 3600}, .checkpoint_write = Seconds{300}}});
+  ASSERT_TRUE(p) << p.error().message;
+  // The oracle: per sample, needed from the raw duty cycles; the fleet from pods alive.
+  int fleet = 0;
+  std::array<int, 24> curve;
+  curve.fill(-1);
+  for (std::size_t k = 0; k < t->samples; ++k) {
+    double duty = 0;
+    int alive = 0;
+    for (const PodSeries& s : t->pods) {
+      if (k < s.first || k > s.last) continue;
+      ++alive;
+      duty += s.gpu_util_pct[k];
+    }
+    fleet = std::max(fleet, alive);
+    const int need = alive == 0 ? 0 : std::max(1, static_cast<int>(std::ceil(duty / 70.0 - 1e-9)));
+    const auto h = static_cast<std::size_t>(std::fmod(t->start_s + static_cast<double>(k) * t->step_s, 86400) / 3600);
+    curve[h] = std::max(curve[h], need);
+  }
+  EXPECT_EQ(p->fleet_gpus, fleet);
+  EXPECT_EQ(p->needed_by_hour, curve);
+  ASSERT_TRUE(p->has_window);
+  double free = 0;
+  int worst = 0;
+  for (int h = 0; h < p->window_hours; ++h) {
+    const int n = curve[static_cast<std::size_t>((p->window_start_hour + h) % 24)];
+    free += fleet - n;
+    worst = std::max(worst, n);
+  }
+  EXPECT_DOUBLE_EQ(p->night_free_gpu_hours, free);
+  EXPECT_EQ(p->lent_gpus, fleet - worst);
+  EXPECT_GT(p->night_free_gpu_hours, 0);
+  ASSERT_EQ(p->jobs.size(), 1u);
+  const TimeMultiplexReplay r = ReplayTimeMultiplex(*t, *p);
+  EXPECT_EQ(r.over_capacity, 0u);  // the acceptance: no inference sample over capacity
+  EXPECT_GT(r.lent_samples, 0u);
+}
+#endif
+
+}  // namespace
+}  // namespace gpufit

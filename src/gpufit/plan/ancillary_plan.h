@@ -1,0 +1,85 @@
+// The ancillary section of a plan: what rides along with the GPU work.
+//  * container right-sizing, sidecars included (optimize/container_rightsize.h), priced at
+//    each container's node rates: with kubectl nodes and pods, the node's price split
+//    (optimize/node_rates.h) of its GPUs' catalog price; without them, containers of pods
+//    in the GPU telemetry on an assumed GPU node of the current model with p5.48xlarge's
+//    shape per GPU (24 cores, 256 GiB; ../shared/reference/cloud_prices.yaml), others at
+//    OpenCost's reference rates;
+//  * sidecars found in the kubectl pods: each app container or native sidecar of a kind
+//    other than application (analyze/container_kind.h), and duplicated agents per node
+//    (optimize/agent_consolidation.h);
+//  * model loading (analyze/model_loading.h), when load events are given;
+//  * day/night time-multiplexing (optimize/time_multiplex.h) of the telemetry's fleet,
+//    lending to the training jobs given, with its replay; and the Kubernetes objects that
+//    apply it (AncillaryManifests).
+// CPU starvation is in the co-location plan (plan/plan.h), which keeps starved pods' GPUs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpufit/analyze/model_loading.h"
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/model/kube_cluster.h"
+#include "gpufit/optimize/agent_consolidation.h"
+#include "gpufit/optimize/container_rightsize.h"
+#include "gpufit/optimize/time_multiplex.h"
+#include "gpufit/plan/plan.h"
+
+namespace gpufit {
+
+struct AncillaryInputs {
+  const Telemetry* telemetry = nullptr;  // required
+  const Plan* plan = nullptr;            // required: current GPU, CPU starvation
+  const GpuCatalog* catalog = nullptr;   // required
+  const std::vector<KubeNode>* nodes = nullptr;
+  const std::vector<KubePod>* pods = nullptr;
+  const std::vector<ModelLoad>* model_loads = nullptr;
+  const std::vector<TrainingJob>* jobs = nullptr;  // lent at night when given
+  ContainerRightsizeOptions rightsize{};
+  ModelLoadingOptions model_loading{};
+  TimeMultiplexOptions time_multiplex{};  // cold_start_s: model loading's p95 when loads are given
+};
+
+struct SidecarFinding {
+  std::string pod, container, image, node;
+  ContainerKind kind = ContainerKind::kApplication;
+  bool native = false;  // an init container with restartPolicy Always
+  bool gpu_node = false;
+  std::optional<MilliCpu> cpu_request;
+  std::optional<MiB> memory_request;
+};
+
+struct AncillaryPlan {
+  std::vector<ContainerRecommendation> containers;
+  std::vector<SidecarFinding> sidecars;
+  std::vector<AgentConsolidation> duplicated_agents;
+  std::optional<ModelLoadingReport> model_loading;
+  std::optional<TimeMultiplexPlan> time_multiplex;
+  TimeMultiplexReplay time_multiplex_replay;
+  std::string rates_basis;                     // how containers were priced, in words
+  double containers_usd_per_month_saving = 0;  // sum of positive savings
+};
+
+// Errors: those of PlanTimeMultiplex (options out of range).
+Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in);
+
+std::string AncillaryPlanToJson(const AncillaryPlan& plan);  // pretty-printed, ends in a newline
+std::string AncillaryPlanToMarkdown(const AncillaryPlan& plan);
+
+// With a night window and lent GPUs: (file name, YAML) of
+//  * PriorityClass gpufit-inference (value 100000): inference pods preempt lent work;
+//  * PriorityClass gpufit-night-lending (value -100, preemptionPolicy Never): lent jobs
+//    never preempt anything and go first;
+//  * Kueue (kueue.x-k8s.io/v1beta1) ResourceFlavor gpufit-night, ClusterQueue gpufit-night
+//    with nominalQuota nvidia.com/gpu = the lent GPUs and stopPolicy Hold (the window opens
+//    by a patch to None and closes by HoldAndDrain; the README gives both, with the hours),
+//    LocalQueue gpufit-night in namespace `training_namespace`.
+// Sources: kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/,
+// kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (stopPolicy since Kueue v0.6).
+std::vector<std::pair<std::string, std::string>> AncillaryManifests(const AncillaryPlan& plan,
+                                                                    const std::string& training_namespace = "default");
+
+}  // namespace gpufit
