@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -80,17 +81,13 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
                     "folder's)");
     cmd->add_option("--model-cache-gb-per-s", f.model_loading.cache_gb_per_s,
                     "read speed of a node-local model cache, GB/s")
-        ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    cmd->add_option("--model-gib", f.model_gib, "model size, GiB (default: estimated from GPU memory at loads)")
-        ->check(CLI::PositiveNumber);
+    cmd->add_option("--model-gib", f.model_gib, "model size, GiB (default: estimated from GPU memory at loads)");
     cmd->add_option("--cpu-percentile", f.rightsize.cpu_percentile,
-                    "container CPU request = this percentile of usage (KRR's default)")
-        ->check(CLI::Range(1.0, 100.0))
+                    "container CPU request = this percentile of usage, in (0, 100] (KRR's default)")
         ->capture_default_str();
     cmd->add_option("--memory-buffer", f.rightsize.memory_buffer,
-                    "container memory = peak working set x (1 + this) (KRR's default)")
-        ->check(CLI::Range(0.0, 10.0))
+                    "container memory = peak working set x (1 + this), in [0, 10] (KRR's default)")
         ->capture_default_str();
     cmd->add_option("--capacity-labels", f.capacity_labels, "spot labels to emit: karpenter, eks, gke or aks")
         ->check(CLI::IsMember({"karpenter", "eks", "gke", "aks"}))
@@ -134,7 +131,7 @@ constexpr const char* kManifestList = ".gpufit-manifests";
 Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
                            const std::vector<std::pair<std::string, std::string>>& inference,
                            const std::vector<std::pair<std::string, std::string>>& lending,
-                           const std::optional<std::vector<KubeNode>>& nodes,
+                           const std::string& lending_instructions, const std::optional<std::vector<KubeNode>>& nodes,
                            const std::optional<std::vector<KubePod>>& pods) {
   const Result<Manifests> m = BuildManifests({.colocation = colocation,
                                               .training = training,
@@ -149,7 +146,9 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
   }
   for (const auto& [name, yaml] : lending) {
     files.emplace_back(name, yaml);
-    extra.emplace_back(name, "night lending of inference GPUs (see ancillary.time_multiplexing)");
+    extra.emplace_back(name, name.starts_with("kueue-clusterqueue")
+                                 ? lending_instructions
+                                 : std::string("night lending of inference GPUs (see ancillary.time_multiplexing)"));
   }
   files.emplace_back("README.md", ManifestsReadme(*m, extra));
   // The list of what this run wrote, so that the next run into the same folder removes the
@@ -212,6 +211,18 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     for (const GpuModel& m : catalog->models())
       if (m.name == telemetry->gpu_model_name) f.options.current_gpu = m.id;
   }
+  if (telemetry && nodes) {
+    // Starved pods get at most what a node of their GPU model has per GPU.
+    const Result<GpuModel> current =
+        catalog->Find(f.options.current_gpu.empty() ? f.options.target_gpu : f.options.current_gpu);
+    double most = 0;
+    for (const KubeNode& n : *nodes) {
+      if (!current || n.gpu_count <= 0 || NormalizedGpuProduct(n.gpu_product) != NormalizedGpuProduct(current->name))
+        continue;
+      most = std::max(most, static_cast<double>(n.cpu_allocatable.value) / 1000.0 / n.gpu_count);
+    }
+    if (most > 0) f.options.starvation.max_cores_per_gpu = std::floor(most * 10) / 10;
+  }
   if (telemetry) {
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
@@ -221,6 +232,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     plan = std::move(*p);
   }
   std::vector<std::pair<std::string, std::string>> lending_manifests;
+  std::string lending_instructions;
   if (plan) {
     // Model loads: the file given, else the GenTD26 folder's own.
     std::string loads_path = f.model_loads;
@@ -234,7 +246,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
       if (!l) return Fail(l.error());
       loads = std::move(*l);
     }
-    if (f.model_gib > 0) f.model_loading.model_gib = f.model_gib;
+    if (f.model_gib != 0) f.model_loading.model_gib = f.model_gib;  // checked by BuildAncillaryPlan
     f.rightsize.throttled_ratio = f.options.starvation.throttled_ratio;
     Result<AncillaryPlan> a = BuildAncillaryPlan({.telemetry = telemetry,
                                                   .plan = &*plan,
@@ -242,6 +254,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
                                                   .nodes = nodes ? &*nodes : nullptr,
                                                   .pods = pods ? &*pods : nullptr,
                                                   .model_loads = loads ? &*loads : nullptr,
+                                                  .model_loads_source = loads_path,
                                                   .jobs = training ? &training->workload.jobs : nullptr,
                                                   .rightsize = f.rightsize,
                                                   .model_loading = f.model_loading,
@@ -249,10 +262,11 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (!a) return Fail(a.error());
     sections.emplace_back("ancillary", std::make_pair(AncillaryPlanToJson(*a), AncillaryPlanToMarkdown(*a)));
     lending_manifests = AncillaryManifests(*a);
+    lending_instructions = LendingInstructions(*a);
   }
   if (!f.manifests.empty())
     if (Result<void> ok = EmitManifests(f, plan ? &*plan : nullptr, training ? &*training : nullptr,
-                                        inference_manifests, lending_manifests, nodes, pods);
+                                        inference_manifests, lending_manifests, lending_instructions, nodes, pods);
         !ok) {
       return Fail(ok.error());
     }

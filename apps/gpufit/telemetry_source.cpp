@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "gpufit/core/rfc3339.h"
+#include "gpufit/ingest/containers_csv.h"
 #include "gpufit/ingest/prometheus_telemetry.h"
 #include "gpufit/ingest/telemetry_readers.h"
 
@@ -48,6 +49,10 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
                                "Prometheus base URL that scrapes dcgm-exporter (and kube-state-metrics), e.g. "
                                "http://prometheus.monitoring:9090");
   file->excludes(prom);
+  cmd->add_option("--containers", s.containers,
+                  "container CPU/memory long CSV timestamp_s,pod,container,image,metric,value (with --telemetry; "
+                  "docs/telemetry-formats.md)")
+      ->needs(file);
   // Each of these needs --prometheus: with --telemetry it would be silently ignored.
   cmd->add_option("--since", s.since, "start: RFC 3339, Unix seconds, or a duration before --until (7d)")
       ->capture_default_str()
@@ -77,7 +82,12 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
 Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   if (s.prometheus.empty()) {
     s.name = s.path;
-    return ReadTelemetry(s.path);
+    Result<Telemetry> t = ReadTelemetry(s.path);
+    if (!t || s.containers.empty()) return t;
+    Result<std::vector<ContainerSeries>> c = ReadContainersCsv(s.containers, *t);
+    if (!c) return c.error();
+    t->containers = std::move(*c);
+    return t;
   }
   PrometheusOptions o;
   o.url = s.prometheus;

@@ -12,6 +12,7 @@ namespace gpufit::cli {
 
 struct TelemetrySource {
   std::string path;           // --telemetry: GenTD26 directory or long CSV file
+  std::string containers;     // --containers: container CPU/memory long CSV (with --telemetry)
   std::string prometheus;     // --prometheus: base URL
   std::string since = "7d";   // RFC 3339, Unix seconds, or a duration before --until
   std::string until = "now";  // RFC 3339, Unix seconds, "now", or a duration before now

@@ -110,6 +110,147 @@ TEST(PlanOnGenTd26, NightLendingManifestsCarryTheLentGpus) {
   EXPECT_NE(Slurp(dir / "k8s" / "README.md").find("kueue-localqueue-gpufit-night.yaml"), std::string::npos);
 }
 
+// Starvation end to end, from the two long CSVs (docs/telemetry-formats.md): over 6 hours
+// at 60 s, "train/loader" is capped at a 2-core limit, throttled, and its GPU runs at
+// 100 x cores / 6 percent (a loader that needs 6 cores); "ml/idle" has a GPU at 5-14% and
+// CPU at 0.5 of 4 cores, unthrottled; "ml/web-<i>" are ordinary pods to co-locate.
+TEST(PlanStarvation, CappedLoaderGetsSixCoresAndKeepsItsGpu) {
+  const fs::path dir = Scratch("starved");
+  std::ofstream gpu(dir / "gpu.csv"), cpu(dir / "containers.csv");
+  gpu << "timestamp_s,pod,metric,value\n";
+  cpu << "timestamp_s,pod,container,image,metric,value\n";
+  std::map<std::string, std::vector<double>> cores;  // the test's own record, for the oracle
+  for (int k = 0; k < 360; ++k) {
+    const int t = 60 * k;
+    const double loader_cores = 1.9 + 0.1 * ((k * 7) % 11) / 10.0;  // 1.9-2.0 cores
+    const double idle_cores = 0.3 + 0.05 * (k % 9);                 // 0.3-0.7 cores
+    gpu << t << ",train/loader,DCGM_FI_DEV_FB_USED,30000\n"
+        << t << ",train/loader,DCGM_FI_DEV_GPU_UTIL," << 100 * loader_cores / 6 << "\n"
+        << t << ",ml/idle,DCGM_FI_DEV_FB_USED,9000\n"
+        << t << ",ml/idle,DCGM_FI_DEV_GPU_UTIL," << 5 + k % 10 << "\n";
+    for (int i = 0; i < 4; ++i)
+      gpu << t << ",ml/web-" << i << ",DCGM_FI_DEV_FB_USED," << 8000 + 100 * i << "\n"
+          << t << ",ml/web-" << i << ",DCGM_FI_DEV_GPU_UTIL," << (k + 90 * i) % 360 / 18 << "\n";
+    cpu << t << ",train/loader,trainer,registry.example/train:1,container_cpu_usage_cores," << loader_cores << "\n"
+        << t << ",train/loader,trainer,registry.example/train:1,container_cpu_cfs_throttled_ratio,0.6\n"
+        << t << ",train/loader,trainer,registry.example/train:1,container_memory_working_set_bytes,"
+        << (6000 + k) * 1048576.0 << "\n"
+        << t << ",ml/idle,server,registry.example/uvicorn-api:2,container_cpu_usage_cores," << idle_cores << "\n"
+        << t << ",ml/idle,server,registry.example/uvicorn-api:2,container_cpu_cfs_throttled_ratio,0\n"
+        << t << ",ml/idle,server,registry.example/uvicorn-api:2,container_memory_working_set_bytes," << 2048 * 1048576.0
+        << "\n";
+    cores["train/loader"].push_back(loader_cores);
+    cores["ml/idle"].push_back(idle_cores);
+  }
+  cpu << "0,train/loader,trainer,,kube_pod_container_resource_limits_cpu_cores,2\n"
+      << "0,train/loader,trainer,,kube_pod_container_resource_requests_cpu_cores,2\n"
+      << "0,ml/idle,server,,kube_pod_container_resource_requests_cpu_cores,4\n"
+      << "0,ml/idle,server,,kube_pod_container_resource_limits_cpu_cores,4\n"
+      << "0,ml/idle,server,,kube_pod_container_resource_requests_memory_bytes," << 8192 * 1048576.0 << "\n";
+  gpu.close();
+  cpu.close();
+  const CliRun r = Gpufit("plan --telemetry " + (dir / "gpu.csv").string() + " --containers " +
+                              (dir / "containers.csv").string() + " --gpu l4 --current-gpu h100-80gb --format json",
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["cpu_starvation"].size(), 1u) << j["cpu_starvation"].dump(2);
+  const auto& s = j["cpu_starvation"][0];
+  EXPECT_EQ(s["pod"], "train/loader");
+  EXPECT_NEAR(s["recommended_cpu_cores_per_gpu"].get<double>(), 6.0, 0.6);  // within 10% of 6
+  EXPECT_EQ(j["kept_on_current_gpu"], nlohmann::json::array({"train/loader"}));
+  // Kept on its H100 although l4 is the (smaller) target, and not in any group.
+  for (const auto& pod : j["pods"]) {
+    if (pod["pod"] != "train/loader") continue;
+    EXPECT_EQ(pod["right_sizing"]["recommended_gpu"], "h100-80gb");
+    EXPECT_TRUE(pod["group"].is_null());
+  }
+  // Right-sizing from independently computed percentiles: the idle API server's p95 cores.
+  std::vector<double> idle = cores["ml/idle"];
+  std::sort(idle.begin(), idle.end());
+  const double p95 = idle[static_cast<std::size_t>(std::ceil(0.95 * 360)) - 1];
+  bool seen_idle = false, seen_loader = false;
+  for (const auto& c : j["ancillary"]["containers"]) {
+    if (c["pod"] == "ml/idle") {
+      seen_idle = true;
+      EXPECT_EQ(c["kind"], "api-server");
+      EXPECT_NEAR(c["recommended"]["cpu_request_m"].get<double>(), std::ceil(p95 * 1000 - 1e-6), 1.0);
+      EXPECT_EQ(c["recommended"]["memory_request_mib"], static_cast<int>(std::ceil(2048 * 1.15)));
+      EXPECT_EQ(c["now"]["cpu_request_m"], 4000);
+      EXPECT_GT(c["usd_per_month_saving"].get<double>(), 0);
+    } else {
+      seen_loader = true;
+      // The starved pod's cores, not its capped p95 (2 cores).
+      EXPECT_NEAR(c["recommended"]["cpu_request_m"].get<double>(),
+                  1000 * s["recommended_cpu_cores_per_gpu"].get<double>(), 0.5);
+    }
+  }
+  EXPECT_TRUE(seen_idle && seen_loader);
+  // A bad containers file: one error line naming file and line, exit 2.
+  std::ofstream(dir / "bad.csv")
+      << "timestamp_s,pod,container,image,metric,value\n0,a,b,,container_cpu_cfs_throttled_ratio,1.5\n";
+  const CliRun bad = Gpufit("plan --telemetry " + (dir / "gpu.csv").string() + " --containers " +
+                                (dir / "bad.csv").string() + " --gpu l4 --out " + (dir / "out").string(),
+                            dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("bad.csv:2"));
+  EXPECT_FALSE(fs::exists(dir / "out" / "plan.json"));
+  // Tuning flags out of range, NaN included, and model loads of no pod in the telemetry.
+  std::ofstream(dir / "loads.csv") << "timestamp_anon,value,container_ip\n60,2500,nobody\n";
+  const std::string base = "plan --telemetry " + (dir / "gpu.csv").string() + " --containers " +
+                           (dir / "containers.csv").string() + " --gpu l4 --out " + (dir / "out").string();
+  for (const auto& [flag, expect] : std::vector<std::pair<std::string, std::string>>{
+           {" --memory-buffer nan", "--memory-buffer must be in [0, 10]"},
+           {" --cpu-percentile 0", "--cpu-percentile must be in (0, 100]"},
+           {" --cpu-percentile nan", "--cpu-percentile"},
+           {" --model-cache-gb-per-s 0", "--model-cache-gb-per-s must be a number > 0"},
+           {" --model-gib -3", "--model-gib must be a number > 0"},
+           {" --model-loads " + (dir / "loads.csv").string(), "none of its 1 pods is in the telemetry"}}) {
+    SCOPED_TRACE(flag);
+    const CliRun e = Gpufit(base + flag, dir);
+    EXPECT_EQ(e.exit_code, 2);
+    EXPECT_THAT(e.err, HasSubstr(expect));
+    EXPECT_FALSE(fs::exists(dir / "out" / "plan.json"));
+  }
+}
+
+// A loader whose GPU reaches only 5% on 2 throttled cores would need 40 cores; the cap is
+// 24 cores per GPU, or what a node of its GPU model has per GPU when --nodes says (here
+// 96 allocatable cores for 8 H100s: 12).
+TEST(PlanStarvation, CpuCapPerGpuComesFromTheNodes) {
+  const fs::path dir = Scratch("starved-cap");
+  std::ofstream gpu(dir / "gpu.csv"), cpu(dir / "containers.csv");
+  gpu << "timestamp_s,pod,metric,value\n";
+  cpu << "timestamp_s,pod,container,image,metric,value\n";
+  for (int k = 0; k < 200; ++k) {
+    gpu << 60 * k << ",ml/loader,DCGM_FI_DEV_FB_USED,20000\n" << 60 * k << ",ml/loader,DCGM_FI_DEV_GPU_UTIL,5\n";
+    cpu << 60 * k << ",ml/loader,main,,container_cpu_usage_cores,2\n"
+        << 60 * k << ",ml/loader,main,,container_cpu_cfs_throttled_ratio,0.5\n"
+        << 60 * k << ",ml/loader,main,,container_memory_working_set_bytes,1e9\n";
+  }
+  gpu.close();
+  cpu.close();
+  std::ofstream(dir / "nodes.json")
+      << R"({"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"h100-a",)"
+      << R"("labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.count":"8"}},)"
+      << R"("status":{"capacity":{"cpu":"96","memory":"1024Gi","nvidia.com/gpu":"8"},)"
+      << R"("allocatable":{"cpu":"96","memory":"1000Gi","nvidia.com/gpu":"8"}}}]})";
+  const std::string base = "plan --telemetry " + (dir / "gpu.csv").string() + " --containers " +
+                           (dir / "containers.csv").string() + " --gpu h100-80gb --format json";
+  const CliRun plain = Gpufit(base, dir);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto a = nlohmann::json::parse(plain.out)["cpu_starvation"];
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_NEAR(a[0]["cores_needed"].get<double>(), 40, 1e-3);
+  EXPECT_EQ(a[0]["recommended_cpu_cores_per_gpu"], 24);
+  const CliRun with_nodes = Gpufit(base + " --nodes " + (dir / "nodes.json").string(), dir);
+  ASSERT_EQ(with_nodes.exit_code, 0) << with_nodes.err;
+  const auto b = nlohmann::json::parse(with_nodes.out)["cpu_starvation"];
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0]["recommended_cpu_cores_per_gpu"], 12);
+  EXPECT_TRUE(b[0]["capped"].get<bool>());
+}
+
 TEST(PlanOnGenTd26, H200TargetIsSafeAndNeedsFewerGpus) {
   if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("h200");

@@ -168,6 +168,12 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   b["ancillary"].erase("containers");
   a["ancillary"].erase("containers_usd_per_month_saving");
   b["ancillary"].erase("containers_usd_per_month_saving");
+  EXPECT_TRUE(a["cpu_starvation_evaluated"].get<bool>() && a["ancillary"]["container_data"].get<bool>());
+  EXPECT_FALSE(b["cpu_starvation_evaluated"].get<bool>() || b["ancillary"]["container_data"].get<bool>());
+  for (auto* plan : {&a, &b}) {
+    plan->erase("cpu_starvation_evaluated");
+    (*plan)["ancillary"].erase("container_data");
+  }
   // SM activity comes only from the profiling counter, which the CSV does not carry.
   for (auto& pod : a["pods"]) pod["profile"].erase("sm_active_pct");
   for (auto& pod : b["pods"]) pod["profile"].erase("sm_active_pct");

@@ -34,7 +34,7 @@ std::string ImageRepository(std::string_view image) {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, ContainerKind>, 24> kTokens = {{
+constexpr std::array<std::pair<std::string_view, ContainerKind>, 25> kTokens = {{
     {"istio-proxy", ContainerKind::kServiceMeshProxy},
     {"istio/proxy", ContainerKind::kServiceMeshProxy},
     {"linkerd-proxy", ContainerKind::kServiceMeshProxy},
@@ -58,12 +58,14 @@ constexpr std::array<std::pair<std::string_view, ContainerKind>, 24> kTokens = {
     {"otel-collector", ContainerKind::kMetricsAgent},
     {"opentelemetry-collector", ContainerKind::kMetricsAgent},
     {"cadvisor", ContainerKind::kMetricsAgent},
-    {"-exporter", ContainerKind::kMetricsAgent},
+    {"prom/", ContainerKind::kMetricsAgent},
+    {"prometheuscommunity/", ContainerKind::kMetricsAgent},
 }};
 
 }  // namespace
 
-ContainerKind ClassifyContainer(std::string_view container_name, std::string_view image) {
+ContainerKind ClassifyContainer(std::string_view container_name, std::string_view image, bool holds_gpu) {
+  if (holds_gpu) return ContainerKind::kApplication;
   const std::string name = Lower(container_name), repo = ImageRepository(image);
   for (const auto& [token, kind] : kTokens) {
     if (name.find(token) != std::string::npos || repo.find(token) != std::string::npos) return kind;

@@ -8,10 +8,12 @@
 //  * API server: uvicorn, fastapi, gunicorn, tiangolo/uvicorn-gunicorn-fastapi;
 //  * log agent: fluent-bit, fluentbit, fluentd, promtail, filebeat, vector (timberio/vector), logstash;
 //  * metrics agent: dcgm-exporter, node-exporter, datadog-agent (datadog/agent), telegraf,
-//    otel-collector / opentelemetry-collector, prometheus exporters (`-exporter`), cadvisor;
+//    otel-collector / opentelemetry-collector, Prometheus exporters (images under prom/ or
+//    prometheuscommunity/), cadvisor;
 //  * everything else: application.
-// A name is one signal; an image another: "envoy" in either is enough. Inference servers
-// (vLLM, Triton, TGI) are applications: they hold the GPU.
+// A name is one signal; an image another: "envoy" in either is enough. A container that
+// holds a GPU is the application whatever its name (an inference server behind FastAPI):
+// callers pass holds_gpu.
 #pragma once
 
 #include <string>
@@ -21,7 +23,7 @@ namespace gpufit {
 
 enum class ContainerKind { kApplication, kServiceMeshProxy, kApiServer, kLogAgent, kMetricsAgent };
 
-ContainerKind ClassifyContainer(std::string_view container_name, std::string_view image);
+ContainerKind ClassifyContainer(std::string_view container_name, std::string_view image, bool holds_gpu = false);
 
 // The repository path of an image reference, lower case, without registry host, tag or
 // digest (the Docker reference grammar: a first component with a '.' or ':' or "localhost"

@@ -32,7 +32,7 @@ ModelLoadingReport AnalyzeModelLoading(const Telemetry& telemetry, const std::ve
     const PodSeries* s = it == series.end() ? nullptr : it->second;
     for (const ModelLoad* l : list) {
       durations.push_back(static_cast<float>(l->seconds));
-      all_durations.push_back(static_cast<float>(l->seconds));
+      if (s != nullptr) all_durations.push_back(static_cast<float>(l->seconds));
       p.loading_s += l->seconds;
       if (s == nullptr || telemetry.step_s <= 0) continue;
       const double k = std::round((l->time_s - telemetry.start_s) / telemetry.step_s);
@@ -67,10 +67,9 @@ ModelLoadingReport AnalyzeModelLoading(const Telemetry& telemetry, const std::ve
   } else if (!pod_sizes.empty()) {
     const std::size_t estimated = pod_sizes.size();
     r.model_mib = NearestRank(pod_sizes, 50);
-    r.size_basis = fmt::format(
-        "estimated: median rise of {} across a load of >= {:g} MiB, on {} of {} pods (the others take the median "
-        "{:.0f} MiB)",
-        kDcgmFbUsed, options.min_step_mib, estimated, r.pods.size(), r.model_mib);
+    r.size_basis = fmt::format("estimated: median rise of {} across a load of >= {:g} MiB, on {} of {} pods{}",
+                               kDcgmFbUsed, options.min_step_mib, estimated, r.pods.size(),
+                               estimated < r.pods.size() ? " (the others take the median)" : "");
   } else {
     r.size_basis = "unknown: no load raised GPU memory; give the model size";
   }

@@ -53,7 +53,7 @@ struct PodModelLoading {
 struct ModelLoadingReport {
   std::vector<PodModelLoading> pods;  // by pod key
   std::size_t loads = 0, repeat_loads = 0, pods_not_in_telemetry = 0;
-  double cold_start_p50_s = 0, cold_start_p95_s = 0;  // over all loads
+  double cold_start_p50_s = 0, cold_start_p95_s = 0;  // over the loads of pods in the telemetry
   double observed_gb_per_s_p50 = 0;                   // size / duration, median over loads
   double model_mib = 0;                               // median over the pods' sizes
   std::string size_basis;                             // in words

@@ -39,6 +39,13 @@ struct ContainerResources {
   // `nvidia.com/mig-3g.40gb`): the count from limits, else from requests. Kubernetes
   // does not overcommit them, so requests and limits are equal when both are given.
   std::map<std::string, int> devices{};
+
+  // Whether it holds an NVIDIA GPU or MIG instance (`nvidia.com/gpu`, `nvidia.com/mig-*`).
+  bool HoldsGpu() const {
+    for (const auto& [name, count] : devices)
+      if (count > 0 && (name == "nvidia.com/gpu" || name.starts_with("nvidia.com/mig-"))) return true;
+    return false;
+  }
 };
 
 struct KubeContainer {

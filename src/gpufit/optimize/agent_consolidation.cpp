@@ -13,7 +13,7 @@ std::vector<AgentConsolidation> FindDuplicatedAgents(const std::vector<KubePod>&
     if (p.node_name.empty() || p.phase == "Succeeded" || p.phase == "Failed") continue;
     for (const KubeContainer& c : p.containers) {
       if (c.kind == KubeContainer::Kind::kInit) continue;
-      const ContainerKind kind = ClassifyContainer(c.name, c.image);
+      const ContainerKind kind = ClassifyContainer(c.name, c.image, c.resources.HoldsGpu());
       if (!IsNodeAgent(kind)) continue;
       AgentConsolidation& g = groups[{p.node_name, ImageRepository(c.image)}];
       g.node = p.node_name;

@@ -63,6 +63,12 @@ TEST(ContainerKind, ImagesAndNames) {
   EXPECT_EQ(ClassifyContainer("datadog-agent", "gcr.io/datadoghq/agent:7"), ContainerKind::kMetricsAgent);
   EXPECT_EQ(ClassifyContainer("vector", "timberio/vector:0.40.0-debian"), ContainerKind::kLogAgent);
   EXPECT_EQ(ClassifyContainer("exporter", "prom/node-exporter:v1.8.2"), ContainerKind::kMetricsAgent);
+  EXPECT_EQ(ClassifyContainer("export", "quay.io/prometheuscommunity/postgres-exporter:v0.15"),
+            ContainerKind::kMetricsAgent);
+  EXPECT_EQ(ClassifyContainer("model", "myorg/onnx-exporter:1"), ContainerKind::kApplication);
+  // A container holding a GPU is the application, whatever serves it.
+  EXPECT_EQ(ClassifyContainer("api", "myorg/sd-fastapi:2"), ContainerKind::kApiServer);
+  EXPECT_EQ(ClassifyContainer("api", "myorg/sd-fastapi:2", true), ContainerKind::kApplication);
   EXPECT_EQ(ClassifyContainer("main", "vllm/vllm-openai:v0.6.3"), ContainerKind::kApplication);
 }
 

@@ -17,19 +17,26 @@ double TimeOfDay(const Telemetry& t, std::size_t k) {
   return s < 0 ? s + kDay : s;
 }
 
-int Alive(const Telemetry& t, std::size_t k) {
+bool Excluded(const std::vector<std::size_t>& excluded, std::size_t i) {
+  return std::find(excluded.begin(), excluded.end(), i) != excluded.end();
+}
+
+int Alive(const Telemetry& t, std::size_t k, const std::vector<std::size_t>& excluded) {
   int n = 0;
-  for (const PodSeries& p : t.pods) n += k >= p.first && k <= p.last;
+  for (std::size_t i = 0; i < t.pods.size(); ++i)
+    n += k >= t.pods[i].first && k <= t.pods[i].last && !Excluded(excluded, i);
   return n;
 }
 
 }  // namespace
 
-int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization) {
+int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization,
+                 const std::vector<std::size_t>& excluded) {
   double duty = 0;
   bool alive = false;
-  for (const PodSeries& p : telemetry.pods) {
-    if (k < p.first || k > p.last) continue;
+  for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
+    const PodSeries& p = telemetry.pods[i];
+    if (k < p.first || k > p.last || Excluded(excluded, i)) continue;
     alive = true;
     duty += p.gpu_util_pct[k];
   }
@@ -52,15 +59,28 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
   if (options.min_window_hours < 1 || options.min_window_hours > 23)
     return InvalidArgument("minimum night window must be 1..23 hours, got {}", options.min_window_hours);
   if (telemetry.samples == 0 || telemetry.pods.empty()) return InvalidArgument("time-multiplexing: no telemetry");
+  if (options.fleet_gpus < 0) return InvalidArgument("fleet must be >= 0 GPUs, got {}", options.fleet_gpus);
   TimeMultiplexPlan plan;
   plan.target_utilization = options.target_utilization;
+  plan.excluded_pods = options.excluded_pods;
   plan.needed_by_hour.fill(-1);
+  std::array<std::size_t, 24> samples_in_hour{};
   for (std::size_t k = 0; k < telemetry.samples; ++k) {
-    plan.fleet_gpus = std::max(plan.fleet_gpus, Alive(telemetry, k));
+    plan.fleet_gpus = std::max(plan.fleet_gpus, Alive(telemetry, k, options.excluded_pods));
     const auto hour = static_cast<std::size_t>(TimeOfDay(telemetry, k) / 3600.0) % 24;
-    plan.needed_by_hour[hour] =
-        std::max(plan.needed_by_hour[hour], GpusNeededAt(telemetry, k, options.target_utilization));
+    ++samples_in_hour[hour];
+    plan.needed_by_hour[hour] = std::max(plan.needed_by_hour[hour],
+                                         GpusNeededAt(telemetry, k, options.target_utilization, options.excluded_pods));
   }
+  if (options.fleet_gpus > 0) plan.fleet_gpus = options.fleet_gpus;
+  // Hours with fewer than half the median observed hour's samples are not observed.
+  std::vector<std::size_t> counts;
+  for (std::size_t n : samples_in_hour)
+    if (n > 0) counts.push_back(n);
+  std::sort(counts.begin(), counts.end());
+  const std::size_t median = counts.empty() ? 0 : counts[counts.size() / 2];
+  for (std::size_t h = 0; h < 24; ++h)
+    if (2 * samples_in_hour[h] < median) plan.needed_by_hour[h] = -1;
   for (int n : plan.needed_by_hour) plan.peak_needed = std::max(plan.peak_needed, n);
   plan.free_all_day = std::max(0, plan.fleet_gpus - plan.peak_needed);
 
@@ -104,12 +124,18 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
   });
   int left = plan.lent_gpus;
   double longest_write = 0;
+  const double window_s = plan.window_hours * 3600.0;
   for (std::size_t i : order) {
     const TrainingJob& j = jobs[i];
     if (j.checkpointing == Checkpointing::kNone) {
       plan.not_lent.push_back(j.name + ": cannot checkpoint, so it would lose its work every morning");
     } else if (!j.gpu_model.empty() && !options.gpu_id.empty() && j.gpu_model != options.gpu_id) {
       plan.not_lent.push_back(fmt::format("{}: needs {}, the fleet has {}", j.name, j.gpu_model, options.gpu_id));
+    } else if (j.checkpoint_write.count() + j.restore.count() + options.cold_start_s >= window_s / 2) {
+      plan.not_lent.push_back(
+          fmt::format("{}: checkpoint write {:.0f} s + restore {:.0f} s take half of the {} h window "
+                      "or more",
+                      j.name, j.checkpoint_write.count(), j.restore.count(), plan.window_hours));
     } else if (j.gpu_count > left) {
       plan.not_lent.push_back(
           fmt::format("{}: needs {} GPUs, {} of the {} lent are left", j.name, j.gpu_count, left, plan.lent_gpus));
@@ -136,10 +162,10 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
     const double tau = std::max(1.0, l.checkpoint_interval.count());
     const double per_night =
         std::max(0.0, (lend_s - j.restore.count()) * tau / (tau + j.checkpoint_write.count()) - 0.5 * tau);
-    l.nights = per_night > 0 ? static_cast<int>(std::ceil(j.work.count() / per_night)) : 0;
+    l.nights = static_cast<int>(std::ceil(j.work.count() / std::max(per_night, 1.0)));
   }
   plan.evidence = fmt::format(
-      "fleet {} GPUs (most pods alive at once); GPUs needed = ceil(sum of duty / {:.0f}%) per sample, the hour-of-day "
+      "fleet {} GPUs; GPUs needed = ceil(sum of duty / {:.0f}%) per sample, the hour-of-day "
       "curve its maximum per hour; {:02d}:00-{:02d}:00 UTC needs at most {} GPUs, so {} are lent for {} h less a "
       "{:.0f} s "
       "lead (checkpoint write + inference cold start)",
@@ -158,7 +184,11 @@ TimeMultiplexReplay ReplayTimeMultiplex(const Telemetry& telemetry, const TimeMu
     const int lent = lending ? plan.lent_gpus : 0;
     r.lent_samples += lending;
     r.lent_gpu_hours += lent * telemetry.step_s / 3600.0;
-    const int spare = plan.fleet_gpus - GpusNeededAt(telemetry, k, plan.target_utilization) - lent;
+    const int spare = plan.fleet_gpus - GpusNeededAt(telemetry, k, plan.target_utilization, plan.excluded_pods) - lent;
+    if (!lending) {
+      r.short_without_lending += spare < 0;
+      continue;
+    }
     r.over_capacity += spare < 0;
     r.min_spare_gpus = std::min(r.min_spare_gpus, spare);
   }

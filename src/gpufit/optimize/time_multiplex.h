@@ -2,13 +2,18 @@
 // training and batch work, and take them back before the morning ramp.
 //
 // From inference telemetry (Telemetry::pods, one GPU per pod):
-//  * fleet = the most pods alive at one sample: the GPUs the service holds today;
+//  * fleet = options.fleet_gpus (the plan passes the GPUs it keeps after co-location), or
+//    the most pods alive at one sample (one GPU each: the fleet as it runs today);
+//    options.excluded_pods (the CPU-starved ones, which keep their own GPU) are neither in
+//    the fleet nor in the need;
 //  * GPUs needed at sample t = ceil(sum over pods of duty cycle / (100 x target_utilization)):
 //    the replicas that carry the offered load at the replica optimizer's margin (the
 //    HPA-like policy's target utilization, inference/policies.h HpaSettings: 0.7); at least
 //    1 while any pod is alive. The fleet is treated as one pool of interchangeable replicas;
 //  * the hour-of-day curve: per hour of the day (UTC on the telemetry's clock), the most
-//    GPUs needed at any sample of that hour, over every day of the window;
+//    GPUs needed at any sample of that hour, over every day of the window; an hour with
+//    fewer than half the median hour's samples is not observed (one stray sample cannot
+//    vouch for an hour);
 //  * free all day = fleet - the curve's peak: GPUs the fleet never needs (scale it down, or
 //    lend them full time);
 //  * the night window: the contiguous hours W (at least min_window_hours, wrapping
@@ -18,11 +23,15 @@
 //    longest checkpoint write plus the inference cold start, so that jobs save their state
 //    and replicas load their model before the ramp;
 //  * night free GPU-hours = sum over W's hours of (fleet - needed that hour);
-//  * jobs (training, with checkpointing; optimize order: most GPUs first, then name) fit
-//    while the lent GPUs last; each checkpoints at Daly's interval (training/checkpoint.h)
-//    for one interruption per lending window (MTBF = the window) and runs every night
-//    until its work is done.
-// ReplayTimeMultiplex checks every telemetry sample: GPUs needed + GPUs lent <= fleet.
+//  * jobs (training, with checkpointing; most GPUs first, then name) fit while the lent GPUs
+//    last and when their checkpoint write plus restore take less than half the window;
+//    each checkpoints at Daly's interval (training/checkpoint.h) for one interruption per
+//    lending window (MTBF = the lending time) and runs every night until its work is done.
+//    That interval is for the lent run (its own Job in the night queue); on spot the
+//    training section's interval applies.
+// ReplayTimeMultiplex checks every telemetry sample while GPUs are lent: GPUs needed + GPUs
+// lent <= fleet. Samples where the need exceeds the fleet with nothing lent are counted
+// apart (the fleet's own margin, which the co-location replay judges by its own rule).
 #pragma once
 
 #include <array>
@@ -38,10 +47,12 @@
 namespace gpufit {
 
 struct TimeMultiplexOptions {
-  double target_utilization = 0.7;  // in (0, 1]
-  double cold_start_s = 120;        // an inference replica's start (model loading's p95 when known)
-  int min_window_hours = 2;         // 1..23
-  std::string gpu_id{};             // the fleet's catalog GPU: jobs naming another model do not fit
+  double target_utilization = 0.7;           // in (0, 1]
+  double cold_start_s = 120;                 // an inference replica's start (model loading's p95 when known)
+  int min_window_hours = 2;                  // 1..23
+  std::string gpu_id{};                      // the fleet's catalog GPU: jobs naming another model do not fit
+  int fleet_gpus = 0;                        // 0: the most pods alive at once
+  std::vector<std::size_t> excluded_pods{};  // indices into Telemetry::pods
 };
 
 struct LentJob {
@@ -66,6 +77,7 @@ struct TimeMultiplexPlan {
   std::vector<LentJob> jobs;
   std::vector<std::string> not_lent;  // "job: reason"
   double target_utilization = 0.7;
+  std::vector<std::size_t> excluded_pods;
   std::string evidence;
 };
 
@@ -77,14 +89,16 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
 // minus the lead, by time of day).
 bool LendingAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k);
 
-// GPUs needed at sample k (the rule above).
-int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization);
+// GPUs needed at sample k (the rule above), without the plan's excluded pods.
+int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization,
+                 const std::vector<std::size_t>& excluded = {});
 
 struct TimeMultiplexReplay {
   std::size_t samples = 0, lent_samples = 0;
-  std::size_t over_capacity = 0;  // samples where needed + lent > fleet
-  int min_spare_gpus = 0;         // fleet - needed - lent, smallest over samples
-  double lent_gpu_hours = 0;      // over the whole window
+  std::size_t over_capacity = 0;          // lending samples where needed + lent > fleet
+  std::size_t short_without_lending = 0;  // samples with nothing lent where needed > fleet
+  int min_spare_gpus = 0;                 // fleet - needed - lent, smallest over lending samples
+  double lent_gpu_hours = 0;              // over the whole window
 };
 TimeMultiplexReplay ReplayTimeMultiplex(const Telemetry& telemetry, const TimeMultiplexPlan& plan);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -44,7 +45,13 @@ TEST(TimeMultiplex, LendsTheNightTroughAndTheReplayHolds) {
        .work = Seconds{3600},
        .checkpoint_write = Seconds{30},
        .checkpointing = Checkpointing::kNone},
-      {.name = "other-gpu", .gpu_count = 1, .gpu_model = "l4", .work = Seconds{3600}}};
+      {.name = "other-gpu", .gpu_count = 1, .gpu_model = "l4", .work = Seconds{3600}},
+      // Saving and restoring take 7 h of a 12-hour window: not lent.
+      {.name = "slow-save",
+       .gpu_count = 1,
+       .work = Seconds{3600},
+       .checkpoint_write = Seconds{4 * 3600},
+       .restore = Seconds{3 * 3600}}};
   const Result<TimeMultiplexPlan> p =
       PlanTimeMultiplex(t, jobs, {.cold_start_s = 45, .min_window_hours = 2, .gpu_id = "h100-80gb"});
   ASSERT_TRUE(p) << p.error().message;
@@ -63,7 +70,10 @@ TEST(TimeMultiplex, LendsTheNightTroughAndTheReplayHolds) {
   ASSERT_EQ(p->jobs.size(), 2u);
   EXPECT_EQ(p->jobs[0].name, "big");
   EXPECT_EQ(p->jobs[1].name, "small");
-  EXPECT_EQ(p->not_lent.size(), 2u);
+  ASSERT_EQ(p->not_lent.size(), 3u);
+  EXPECT_EQ(std::count_if(p->not_lent.begin(), p->not_lent.end(),
+                          [](const std::string& s) { return s.starts_with("slow-save: checkpoint write"); }),
+            1);
   // Daly's interval for delta = 120 s and one interruption per lending window.
   const double m = 12 * 3600 - 180, d = 120;
   const double daly = std::sqrt(2 * d * m) * (1 + std::sqrt(d / (2 * m)) / 3 + d / (2 * m) / 9) - d;
@@ -82,6 +92,45 @@ TEST(TimeMultiplex, LendsTheNightTroughAndTheReplayHolds) {
   greedy.window_start_hour = 0;
   greedy.window_hours = 23;
   EXPECT_GT(ReplayTimeMultiplex(t, greedy).over_capacity, 0u);
+}
+
+TEST(TimeMultiplex, PlanFleetAndExcludedPods) {
+  // The plan keeps 8 GPUs and pod 0 is CPU-starved (its own GPU): 9 pods remain. By day
+  // ceil(9 x 63 / 70) = 9 > 8 (nothing free), at night ceil(9 x 7 / 70) = 1: 7 lent.
+  const Telemetry t = DayNight();
+  const Result<TimeMultiplexPlan> p = PlanTimeMultiplex(t, {}, {.fleet_gpus = 8, .excluded_pods = {0}});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->fleet_gpus, 8);
+  EXPECT_EQ(p->needed_by_hour[12], 9);
+  EXPECT_EQ(p->needed_by_hour[2], 1);
+  EXPECT_EQ(p->free_all_day, 0);
+  EXPECT_EQ(p->lent_gpus, 7);
+  // By day the 9 replicas' need exceeds the plan's 8 GPUs with nothing lent: the co-location
+  // plan's business (its own replay), not the lending's. Lending never adds to it.
+  const TimeMultiplexReplay r = ReplayTimeMultiplex(t, *p);
+  EXPECT_EQ(r.over_capacity, 0u);
+  EXPECT_EQ(r.short_without_lending, 144u);
+  EXPECT_EQ(r.min_spare_gpus, 0);
+}
+
+TEST(TimeMultiplex, AnHourWithAStraySampleIsNotObserved) {
+  // From 01:00 to 00:00 the next day at 10 minutes: hour 00 holds one sample, the others six.
+  Telemetry t = DayNight();
+  t.start_s += 3600;
+  t.samples = 23 * 6 + 1;
+  for (PodSeries& p : t.pods) {
+    p.last = t.samples - 1;
+    p.gpu_util_pct.resize(t.samples);
+    p.fb_used_mib.resize(t.samples);
+  }
+  const Result<TimeMultiplexPlan> p = PlanTimeMultiplex(t, {});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->needed_by_hour[0], -1);
+  EXPECT_EQ(p->needed_by_hour[1], 1);
+  // The day pattern moved with the start (busy 09:00-21:00): the window cannot run through
+  // the unobserved hour, so it is 01:00-09:00 (8 h), not 21:00-09:00.
+  EXPECT_EQ(p->window_start_hour, 1);
+  EXPECT_EQ(p->window_hours, 8);
 }
 
 TEST(TimeMultiplex, FlatDemandHasNoWindowAndBadOptionsAreErrors) {
@@ -110,6 +159,7 @@ TEST(TimeMultiplex, GenTd26NightIsLentAndNoInferenceSampleOverflows) {
   // The oracle: per sample, needed from the raw duty cycles; the fleet from pods alive.
   int fleet = 0;
   std::array<int, 24> curve;
+  std::array<std::size_t, 24> count{};
   curve.fill(-1);
   for (std::size_t k = 0; k < t->samples; ++k) {
     double duty = 0;
@@ -123,7 +173,14 @@ TEST(TimeMultiplex, GenTd26NightIsLentAndNoInferenceSampleOverflows) {
     const int need = alive == 0 ? 0 : std::max(1, static_cast<int>(std::ceil(duty / 70.0 - 1e-9)));
     const auto h = static_cast<std::size_t>(std::fmod(t->start_s + static_cast<double>(k) * t->step_s, 86400) / 3600);
     curve[h] = std::max(curve[h], need);
+    ++count[h];
   }
+  // Hours with under half the median hour's samples do not count (GenTD26's 00h: one sample).
+  std::vector<std::size_t> sorted(count.begin(), count.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t h = 0; h < 24; ++h)
+    if (2 * count[h] < sorted[12]) curve[h] = -1;
+  EXPECT_EQ(curve[0], -1);
   EXPECT_EQ(p->fleet_gpus, fleet);
   EXPECT_EQ(p->needed_by_hour, curve);
   ASSERT_TRUE(p->has_window);

@@ -56,6 +56,16 @@ std::string HourMinute(double seconds_of_day) {
 }  // namespace
 
 Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
+  const ContainerRightsizeOptions& ro = in.rightsize;
+  if (!(ro.cpu_percentile > 0 && ro.cpu_percentile <= 100))
+    return InvalidArgument("--cpu-percentile must be in (0, 100], got {}", ro.cpu_percentile);
+  if (!(ro.memory_buffer >= 0 && ro.memory_buffer <= 10))
+    return InvalidArgument("--memory-buffer must be in [0, 10] (0.15 = 15%), got {}", ro.memory_buffer);
+  const ModelLoadingOptions& mo = in.model_loading;
+  if (!(mo.cache_gb_per_s > 0 && std::isfinite(mo.cache_gb_per_s)))
+    return InvalidArgument("--model-cache-gb-per-s must be a number > 0, got {}", mo.cache_gb_per_s);
+  if (mo.model_gib && !(*mo.model_gib > 0 && std::isfinite(*mo.model_gib)))
+    return InvalidArgument("--model-gib must be a number > 0, got {}", *mo.model_gib);
   AncillaryPlan out;
   const Plan& plan = *in.plan;
   std::map<std::string, const KubeNode*> nodes;
@@ -99,7 +109,7 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
     for (const KubePod& p : *in.pods) {
       for (const KubeContainer& c : p.containers) {
         if (c.kind == KubeContainer::Kind::kInit) continue;
-        const ContainerKind kind = ClassifyContainer(c.name, c.image);
+        const ContainerKind kind = ClassifyContainer(c.name, c.image, c.resources.HoldsGpu());
         if (kind == ContainerKind::kApplication && c.kind != KubeContainer::Kind::kSidecar) continue;
         out.sidecars.push_back({.pod = p.Key(),
                                 .container = c.name,
@@ -115,11 +125,19 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
     out.duplicated_agents = FindDuplicatedAgents(*in.pods, rates_of_node);
   }
 
+  out.container_data = !in.telemetry->containers.empty();
   TimeMultiplexOptions tm = in.time_multiplex;
   if (tm.gpu_id.empty()) tm.gpu_id = plan.current.id;
+  // Lending starts from the plan's fleet: the GPUs kept after co-location (CPU-starved pods
+  // keep theirs and are neither lent nor counted).
+  tm.fleet_gpus = static_cast<int>(plan.replay.gpus.size() + plan.too_big.size());
+  tm.excluded_pods = plan.kept_on_current_gpu;
   if (in.model_loads != nullptr && !in.model_loads->empty()) {
     out.model_loading = AnalyzeModelLoading(*in.telemetry, *in.model_loads, plan.current.on_demand_per_gpu_hour.value,
                                             in.model_loading);
+    if (out.model_loading->pods_not_in_telemetry == out.model_loading->pods.size())
+      return InvalidArgument("{}: none of its {} pods is in the telemetry (the pod keys must match)",
+                             in.model_loads_source, out.model_loading->pods.size());
     tm.cold_start_s = out.model_loading->cold_start_p95_s;
   }
   static const std::vector<TrainingJob> kNoJobs;
@@ -187,7 +205,8 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
                       {"usd_per_gib_hour", g.rates.usd_per_gib_hour},
                       {"usd_per_month_saving", g.usd_per_month_saving},
                       {"recommendation", "run one copy per node as a DaemonSet and remove the per-pod copies"}});
-  json j = {{"rates_basis", a.rates_basis},
+  json j = {{"container_data", a.container_data},
+            {"rates_basis", a.rates_basis},
             {"containers", containers},
             {"containers_usd_per_month_saving", a.containers_usd_per_month_saving},
             {"sidecars", sidecars},
@@ -261,6 +280,7 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
          {{"samples", r.samples},
           {"lent_samples", r.lent_samples},
           {"inference_samples_over_capacity", r.over_capacity},
+          {"samples_short_without_lending", r.short_without_lending},
           {"min_spare_gpus", r.min_spare_gpus},
           {"lent_gpu_hours", r.lent_gpu_hours},
           {"safe", r.over_capacity == 0}}}};
@@ -270,6 +290,9 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
 
 std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
   std::string s = "## Ancillary: containers, sidecars, model loading, day/night lending\n";
+  if (!a.container_data)
+    s += "\nContainer right-sizing: not evaluated, the telemetry has no container CPU or memory (Prometheus with "
+         "cAdvisor, or --containers).\n";
   if (!a.containers.empty()) {
     s += fmt::format(
         "\n### Container right-sizing ({:.0f} USD/month to save; {})\n\n| pod/container | kind | node | CPU now -> "
@@ -303,11 +326,21 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
     const ModelLoadingReport& m = *a.model_loading;
     s += fmt::format(
         "\n### Model loading\n\n{} loads on {} pods: cold start p50 {:.1f} s, p95 {:.1f} s; {:.1f} of {:.1f} GPU-hours "
-        "({:.2f}%) spent loading. Model size {:.0f} MiB ({}), observed {:.2f} GB/s. A node-local cache at {:g} GB/s "
-        "would serve the {} repeat loads: {:.1f} GPU-hours saved ({:.2f}% -> {:.2f}% of GPU time), {:.0f} USD/month.\n",
+        "({:.2f}%) spent loading.",
         m.loads, m.pods.size(), m.cold_start_p50_s, m.cold_start_p95_s, m.loading_gpu_hours, m.pod_gpu_hours,
-        100 * m.share, m.model_mib, m.size_basis, m.observed_gb_per_s_p50, m.cache_gb_per_s, m.repeat_loads,
-        m.saved_gpu_hours, 100 * m.share, 100 * m.share_after, m.saved_usd_per_month);
+        100 * m.share);
+    if (m.pods_not_in_telemetry > 0)
+      s += fmt::format(" {} pods of the loads are not in the telemetry.", m.pods_not_in_telemetry);
+    if (m.model_mib > 0) {
+      s += fmt::format(
+          " Model size {:.0f} MiB ({}), observed {:.2f} GB/s. A node-local cache at {:g} GB/s would serve the {} "
+          "repeat "
+          "loads: {:.1f} GPU-hours saved ({:.2f}% -> {:.2f}% of GPU time), {:.0f} USD/month.\n",
+          m.model_mib, m.size_basis, m.observed_gb_per_s_p50, m.cache_gb_per_s, m.repeat_loads, m.saved_gpu_hours,
+          100 * m.share, 100 * m.share_after, m.saved_usd_per_month);
+    } else {
+      s += " The model size is unknown (no load raised GPU memory): give --model-gib to price a cache.\n";
+    }
   }
   if (a.time_multiplex) {
     const TimeMultiplexPlan& t = *a.time_multiplex;
@@ -335,6 +368,19 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
         r.samples, r.lent_samples, r.over_capacity, r.min_spare_gpus, r.over_capacity == 0 ? "safe" : "UNSAFE");
   }
   return s;
+}
+
+std::string LendingInstructions(const AncillaryPlan& plan) {
+  if (!plan.time_multiplex || !plan.time_multiplex->has_window || plan.time_multiplex->lent_gpus <= 0) return "";
+  const TimeMultiplexPlan& t = *plan.time_multiplex;
+  return fmt::format(
+      "lends {} GPUs each night: at {:02d}:00 UTC (the telemetry's clock) `kubectl patch clusterqueue gpufit-night "
+      "--type merge -p '{{\"spec\":{{\"stopPolicy\":\"None\"}}}}'`, at {} UTC the same with \"HoldAndDrain\" "
+      "(inference "
+      "scales back up by then); lent Jobs carry the label `kueue.x-k8s.io/queue-name: gpufit-night` and "
+      "`priorityClassName: gpufit-night-lending`, inference pods `priorityClassName: gpufit-inference`; needs Kueue "
+      "(docs/ancillary.md)",
+      t.lent_gpus, t.window_start_hour, HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s));
 }
 
 std::vector<std::pair<std::string, std::string>> AncillaryManifests(const AncillaryPlan& plan,

@@ -9,8 +9,9 @@
 //    other than application (analyze/container_kind.h), and duplicated agents per node
 //    (optimize/agent_consolidation.h);
 //  * model loading (analyze/model_loading.h), when load events are given;
-//  * day/night time-multiplexing (optimize/time_multiplex.h) of the telemetry's fleet,
-//    lending to the training jobs given, with its replay; and the Kubernetes objects that
+//  * day/night time-multiplexing (optimize/time_multiplex.h) of the plan's fleet (the GPUs
+//    kept after co-location; CPU-starved pods left out), lending to the training jobs
+//    given, with its replay; and the Kubernetes objects that
 //    apply it (AncillaryManifests).
 // CPU starvation is in the co-location plan (plan/plan.h), which keeps starved pods' GPUs.
 #pragma once
@@ -37,6 +38,7 @@ struct AncillaryInputs {
   const std::vector<KubeNode>* nodes = nullptr;
   const std::vector<KubePod>* pods = nullptr;
   const std::vector<ModelLoad>* model_loads = nullptr;
+  std::string model_loads_source{};                // the loads file, for errors
   const std::vector<TrainingJob>* jobs = nullptr;  // lent at night when given
   ContainerRightsizeOptions rightsize{};
   ModelLoadingOptions model_loading{};
@@ -59,11 +61,14 @@ struct AncillaryPlan {
   std::optional<ModelLoadingReport> model_loading;
   std::optional<TimeMultiplexPlan> time_multiplex;
   TimeMultiplexReplay time_multiplex_replay;
+  bool container_data = false;                 // the telemetry has container series
   std::string rates_basis;                     // how containers were priced, in words
   double containers_usd_per_month_saving = 0;  // sum of positive savings
 };
 
-// Errors: those of PlanTimeMultiplex (options out of range).
+// Errors (kInvalidArgument, naming the flag or file): right-sizing or model-loading options
+// out of range (NaN included), model loads none of whose pods is in the telemetry, and
+// those of PlanTimeMultiplex.
 Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in);
 
 std::string AncillaryPlanToJson(const AncillaryPlan& plan);  // pretty-printed, ends in a newline
@@ -79,6 +84,10 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& plan);
 //    LocalQueue gpufit-night in namespace `training_namespace`.
 // Sources: kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/,
 // kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (stopPolicy since Kueue v0.6).
+// How to run the lending, for the manifests README: when to open and drain the queue (the
+// kubectl patches), what lent jobs and inference pods set. "" without a window.
+std::string LendingInstructions(const AncillaryPlan& plan);
+
 std::vector<std::pair<std::string, std::string>> AncillaryManifests(const AncillaryPlan& plan,
                                                                     const std::string& training_namespace = "default");
 

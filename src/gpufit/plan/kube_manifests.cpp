@@ -510,6 +510,12 @@ class Builder {
     std::vector<MigWorkload> needs;
     std::map<WorkloadKey, const MigProfile*> profile_of;
     for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+      if (std::find(plan.kept_on_current_gpu.begin(), plan.kept_on_current_gpu.end(), i) !=
+          plan.kept_on_current_gpu.end()) {
+        out_.notes.push_back(fmt::format("pod {}: CPU-starved, it keeps its whole {} (no MIG instance)",
+                                         plan.pod_names[i], plan.current.id));
+        continue;
+      }
       const bool mapped = owner[i]->pod != nullptr;
       const MiB need{mapped ? workload_need[owner[i]->key] : owner[i]->need};
       const MigProfile* p = SmallestProfile(**gpu, need);

@@ -46,6 +46,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
   for (const PodProfile& p : plan.profiles)
     plan.right_sizing.push_back(RightSize(p, *current, catalog, options.headroom));
+  plan.container_data = !telemetry.containers.empty();
   plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
   for (const CpuStarvation& s : plan.cpu_starvation) {
     plan.kept_on_current_gpu.push_back(s.pod);
@@ -125,21 +126,31 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   if (options.mig_isolation) {
     const Result<const MigGpu*> mig_gpu = MigCatalog::Embedded().Find(options.target_gpu);
     if (!mig_gpu) return FailedPrecondition("--isolation mig: {} does not support MIG", options.target_gpu);
+    // CPU-starved pods keep their whole current GPU here too: no instance for them.
     std::vector<MigWorkload> workloads;
-    for (const PodProfile& p : plan.profiles)
+    std::vector<std::size_t> pod_of;  // workload -> pod
+    for (std::size_t i = 0; i < plan.profiles.size(); ++i) {
+      if (std::find(plan.kept_on_current_gpu.begin(), plan.kept_on_current_gpu.end(), i) !=
+          plan.kept_on_current_gpu.end())
+        continue;
+      const PodProfile& p = plan.profiles[i];
       workloads.push_back(
           {p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + options.headroom)))}, 0});
+      pod_of.push_back(i);
+    }
     Result<MigPlan> mig = PlanMigLayouts(**mig_gpu, workloads);
     if (!mig) return mig.error();
-    for (std::size_t i = 0; i < telemetry.pods.size() && i < mig->assignments.size(); ++i) {
-      const MigAssignment& a = mig->assignments[i];
+    for (std::size_t w = 0; w < pod_of.size() && w < mig->assignments.size(); ++w) {
+      const MigAssignment& a = mig->assignments[w];
       if (a.gpu < 0) continue;
       const float memory = static_cast<float>((*(*mig_gpu)->Profile(a.profile))->memory.value);
-      const std::vector<float>& series = telemetry.pods[i].fb_used_mib;
+      const std::vector<float>& series = telemetry.pods[pod_of[w]].fb_used_mib;
       plan.mig_pods_exceeding += std::any_of(series.begin(), series.end(), [&](float v) { return v > memory; });
     }
-    plan.mig_usd_per_month = static_cast<double>(mig->gpus + static_cast<int>(mig->too_big.size())) *
-                             target->on_demand_per_gpu_hour.value * kHoursPerMonth;
+    plan.mig_usd_per_month =
+        (static_cast<double>(mig->gpus + static_cast<int>(mig->too_big.size())) * target->on_demand_per_gpu_hour.value +
+         static_cast<double>(plan.kept_on_current_gpu.size()) * current->on_demand_per_gpu_hour.value) *
+        kHoursPerMonth;
     plan.mig = std::move(*mig);
   }
   return plan;

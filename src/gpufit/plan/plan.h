@@ -71,6 +71,7 @@ struct Plan {
   std::vector<RightSizing> right_sizing;             // per pod
   std::vector<std::optional<std::size_t>> group_of;  // per pod: index into replay.gpus, or none (too big)
   std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
+  bool container_data = false;                       // the telemetry has container CPU: starvation was judged
   std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
   std::vector<std::size_t> kept_on_current_gpu;      // the starved pods: each keeps one current GPU
   Replay replay;                                     // one entry per co-location group
@@ -78,9 +79,10 @@ struct Plan {
   std::vector<std::string> skipped;          // pods left out of the telemetry, with reasons
   std::vector<ContainerProfile> containers;  // cAdvisor / kube-state-metrics, when the telemetry has them
   std::int64_t search_evaluations = 0;
-  // With options.mig_isolation: the MIG plan for the same pods (peak x (1 + headroom)),
-  // its monthly cost (MIG GPUs plus one whole target GPU per pod too big for any
-  // instance) and the replay: pods whose memory ever exceeds their instance's.
+  // With options.mig_isolation: the MIG plan for the same pods (peak x (1 + headroom)) but
+  // the CPU-starved ones, its monthly cost (MIG GPUs plus one whole target GPU per pod too
+  // big for any instance, plus one current GPU per starved pod) and the replay: pods whose
+  // memory ever exceeds their instance's.
   std::optional<MigPlan> mig;
   double mig_usd_per_month = 0;
   int mig_pods_exceeding = 0;

@@ -100,7 +100,7 @@ std::string PlanToJson(const Plan& plan) {
                           {"capped", s.capped},
                           {"activity_mean_pct_now", s.activity_mean_pct_now},
                           {"activity_mean_pct_expected", s.activity_mean_pct_expected},
-                          {"gpu", "kept: " + plan.current.id},
+                          {"kept_gpu", plan.current.id},
                           {"evidence", s.evidence}});
   }
   const PlanTotals& t = plan.totals;
@@ -130,6 +130,7 @@ std::string PlanToJson(const Plan& plan) {
       {"groups", groups},
       {"too_big_for_target", too_big},
       {"kept_on_current_gpu", kept},
+      {"cpu_starvation_evaluated", plan.container_data},
       {"cpu_starvation", starvation},
       {"totals",
        {{"gpus_before", t.gpus_before},

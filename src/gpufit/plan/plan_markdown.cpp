@@ -93,6 +93,11 @@ std::string PlanToMarkdown(const Plan& plan) {
     }
     Out(s, "\n");
   }
+  if (!plan.container_data) {
+    Out(s,
+        "\nGPU starvation by CPU: not judged, the telemetry has no container CPU (Prometheus with cAdvisor, or "
+        "--containers).\n");
+  }
   if (!plan.cpu_starvation.empty()) {
     Out(s,
         "\n## GPUs starved by CPU (kept on {}, one each)\n\n| pod | starved samples | CPU limit | cores used | GPU "

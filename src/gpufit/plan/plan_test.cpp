@@ -93,6 +93,18 @@ TEST(BuildPlan, CpuStarvedPodKeepsItsCurrentGpuAlone) {
   EXPECT_EQ(j["kept_on_current_gpu"], nlohmann::json::array({pod.pod}));
   EXPECT_EQ(j["cpu_starvation"][0]["pod"], pod.pod);
   EXPECT_THAT(PlanToMarkdown(*plan), HasSubstr("GPUs starved by CPU"));
+  // With MIG isolation it keeps the whole H100 too: no instance, priced as one current GPU.
+  o.target_gpu = "a100-80gb";
+  o.mig_isolation = true;
+  const Result<Plan> mig = BuildPlan(t, GpuCatalog::Embedded(), o, "demo");
+  ASSERT_TRUE(mig.has_value()) << mig.error().message;
+  ASSERT_TRUE(mig->mig.has_value());
+  EXPECT_EQ(mig->mig->assignments.size(), 15u);
+  for (const MigAssignment& a : mig->mig->assignments) EXPECT_NE(a.workload, pod.pod);
+  EXPECT_DOUBLE_EQ(
+      mig->mig_usd_per_month,
+      (static_cast<double>(mig->mig->gpus + static_cast<int>(mig->mig->too_big.size())) * 3.4309 + 6.88) * 730);
+  o.mig_isolation = false;
   // Without the container data the pod is packed like the others.
   t.containers.clear();
   const Result<Plan> blind = BuildPlan(t, GpuCatalog::Embedded(), o, "demo");

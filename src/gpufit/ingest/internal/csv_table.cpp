@@ -94,6 +94,9 @@ template Result<void> ForEachCsvRow<4>(const std::string&, const std::array<cons
 template struct CsvRow<5>;
 template Result<void> ForEachCsvRow<5>(const std::string&, const std::array<const char*, 5>&,
                                        const std::function<Result<void>(const CsvRow<5>&)>&);
+template struct CsvRow<6>;
+template Result<void> ForEachCsvRow<6>(const std::string&, const std::array<const char*, 6>&,
+                                       const std::function<Result<void>(const CsvRow<6>&)>&);
 template struct CsvRow<8>;
 template Result<void> ForEachCsvRow<8>(const std::string&, const std::array<const char*, 8>&,
                                        const std::function<Result<void>(const CsvRow<8>&)>&);
