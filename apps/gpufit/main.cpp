@@ -54,6 +54,7 @@ struct PlanFlags {
   ContainerRightsizeOptions rightsize;
   ModelLoadingOptions model_loading;
   double model_gib = 0;
+  CLI::Option* model_gib_flag = nullptr;
   std::string capacity_labels = "karpenter";
   std::string catalog;
   PlanOptions options;
@@ -82,7 +83,8 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
     cmd->add_option("--model-cache-gb-per-s", f.model_loading.cache_gb_per_s,
                     "read speed of a node-local model cache, GB/s")
         ->capture_default_str();
-    cmd->add_option("--model-gib", f.model_gib, "model size, GiB (default: estimated from GPU memory at loads)");
+    f.model_gib_flag =
+        cmd->add_option("--model-gib", f.model_gib, "model size, GiB (default: estimated from GPU memory at loads)");
     cmd->add_option("--cpu-percentile", f.rightsize.cpu_percentile,
                     "container CPU request = this percentile of usage, in (0, 100] (KRR's default)")
         ->capture_default_str();
@@ -177,6 +179,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   if (!catalog) return Fail(catalog.error());
   if (!telemetry && !f.model_loads.empty())
     return Fail(InvalidArgument("--model-loads needs GPU telemetry (--telemetry or --prometheus)"));
+  if (f.model_gib_flag != nullptr && f.model_gib_flag->count() > 0) f.model_loading.model_gib = f.model_gib;
+  if (Result<void> ok = ValidateAncillaryOptions(f.rightsize, f.model_loading); !ok) return Fail(ok.error());
   std::optional<std::vector<KubeNode>> nodes;
   std::optional<std::vector<KubePod>> pods;
   if (!f.nodes.empty()) {
@@ -246,7 +250,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
       if (!l) return Fail(l.error());
       loads = std::move(*l);
     }
-    if (f.model_gib != 0) f.model_loading.model_gib = f.model_gib;  // checked by BuildAncillaryPlan
+
     f.rightsize.throttled_ratio = f.options.starvation.throttled_ratio;
     Result<AncillaryPlan> a = BuildAncillaryPlan({.telemetry = telemetry,
                                                   .plan = &*plan,

@@ -24,17 +24,22 @@ ModelLoadingReport AnalyzeModelLoading(const Telemetry& telemetry, const std::ve
   for (auto& [pod, list] : by_pod) {
     std::stable_sort(list.begin(), list.end(),
                      [](const ModelLoad* a, const ModelLoad* b) { return a->time_s < b->time_s; });
+    const auto it = series.find(pod);
+    if (it == series.end()) {  // counted apart; everything else is over the pods in the telemetry
+      ++r.pods_not_in_telemetry;
+      r.loads_not_in_telemetry += list.size();
+      continue;
+    }
+    const PodSeries* s = it->second;
     PodModelLoading p;
     p.pod = pod;
     p.loads = list.size();
     std::vector<float> durations, rises;
-    const auto it = series.find(pod);
-    const PodSeries* s = it == series.end() ? nullptr : it->second;
     for (const ModelLoad* l : list) {
       durations.push_back(static_cast<float>(l->seconds));
-      if (s != nullptr) all_durations.push_back(static_cast<float>(l->seconds));
+      all_durations.push_back(static_cast<float>(l->seconds));
       p.loading_s += l->seconds;
-      if (s == nullptr || telemetry.step_s <= 0) continue;
+      if (telemetry.step_s <= 0) continue;
       const double k = std::round((l->time_s - telemetry.start_s) / telemetry.step_s);
       if (k < 1 || k + 1 >= static_cast<double>(telemetry.samples)) continue;
       const auto at = static_cast<std::size_t>(k);
@@ -45,12 +50,8 @@ ModelLoadingReport AnalyzeModelLoading(const Telemetry& telemetry, const std::ve
     p.first_s = list.front()->seconds;
     p.p50_s = NearestRank(durations, 50);
     p.p95_s = NearestRank(durations, 95);
-    if (s != nullptr) {
-      p.life_s = static_cast<double>(s->running_samples()) * telemetry.step_s;
-      p.share = p.life_s > 0 ? p.loading_s / p.life_s : 0;
-    } else {
-      ++r.pods_not_in_telemetry;
-    }
+    p.life_s = static_cast<double>(s->running_samples()) * telemetry.step_s;
+    p.share = p.life_s > 0 ? p.loading_s / p.life_s : 0;
     if (!rises.empty()) {
       p.model_mib = NearestRank(rises, 50);
       p.size_estimated_from_pod = true;
@@ -58,7 +59,7 @@ ModelLoadingReport AnalyzeModelLoading(const Telemetry& telemetry, const std::ve
     }
     r.pods.push_back(std::move(p));
   }
-  r.loads = loads.size();
+  r.loads = all_durations.size();
   r.cold_start_p50_s = NearestRank(all_durations, 50);
   r.cold_start_p95_s = NearestRank(all_durations, 95);
   if (options.model_gib) {

@@ -42,7 +42,7 @@ struct PodModelLoading {
   std::string pod;
   std::size_t loads = 0;
   double first_s = 0, p50_s = 0, p95_s = 0, loading_s = 0;
-  double life_s = 0;     // 0 when the pod is not in the telemetry
+  double life_s = 0;     // running samples x step
   double share = 0;      // loading_s / life_s
   double model_mib = 0;  // estimated or given
   bool size_estimated_from_pod = false;
@@ -51,12 +51,13 @@ struct PodModelLoading {
 };
 
 struct ModelLoadingReport {
-  std::vector<PodModelLoading> pods;  // by pod key
-  std::size_t loads = 0, repeat_loads = 0, pods_not_in_telemetry = 0;
-  double cold_start_p50_s = 0, cold_start_p95_s = 0;  // over the loads of pods in the telemetry
-  double observed_gb_per_s_p50 = 0;                   // size / duration, median over loads
-  double model_mib = 0;                               // median over the pods' sizes
-  std::string size_basis;                             // in words
+  std::vector<PodModelLoading> pods;                                  // by pod key, the pods in the telemetry only
+  std::size_t loads = 0, repeat_loads = 0;                            // of those pods
+  std::size_t pods_not_in_telemetry = 0, loads_not_in_telemetry = 0;  // left out of every figure
+  double cold_start_p50_s = 0, cold_start_p95_s = 0;                  // over the loads of pods in the telemetry
+  double observed_gb_per_s_p50 = 0;                                   // size / duration, median over loads
+  double model_mib = 0;                                               // median over the pods' sizes
+  std::string size_basis;                                             // in words
   double cache_gb_per_s = 0;
   double loading_gpu_hours = 0, pod_gpu_hours = 0;  // pods in the telemetry
   double share = 0;                                 // loading / pod GPU-hours

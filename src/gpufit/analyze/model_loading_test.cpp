@@ -41,9 +41,12 @@ TEST(ModelLoading, ByHandOnOnePod) {
                                         {.pod = "sd-0", .time_s = 4800, .seconds = 1},
                                         {.pod = "gone", .time_s = 100, .seconds = 5}};
   const ModelLoadingReport r = AnalyzeModelLoading(OnePod(), loads, 3.0, {.cache_gb_per_s = 2.0});
-  ASSERT_EQ(r.pods.size(), 2u);
+  ASSERT_EQ(r.pods.size(), 1u);  // "gone" is counted apart, in no figure
   EXPECT_EQ(r.pods_not_in_telemetry, 1u);
-  const PodModelLoading& p = r.pods[1];
+  EXPECT_EQ(r.loads_not_in_telemetry, 1u);
+  EXPECT_EQ(r.loads, 3u);
+  EXPECT_DOUBLE_EQ(r.cold_start_p50_s, 20);
+  const PodModelLoading& p = r.pods[0];
   EXPECT_EQ(p.pod, "sd-0");
   EXPECT_EQ(p.loads, 3u);
   EXPECT_DOUBLE_EQ(p.first_s, 30);
@@ -57,14 +60,14 @@ TEST(ModelLoading, ByHandOnOnePod) {
   const double cached = 4096.0 * 1048576 / 2e9;
   EXPECT_NEAR(p.cached_load_s, cached, 1e-9);
   EXPECT_NEAR(p.saved_s, 20 - cached, 1e-9);
-  EXPECT_EQ(r.repeat_loads, 2u + 0u);  // "gone" has one load: no repeat
+  EXPECT_EQ(r.repeat_loads, 2u);
   EXPECT_NEAR(r.loading_gpu_hours, 51.0 / 3600, 1e-12);
   EXPECT_NEAR(r.saved_gpu_hours, (20 - cached) / 3600, 1e-12);
   // Per month: saved GPU-hours over a 100-minute window, x 730 h x 3 USD.
   EXPECT_NEAR(r.saved_usd_per_month, (20 - cached) / 3600 / (100.0 / 60) * 730 * 3, 1e-9);
   // A given size overrides the estimate.
   const ModelLoadingReport given = AnalyzeModelLoading(OnePod(), loads, 3.0, {.model_gib = 1.0});
-  EXPECT_DOUBLE_EQ(given.pods[1].model_mib, 1024);
+  EXPECT_DOUBLE_EQ(given.pods[0].model_mib, 1024);
 }
 
 #if !defined(__SANITIZE_ADDRESS__)

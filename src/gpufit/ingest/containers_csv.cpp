@@ -27,7 +27,7 @@ Result<std::vector<ContainerSeries>> ReadContainersCsv(const std::string& path, 
       {"kube_pod_container_resource_limits_memory_bytes", kMemoryLimit}};
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::map<std::pair<std::string, std::string>, ContainerSeries> by_key;
-  std::size_t rows = 0;
+  std::size_t rows = 0, timed = 0, on_grid = 0;
   Result<void> ok = ForEachCsvRow<6>(path, kColumns, [&](const CsvRow<6>& row) -> Result<void> {
     ++rows;
     const Result<std::string_view> metric_name = row.Text(4);
@@ -69,10 +69,12 @@ Result<std::vector<ContainerSeries>> ReadContainersCsv(const std::string& path, 
       default:
         break;
     }
+    ++timed;
     if (telemetry.samples == 0 || telemetry.step_s <= 0) return {};
     const double k = std::round((*t - telemetry.start_s) / telemetry.step_s);
     if (k < 0 || k >= static_cast<double>(telemetry.samples)) return {};
     const auto at = static_cast<std::size_t>(k);
+    ++on_grid;
     std::vector<float>& series = metric->second == kCpu         ? c.cpu_cores
                                  : metric->second == kThrottled ? c.cpu_throttled_ratio
                                                                 : c.memory_working_set_mib;
@@ -82,6 +84,10 @@ Result<std::vector<ContainerSeries>> ReadContainersCsv(const std::string& path, 
   });
   if (!ok) return ok.error();
   if (rows == 0) return InvalidArgument("{}: no data rows after the header", path);
+  if (timed > 0 && on_grid == 0)
+    return InvalidArgument("{}: none of its {} samples falls within the GPU telemetry's time span ({} to {} s)", path,
+                           timed, telemetry.start_s,
+                           telemetry.start_s + static_cast<double>(telemetry.samples) * telemetry.step_s);
   std::vector<ContainerSeries> out;
   for (auto& [key, c] : by_key) out.push_back(std::move(c));
   return out;

@@ -14,7 +14,8 @@
 // `telemetry` (duplicates on one point keep the largest); samples more than half a step
 // outside the grid are dropped. Containers are ordered by pod, container.
 // Errors (kInvalidArgument, naming file, line and column): missing column, malformed,
-// negative or non-finite number, a ratio above 1, an empty pod or container, no data rows;
+// negative or non-finite number, a ratio above 1, an empty pod or container, no data rows,
+// samples of which none falls within the telemetry's span (another clock);
 // kNotFound for a missing file.
 #pragma once
 

@@ -64,6 +64,7 @@ TEST(ContainersCsv, BadInputNamesTheFileLineAndColumn) {
       {"nan", header + "0,a,b,,container_cpu_usage_cores,nan\n", "c.csv:2"},
       {"empty pod", header + "0,,b,,container_cpu_usage_cores,1\n", "c.csv:2"},
       {"no rows", header, "no data rows"},
+      {"another clock", header + "99999,a,b,,container_cpu_usage_cores,1\n", "none of its 1 samples falls within"},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);

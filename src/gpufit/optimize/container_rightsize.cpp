@@ -29,10 +29,10 @@ std::string Mib(std::optional<MiB> m) { return m ? fmt::format("{}Mi", m->value)
 
 }  // namespace
 
-std::vector<ContainerRecommendation> RightsizeContainers(const Telemetry& telemetry,
-                                                         const std::function<NodeRates(const std::string&)>& rates,
-                                                         const std::vector<CpuStarvation>& starved,
-                                                         const ContainerRightsizeOptions& options) {
+std::vector<ContainerRecommendation> RightsizeContainers(
+    const Telemetry& telemetry, const std::function<NodeRates(const std::string&)>& rates,
+    const std::vector<CpuStarvation>& starved, const ContainerRightsizeOptions& options,
+    const std::function<bool(const std::string&, const std::string&)>& holds_gpu) {
   // Starved pods by container pod key ("ns/pod"), as the containers name them.
   std::map<std::string, const CpuStarvation*> starved_by_pod;
   for (const CpuStarvation& s : starved) {
@@ -49,7 +49,7 @@ std::vector<ContainerRecommendation> RightsizeContainers(const Telemetry& teleme
     r.pod = c.pod;
     r.container = c.container;
     r.image = c.image;
-    r.kind = ClassifyContainer(c.container, c.image);
+    r.kind = ClassifyContainer(c.container, c.image, holds_gpu && holds_gpu(c.pod, c.container));
     r.rates = rates(c.pod);
     r.cpu_samples = cpu.size();
     r.memory_samples = memory.size();
@@ -62,7 +62,7 @@ std::vector<ContainerRecommendation> RightsizeContainers(const Telemetry& teleme
     r.memory_limit_now = c.memory_limit;
 
     std::int64_t cpu_m = std::max<std::int64_t>(
-        options.min_cpu.value, static_cast<std::int64_t>(std::ceil(r.cpu_cores_percentile * 1000.0 - 1e-6)));
+        options.min_cpu.value, static_cast<std::int64_t>(std::ceil(r.cpu_cores_percentile * 1000.0 - 1e-3)));
     std::string why = fmt::format("CPU request = p{:g} of {} samples ({:.3f} cores), no limit", options.cpu_percentile,
                                   r.cpu_samples, r.cpu_cores_percentile);
     if (r.cpu_throttled_p95 >= options.throttled_ratio) {

@@ -65,10 +65,12 @@ struct ContainerRecommendation {
 };
 
 // One recommendation per container with CPU and memory samples, ordered by saving
-// (largest first), then pod and container. `rates` gives a pod's node rates ("ns/pod").
-std::vector<ContainerRecommendation> RightsizeContainers(const Telemetry& telemetry,
-                                                         const std::function<NodeRates(const std::string&)>& rates,
-                                                         const std::vector<CpuStarvation>& starved,
-                                                         const ContainerRightsizeOptions& options = {});
+// (largest first), then pod and container. `rates` gives a pod's node rates ("ns/pod");
+// `holds_gpu(pod, container)`, when given, says which containers hold a GPU (applications,
+// whatever their image).
+std::vector<ContainerRecommendation> RightsizeContainers(
+    const Telemetry& telemetry, const std::function<NodeRates(const std::string&)>& rates,
+    const std::vector<CpuStarvation>& starved, const ContainerRightsizeOptions& options = {},
+    const std::function<bool(const std::string&, const std::string&)>& holds_gpu = {});
 
 }  // namespace gpufit

@@ -19,6 +19,15 @@ bool BelongsTo(const ContainerSeries& c, const std::string& pod) {
 
 }  // namespace
 
+bool HasContainerCpu(const Telemetry& telemetry) {
+  for (const ContainerSeries& c : telemetry.containers) {
+    if (std::none_of(c.cpu_cores.begin(), c.cpu_cores.end(), [](float v) { return std::isfinite(v); })) continue;
+    for (const PodSeries& p : telemetry.pods)
+      if (BelongsTo(c, p.pod)) return true;
+  }
+  return false;
+}
+
 std::vector<CpuStarvation> DetectCpuStarvation(const Telemetry& telemetry, const StarvationOptions& options) {
   std::vector<CpuStarvation> out;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
@@ -90,7 +99,7 @@ std::vector<CpuStarvation> DetectCpuStarvation(const Telemetry& telemetry, const
     } else {
       s.cores_needed = options.target_activity_pct / s.activity_per_core;
     }
-    double cores = std::ceil(std::max(s.cores_needed, granted) * 10.0 - 1e-9) / 10.0;
+    double cores = std::ceil(std::max(s.cores_needed, granted) * 10.0 - 1e-4) / 10.0;
     if (cores > options.max_cores_per_gpu) {
       cores = std::max(granted, options.max_cores_per_gpu);
       s.capped = true;

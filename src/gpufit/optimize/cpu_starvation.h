@@ -64,6 +64,10 @@ struct CpuStarvation {
   }
 };
 
+// Whether some pod of the telemetry has container CPU samples: whether starvation can be
+// judged at all.
+bool HasContainerCpu(const Telemetry& telemetry);
+
 // The starved pods, in Telemetry::pods order. Pods without container data are not judged.
 // Precondition: options in range (thresholds in (0, 100] / (0, 1], max_cores_per_gpu > 0).
 std::vector<CpuStarvation> DetectCpuStarvation(const Telemetry& telemetry, const StarvationOptions& options = {});

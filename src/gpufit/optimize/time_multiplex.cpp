@@ -132,10 +132,10 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
     } else if (!j.gpu_model.empty() && !options.gpu_id.empty() && j.gpu_model != options.gpu_id) {
       plan.not_lent.push_back(fmt::format("{}: needs {}, the fleet has {}", j.name, j.gpu_model, options.gpu_id));
     } else if (j.checkpoint_write.count() + j.restore.count() + options.cold_start_s >= window_s / 2) {
-      plan.not_lent.push_back(
-          fmt::format("{}: checkpoint write {:.0f} s + restore {:.0f} s take half of the {} h window "
-                      "or more",
-                      j.name, j.checkpoint_write.count(), j.restore.count(), plan.window_hours));
+      plan.not_lent.push_back(fmt::format(
+          "{}: checkpoint write {:.0f} s + restore {:.0f} s + inference cold start {:.0f} s take half of the {} h "
+          "window or more",
+          j.name, j.checkpoint_write.count(), j.restore.count(), options.cold_start_s, plan.window_hours));
     } else if (j.gpu_count > left) {
       plan.not_lent.push_back(
           fmt::format("{}: needs {} GPUs, {} of the {} lent are left", j.name, j.gpu_count, left, plan.lent_gpus));
@@ -150,25 +150,28 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
                            .nights = 0});
     }
   }
-  plan.lead_s = std::ceil((longest_write + options.cold_start_s) / 60.0) * 60.0;
-  const double lend_s = std::max(0.0, plan.window_hours * 3600.0 - plan.lead_s);
+  // GPUs go back a cold start before the window ends, to the minute; the queue drains the
+  // longest checkpoint write before that, so every job saves before its GPUs go back.
+  plan.lead_s = std::ceil(options.cold_start_s / 60.0) * 60.0;
+  plan.drain_before_end_s = std::ceil(longest_write / 60.0) * 60.0;
+  const double lend_s = std::max(0.0, window_s - plan.lead_s);
   plan.lent_gpu_hours_per_night = plan.lent_gpus * lend_s / 3600.0;
   for (LentJob& l : plan.jobs) {
     const TrainingJob& j = jobs[l.job];
     l.checkpoint_interval = DalyInterval(j.checkpoint_write, Seconds{lend_s});
-    // Work done per night: after the restore, the compute between checkpoints, less the work
-    // since the last one when the night ends (half an interval on average, for jobs that
-    // cannot save on notice; the final save is in the lead).
+    // Work done per night: from the restore to the drain, the compute between checkpoints;
+    // a job that cannot save on notice (application checkpoints) also loses the work since
+    // its last checkpoint, half an interval on average.
     const double tau = std::max(1.0, l.checkpoint_interval.count());
-    const double per_night =
-        std::max(0.0, (lend_s - j.restore.count()) * tau / (tau + j.checkpoint_write.count()) - 0.5 * tau);
+    const double run = lend_s - plan.drain_before_end_s - j.restore.count();
+    const double lost = j.checkpointing == Checkpointing::kTransparent ? 0 : 0.5 * tau;
+    const double per_night = std::max(0.0, run * tau / (tau + j.checkpoint_write.count()) - lost);
     l.nights = static_cast<int>(std::ceil(j.work.count() / std::max(per_night, 1.0)));
   }
   plan.evidence = fmt::format(
       "fleet {} GPUs; GPUs needed = ceil(sum of duty / {:.0f}%) per sample, the hour-of-day "
-      "curve its maximum per hour; {:02d}:00-{:02d}:00 UTC needs at most {} GPUs, so {} are lent for {} h less a "
-      "{:.0f} s "
-      "lead (checkpoint write + inference cold start)",
+      "curve its maximum per hour; {:02d}:00-{:02d}:00 UTC needs at most {} GPUs, so {} are lendable for {} h less "
+      "a {:.0f} s lead (the inference cold start)",
       plan.fleet_gpus, 100 * options.target_utilization, plan.window_start_hour,
       (plan.window_start_hour + plan.window_hours) % 24, plan.fleet_gpus - plan.lent_gpus, plan.lent_gpus,
       plan.window_hours, plan.lead_s);

@@ -19,9 +19,10 @@
 //  * the night window: the contiguous hours W (at least min_window_hours, wrapping
 //    midnight, every hour observed) that maximize (fleet - max needed over W - free all
 //    day) x hours: the GPU-hours a fixed block can add at night. Lent GPUs =
-//    fleet - max needed over W. The lending stops lead_s before W ends: the lent jobs'
-//    longest checkpoint write plus the inference cold start, so that jobs save their state
-//    and replicas load their model before the ramp;
+//    fleet - max needed over W. The lending stops lead_s before W ends (the inference cold
+//    start, to the minute), so that replicas load their model before the ramp; the queue
+//    drains drain_before_end_s before that (the lent jobs' longest checkpoint write, to the
+//    minute), so that every job saves its state before its GPUs go back;
 //  * night free GPU-hours = sum over W's hours of (fleet - needed that hour);
 //  * jobs (training, with checkpointing; most GPUs first, then name) fit while the lent GPUs
 //    last and when their checkpoint write plus restore take less than half the window;
@@ -71,7 +72,8 @@ struct TimeMultiplexPlan {
   bool has_window = false;  // false: the curve has no trough that a block could use
   int window_start_hour = 0, window_hours = 0;
   int lent_gpus = 0;
-  double lead_s = 0;
+  double lead_s = 0;                    // lending ends this long before the window does
+  double drain_before_end_s = 0;        // the queue drains this long before lending ends
   double night_free_gpu_hours = 0;      // per night, sum over the window's hours
   double lent_gpu_hours_per_night = 0;  // lent x (window - lead)
   std::vector<LentJob> jobs;

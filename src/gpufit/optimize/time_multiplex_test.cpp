@@ -64,9 +64,11 @@ TEST(TimeMultiplex, LendsTheNightTroughAndTheReplayHolds) {
   EXPECT_EQ(p->window_hours, 12);
   EXPECT_EQ(p->lent_gpus, 9);
   EXPECT_DOUBLE_EQ(p->night_free_gpu_hours, 12 * 9);
-  // Lead: the longest checkpoint write of the lent jobs (120 s) + cold start 45 s, to the minute.
-  EXPECT_DOUBLE_EQ(p->lead_s, 180);
-  EXPECT_DOUBLE_EQ(p->lent_gpu_hours_per_night, 9 * (12 * 3600 - 180) / 3600.0);
+  // Lead: the cold start (45 s) to the minute; the drain: the longest write of the lent jobs
+  // (120 s) before that.
+  EXPECT_DOUBLE_EQ(p->lead_s, 60);
+  EXPECT_DOUBLE_EQ(p->drain_before_end_s, 120);
+  EXPECT_DOUBLE_EQ(p->lent_gpu_hours_per_night, 9 * (12 * 3600 - 60) / 3600.0);
   ASSERT_EQ(p->jobs.size(), 2u);
   EXPECT_EQ(p->jobs[0].name, "big");
   EXPECT_EQ(p->jobs[1].name, "small");
@@ -75,7 +77,7 @@ TEST(TimeMultiplex, LendsTheNightTroughAndTheReplayHolds) {
                           [](const std::string& s) { return s.starts_with("slow-save: checkpoint write"); }),
             1);
   // Daly's interval for delta = 120 s and one interruption per lending window.
-  const double m = 12 * 3600 - 180, d = 120;
+  const double m = 12 * 3600 - 60, d = 120;
   const double daly = std::sqrt(2 * d * m) * (1 + std::sqrt(d / (2 * m)) / 3 + d / (2 * m) / 9) - d;
   EXPECT_NEAR(p->jobs[0].checkpoint_interval.count(), daly, 1e-6);
   EXPECT_GE(p->jobs[0].nights, 2);  // 20 h of work in 12-hour nights
@@ -83,7 +85,7 @@ TEST(TimeMultiplex, LendsTheNightTroughAndTheReplayHolds) {
   const TimeMultiplexReplay r = ReplayTimeMultiplex(t, *p);
   EXPECT_EQ(r.over_capacity, 0u);
   EXPECT_EQ(r.min_spare_gpus, 0);
-  // Lending from 20:00 to 07:57: samples at 20:00, 20:10, ..., 07:50 = 72 a night, two nights
+  // Lending from 20:00 to 07:59: samples at 20:00, 20:10, ..., 07:50 = 72 a night, two nights
   // (the first night is 00:00-07:50 of day one, 48 samples; then 20:00-07:50: 72; then 20:00-23:50: 24).
   EXPECT_EQ(r.lent_samples, 48u + 72u + 24u);
   // A plan that lends one GPU more overflows exactly at the day's samples inside the window:

@@ -55,17 +55,20 @@ std::string HourMinute(double seconds_of_day) {
 
 }  // namespace
 
-Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
-  const ContainerRightsizeOptions& ro = in.rightsize;
+Result<void> ValidateAncillaryOptions(const ContainerRightsizeOptions& ro, const ModelLoadingOptions& mo) {
   if (!(ro.cpu_percentile > 0 && ro.cpu_percentile <= 100))
     return InvalidArgument("--cpu-percentile must be in (0, 100], got {}", ro.cpu_percentile);
   if (!(ro.memory_buffer >= 0 && ro.memory_buffer <= 10))
     return InvalidArgument("--memory-buffer must be in [0, 10] (0.15 = 15%), got {}", ro.memory_buffer);
-  const ModelLoadingOptions& mo = in.model_loading;
   if (!(mo.cache_gb_per_s > 0 && std::isfinite(mo.cache_gb_per_s)))
     return InvalidArgument("--model-cache-gb-per-s must be a number > 0, got {}", mo.cache_gb_per_s);
   if (mo.model_gib && !(*mo.model_gib > 0 && std::isfinite(*mo.model_gib)))
     return InvalidArgument("--model-gib must be a number > 0, got {}", *mo.model_gib);
+  return {};
+}
+
+Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
+  if (Result<void> ok = ValidateAncillaryOptions(in.rightsize, in.model_loading); !ok) return ok.error();
   AncillaryPlan out;
   const Plan& plan = *in.plan;
   std::map<std::string, const KubeNode*> nodes;
@@ -101,9 +104,24 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
           ? "each pod's node (kubectl): its GPUs' catalog price split over GPUs, cores and GiB in "
             "OpenCost's default proportions; CPU nodes at OpenCost's reference rates"
           : "no --nodes/--pods: GPU pods' containers on an " + assumed.basis + "; others at OpenCost's reference rates";
-  out.containers = RightsizeContainers(*in.telemetry, rates_of_pod, plan.cpu_starvation, in.rightsize);
-  for (const ContainerRecommendation& c : out.containers)
+  std::map<std::pair<std::string, std::string>, bool> gpu_container;  // (pod, container) -> holds a GPU
+  if (in.pods != nullptr)
+    for (const KubePod& p : *in.pods)
+      for (const KubeContainer& c : p.containers) gpu_container[{p.Key(), c.name}] = c.resources.HoldsGpu();
+  out.containers = RightsizeContainers(*in.telemetry, rates_of_pod, plan.cpu_starvation, in.rightsize,
+                                       [&](const std::string& pod, const std::string& container) {
+                                         return gpu_container[{pod, container}];
+                                       });
+  std::size_t on_known_node = 0;
+  for (const ContainerRecommendation& c : out.containers) {
     out.containers_usd_per_month_saving += std::max(0.0, c.usd_per_month_saving());
+    on_known_node += !c.rates.node.empty();
+  }
+  if (in.nodes != nullptr && in.pods != nullptr)
+    out.rates_basis += fmt::format(
+        " ({} of {} containers' pods found on a node of --pods/--nodes; the others as "
+        "without them: pod keys are namespace/pod)",
+        on_known_node, out.containers.size());
 
   if (in.pods != nullptr) {
     for (const KubePod& p : *in.pods) {
@@ -125,7 +143,10 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
     out.duplicated_agents = FindDuplicatedAgents(*in.pods, rates_of_node);
   }
 
-  out.container_data = !in.telemetry->containers.empty();
+  out.container_data =
+      std::any_of(in.telemetry->containers.begin(), in.telemetry->containers.end(), [](const ContainerSeries& c) {
+        return std::any_of(c.cpu_cores.begin(), c.cpu_cores.end(), [](float v) { return std::isfinite(v); });
+      });
   TimeMultiplexOptions tm = in.time_multiplex;
   if (tm.gpu_id.empty()) tm.gpu_id = plan.current.id;
   // Lending starts from the plan's fleet: the GPUs kept after co-location (CPU-starved pods
@@ -135,9 +156,9 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
   if (in.model_loads != nullptr && !in.model_loads->empty()) {
     out.model_loading = AnalyzeModelLoading(*in.telemetry, *in.model_loads, plan.current.on_demand_per_gpu_hour.value,
                                             in.model_loading);
-    if (out.model_loading->pods_not_in_telemetry == out.model_loading->pods.size())
+    if (out.model_loading->pods.empty())
       return InvalidArgument("{}: none of its {} pods is in the telemetry (the pod keys must match)",
-                             in.model_loads_source, out.model_loading->pods.size());
+                             in.model_loads_source, out.model_loading->pods_not_in_telemetry);
     tm.cold_start_s = out.model_loading->cold_start_p95_s;
   }
   static const std::vector<TrainingJob> kNoJobs;
@@ -232,6 +253,7 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
     j["model_loading"] = {{"loads", m.loads},
                           {"repeat_loads", m.repeat_loads},
                           {"pods_not_in_telemetry", m.pods_not_in_telemetry},
+                          {"loads_not_in_telemetry", m.loads_not_in_telemetry},
                           {"cold_start_p50_s", m.cold_start_p50_s},
                           {"cold_start_p95_s", m.cold_start_p95_s},
                           {"model_mib", m.model_mib},
@@ -264,12 +286,15 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
         {"gpus_needed_by_hour_utc", curve},
         {"peak_gpus_needed", t.peak_needed},
         {"gpus_free_all_day", t.free_all_day},
-        {"night_window", t.has_window ? json{{"start_utc", fmt::format("{:02d}:00", t.window_start_hour)},
-                                             {"hours", t.window_hours},
-                                             {"lending_ends_utc",
-                                              HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s)},
-                                             {"lead_s", t.lead_s}}
-                                      : json(nullptr)},
+        {"night_window",
+         t.has_window
+             ? json{{"start_utc", fmt::format("{:02d}:00", t.window_start_hour)},
+                    {"hours", t.window_hours},
+                    {"lending_ends_utc", HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s)},
+                    {"lead_s", t.lead_s},
+                    {"drain_utc",
+                     HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s - t.drain_before_end_s)}}
+             : json(nullptr)},
         {"gpus_lent", t.lent_gpus},
         {"night_free_gpu_hours", t.night_free_gpu_hours},
         {"lent_gpu_hours_per_night", t.lent_gpu_hours_per_night},
@@ -330,7 +355,8 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
         m.loads, m.pods.size(), m.cold_start_p50_s, m.cold_start_p95_s, m.loading_gpu_hours, m.pod_gpu_hours,
         100 * m.share);
     if (m.pods_not_in_telemetry > 0)
-      s += fmt::format(" {} pods of the loads are not in the telemetry.", m.pods_not_in_telemetry);
+      s += fmt::format(" {} loads of {} pods not in the telemetry are left out.", m.loads_not_in_telemetry,
+                       m.pods_not_in_telemetry);
     if (m.model_mib > 0) {
       s += fmt::format(
           " Model size {:.0f} MiB ({}), observed {:.2f} GB/s. A node-local cache at {:g} GB/s would serve the {} "
@@ -373,14 +399,16 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
 std::string LendingInstructions(const AncillaryPlan& plan) {
   if (!plan.time_multiplex || !plan.time_multiplex->has_window || plan.time_multiplex->lent_gpus <= 0) return "";
   const TimeMultiplexPlan& t = *plan.time_multiplex;
+  const double end = (t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s;
   return fmt::format(
-      "lends {} GPUs each night: at {:02d}:00 UTC (the telemetry's clock) `kubectl patch clusterqueue gpufit-night "
-      "--type merge -p '{{\"spec\":{{\"stopPolicy\":\"None\"}}}}'`, at {} UTC the same with \"HoldAndDrain\" "
-      "(inference "
-      "scales back up by then); lent Jobs carry the label `kueue.x-k8s.io/queue-name: gpufit-night` and "
-      "`priorityClassName: gpufit-night-lending`, inference pods `priorityClassName: gpufit-inference`; needs Kueue "
-      "(docs/ancillary.md)",
-      t.lent_gpus, t.window_start_hour, HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s));
+      "{} GPUs lendable each night, times in UTC on the telemetry's clock: at {:02d}:00 `kubectl patch clusterqueue "
+      "gpufit-night --type merge -p '{{\"spec\":{{\"stopPolicy\":\"None\"}}}}'`; at {} the same with \"HoldAndDrain\" "
+      "(lent pods need terminationGracePeriodSeconds >= their checkpoint write); by {} the GPUs are back and inference "
+      "scales up. Your lent Jobs set the label `kueue.x-k8s.io/queue-name: gpufit-night` and `priorityClassName: "
+      "gpufit-night-lending`; give inference pods `priorityClassName: gpufit-inference`. Needs Kueue >= 0.6; the "
+      "LocalQueue is in namespace default and the ResourceFlavor has no node labels: edit both to your training "
+      "namespace and GPU nodes (docs/ancillary.md)",
+      t.lent_gpus, t.window_start_hour, HourMinute(end - t.drain_before_end_s), HourMinute(end));
 }
 
 std::vector<std::pair<std::string, std::string>> AncillaryManifests(const AncillaryPlan& plan,

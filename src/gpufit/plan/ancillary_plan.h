@@ -66,6 +66,11 @@ struct AncillaryPlan {
   double containers_usd_per_month_saving = 0;  // sum of positive savings
 };
 
+// kInvalidArgument naming the flag for right-sizing or model-loading options out of range
+// (NaN included).
+Result<void> ValidateAncillaryOptions(const ContainerRightsizeOptions& rightsize,
+                                      const ModelLoadingOptions& model_loading);
+
 // Errors (kInvalidArgument, naming the flag or file): right-sizing or model-loading options
 // out of range (NaN included), model loads none of whose pods is in the telemetry, and
 // those of PlanTimeMultiplex.

@@ -46,7 +46,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
   for (const PodProfile& p : plan.profiles)
     plan.right_sizing.push_back(RightSize(p, *current, catalog, options.headroom));
-  plan.container_data = !telemetry.containers.empty();
+  plan.container_data = HasContainerCpu(telemetry);
   plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
   for (const CpuStarvation& s : plan.cpu_starvation) {
     plan.kept_on_current_gpu.push_back(s.pod);

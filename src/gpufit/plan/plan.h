@@ -71,7 +71,7 @@ struct Plan {
   std::vector<RightSizing> right_sizing;             // per pod
   std::vector<std::optional<std::size_t>> group_of;  // per pod: index into replay.gpus, or none (too big)
   std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
-  bool container_data = false;                       // the telemetry has container CPU: starvation was judged
+  bool container_data = false;                       // a GPU pod has container CPU: starvation was judged
   std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
   std::vector<std::size_t> kept_on_current_gpu;      // the starved pods: each keeps one current GPU
   Replay replay;                                     // one entry per co-location group
