@@ -132,25 +132,19 @@ constexpr const char* kManifestList = ".gpufit-manifests";
 // The Kubernetes objects of the plan, with the README, into --emit-manifests.
 Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
                            const std::vector<std::pair<std::string, std::string>>& inference,
-                           const std::vector<std::pair<std::string, std::string>>& lending,
-                           const std::string& lending_instructions, const std::optional<std::vector<KubeNode>>& nodes,
+                           const TimeMultiplexPlan* lending, const std::optional<std::vector<KubeNode>>& nodes,
                            const std::optional<std::vector<KubePod>>& pods) {
   const Result<Manifests> m = BuildManifests({.colocation = colocation,
                                               .training = training,
                                               .nodes = nodes ? &*nodes : nullptr,
-                                              .pods = pods ? &*pods : nullptr});
+                                              .pods = pods ? &*pods : nullptr,
+                                              .lending = lending});
   if (!m) return m.error();
   std::vector<std::pair<std::string, std::string>> files, extra;
   for (const ManifestFile& file : m->files) files.emplace_back(file.name, file.yaml);
   for (const auto& [name, yaml] : inference) {
     files.emplace_back(name, yaml);
     extra.emplace_back(name, "inference autoscaler (see the inference section)");
-  }
-  for (const auto& [name, yaml] : lending) {
-    files.emplace_back(name, yaml);
-    extra.emplace_back(name, name.starts_with("kueue-clusterqueue")
-                                 ? lending_instructions
-                                 : std::string("night lending of inference GPUs (see ancillary.time_multiplexing)"));
   }
   files.emplace_back("README.md", ManifestsReadme(*m, extra));
   // The list of what this run wrote, so that the next run into the same folder removes the
@@ -235,8 +229,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (!p) return Fail(p.error());
     plan = std::move(*p);
   }
-  std::vector<std::pair<std::string, std::string>> lending_manifests;
-  std::string lending_instructions;
+  std::optional<AncillaryPlan> ancillary;
   if (plan) {
     // Model loads: the file given, else the GenTD26 folder's own.
     std::string loads_path = f.model_loads;
@@ -265,12 +258,12 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
                                                   .time_multiplex = {}});
     if (!a) return Fail(a.error());
     sections.emplace_back("ancillary", std::make_pair(AncillaryPlanToJson(*a), AncillaryPlanToMarkdown(*a)));
-    lending_manifests = AncillaryManifests(*a);
-    lending_instructions = LendingInstructions(*a);
+    ancillary = std::move(*a);
   }
+  const TimeMultiplexPlan* lending = ancillary && ancillary->time_multiplex ? &*ancillary->time_multiplex : nullptr;
   if (!f.manifests.empty())
     if (Result<void> ok = EmitManifests(f, plan ? &*plan : nullptr, training ? &*training : nullptr,
-                                        inference_manifests, lending_manifests, lending_instructions, nodes, pods);
+                                        inference_manifests, lending, nodes, pods);
         !ok) {
       return Fail(ok.error());
     }

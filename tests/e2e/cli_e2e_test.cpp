@@ -105,7 +105,7 @@ TEST(PlanOnGenTd26, NightLendingManifestsCarryTheLentGpus) {
   const int lent = j["ancillary"]["time_multiplexing"]["gpus_lent"];
   const std::string queue = Slurp(dir / "k8s" / "kueue-clusterqueue-gpufit-night.yaml");
   EXPECT_NE(queue.find("nominalQuota: " + std::to_string(lent) + "\n"), std::string::npos) << queue;
-  EXPECT_NE(queue.find("stopPolicy: Hold\n"), std::string::npos);
+  EXPECT_NE(queue.find("stopPolicy: \"Hold\"\n"), std::string::npos) << queue;
   EXPECT_TRUE(fs::exists(dir / "k8s" / "priorityclass-gpufit-night-lending.yaml"));
   EXPECT_NE(Slurp(dir / "k8s" / "README.md").find("kueue-localqueue-gpufit-night.yaml"), std::string::npos);
 }

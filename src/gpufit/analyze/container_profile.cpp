@@ -8,10 +8,7 @@ namespace {
 
 // Percentiles of the finite values (samples with data); their count through `n`.
 Percentiles SummarizeFinite(const std::vector<float>& series, std::size_t& n) {
-  std::vector<float> v;
-  v.reserve(series.size());
-  for (float x : series)
-    if (std::isfinite(x)) v.push_back(x);
+  std::vector<float> v = FiniteValues(series);
   n = v.size();
   return Summarize(std::move(v));
 }

@@ -15,6 +15,14 @@ double NearestRank(std::vector<float>& values, double q) {
   return values[k];
 }
 
+std::vector<float> FiniteValues(const std::vector<float>& series) {
+  std::vector<float> v;
+  v.reserve(series.size());
+  for (float x : series)
+    if (std::isfinite(x)) v.push_back(x);
+  return v;
+}
+
 Percentiles Summarize(std::vector<float> v) {
   Percentiles p;
   if (v.empty()) return p;

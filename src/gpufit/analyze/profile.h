@@ -34,6 +34,9 @@ struct PodProfile {
 // Nearest-rank percentile q in [0, 100] of `values` (which it reorders). 0 if empty.
 double NearestRank(std::vector<float>& values, double q);
 
+// The finite values of a series (NaN marks a sample without data), in order.
+std::vector<float> FiniteValues(const std::vector<float>& series);
+
 // Peak, p99, p95, p50 (nearest rank) and mean of `values`; all 0 if empty.
 Percentiles Summarize(std::vector<float> values);
 

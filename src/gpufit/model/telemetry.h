@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpufit/core/units.h"
@@ -52,6 +53,13 @@ struct ContainerSeries {
   std::optional<MilliCpu> cpu_request, cpu_limit;  // kube_pod_container_resource_requests/limits
   std::optional<MiB> memory_request, memory_limit;
 };
+
+// The "namespace/pod" a PodSeries::pod names: without the "[i]" of one GPU of several or
+// the "@k" of a later pod of the same name (neither character is allowed in a Kubernetes
+// name). The key ContainerSeries::pod and kubectl's pods use.
+inline std::string_view PodKeyOf(std::string_view series_pod) {
+  return series_pod.substr(0, series_pod.find_first_of("[@"));
+}
 
 struct Telemetry {
   double start_s = 0;                       // time of grid sample 0, seconds

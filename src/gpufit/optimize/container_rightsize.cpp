@@ -11,13 +11,6 @@
 namespace gpufit {
 namespace {
 
-std::vector<float> Finite(const std::vector<float>& v) {
-  std::vector<float> out;
-  for (float x : v)
-    if (std::isfinite(x)) out.push_back(x);
-  return out;
-}
-
 double MonthlyUsd(std::optional<MilliCpu> cpu, std::optional<MiB> memory, const NodeRates& r) {
   const double cores = cpu ? static_cast<double>(cpu->value) / 1000.0 : 0;
   const double gib = memory ? static_cast<double>(memory->value) / 1024.0 : 0;
@@ -35,15 +28,11 @@ std::vector<ContainerRecommendation> RightsizeContainers(
     const std::function<bool(const std::string&, const std::string&)>& holds_gpu) {
   // Starved pods by container pod key ("ns/pod"), as the containers name them.
   std::map<std::string, const CpuStarvation*> starved_by_pod;
-  for (const CpuStarvation& s : starved) {
-    std::string key = s.pod_name;
-    if (const auto cut = key.find_first_of("@["); cut != std::string::npos) key.resize(cut);
-    starved_by_pod[key] = &s;
-  }
+  for (const CpuStarvation& s : starved) starved_by_pod[std::string(PodKeyOf(s.pod_name))] = &s;
   std::vector<ContainerRecommendation> out;
   for (const ContainerSeries& c : telemetry.containers) {
-    std::vector<float> cpu = Finite(c.cpu_cores), memory = Finite(c.memory_working_set_mib),
-                       throttled = Finite(c.cpu_throttled_ratio);
+    std::vector<float> cpu = FiniteValues(c.cpu_cores), memory = FiniteValues(c.memory_working_set_mib),
+                       throttled = FiniteValues(c.cpu_throttled_ratio);
     if (cpu.size() < options.min_samples || memory.size() < options.min_samples) continue;
     ContainerRecommendation r;
     r.pod = c.pod;

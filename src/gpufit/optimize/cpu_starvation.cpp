@@ -10,12 +10,9 @@
 namespace gpufit {
 namespace {
 
-// Containers of a pod series: same "namespace/pod", or the series is a later life
-// ("ns/pod@2") or a GPU of it ("ns/pod[1]").
-bool BelongsTo(const ContainerSeries& c, const std::string& pod) {
-  if (c.pod == pod) return true;
-  return pod.size() > c.pod.size() && pod.starts_with(c.pod) && (pod[c.pod.size()] == '@' || pod[c.pod.size()] == '[');
-}
+// Containers of a pod series: same "namespace/pod", whether the series is one GPU of it
+// ("ns/pod[1]") or a later life ("ns/pod@2").
+bool BelongsTo(const ContainerSeries& c, const std::string& pod) { return PodKeyOf(pod) == c.pod; }
 
 }  // namespace
 

@@ -30,6 +30,11 @@ int Alive(const Telemetry& t, std::size_t k, const std::vector<std::size_t>& exc
 
 }  // namespace
 
+std::string ClockTime(double seconds_of_day) {
+  const auto s = static_cast<long>(std::fmod(std::fmod(seconds_of_day, kDay) + kDay, kDay));
+  return fmt::format("{:02d}:{:02d}", s / 3600, (s % 3600) / 60);
+}
+
 int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization,
                  const std::vector<std::size_t>& excluded) {
   double duty = 0;

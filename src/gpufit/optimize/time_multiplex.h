@@ -81,7 +81,15 @@ struct TimeMultiplexPlan {
   double target_utilization = 0.7;
   std::vector<std::size_t> excluded_pods;
   std::string evidence;
+
+  // Seconds of the day (may exceed 86400 past midnight) when lending ends and when the
+  // queue drains.
+  double lending_end_s() const { return (window_start_hour + window_hours) * 3600.0 - lead_s; }
+  double drain_s() const { return lending_end_s() - drain_before_end_s; }
 };
+
+// "HH:MM" of a time of day given in seconds (wrapping past midnight).
+std::string ClockTime(double seconds_of_day);
 
 // Errors (kInvalidArgument): options out of range, telemetry with no sample.
 Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const std::vector<TrainingJob>& jobs,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "gpufit/plan/kube_manifests.h"
 
@@ -48,11 +49,6 @@ std::string Mem(std::optional<MiB> m) { return m ? fmt::format("{}Mi", m->value)
 json OptCpu(std::optional<MilliCpu> m) { return m ? json(m->value) : json(nullptr); }
 json OptMem(std::optional<MiB> m) { return m ? json(m->value) : json(nullptr); }
 
-std::string HourMinute(double seconds_of_day) {
-  const auto s = static_cast<long>(std::fmod(seconds_of_day + 86400.0, 86400.0));
-  return fmt::format("{:02d}:{:02d}", s / 3600, (s % 3600) / 60);
-}
-
 }  // namespace
 
 Result<void> ValidateAncillaryOptions(const ContainerRightsizeOptions& ro, const ModelLoadingOptions& mo) {
@@ -77,8 +73,8 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
   std::map<std::string, std::string> node_of;  // pod key -> node
   if (in.pods != nullptr)
     for (const KubePod& p : *in.pods) node_of[p.Key()] = p.node_name;
-  std::map<std::string, bool> gpu_pod;  // container pod keys of the GPU telemetry
-  for (const std::string& name : plan.pod_names) gpu_pod[name.substr(0, name.find_first_of("@["))] = true;
+  std::set<std::string, std::less<>> gpu_pod;  // container pod keys of the GPU telemetry
+  for (const std::string& name : plan.pod_names) gpu_pod.emplace(PodKeyOf(name));
   NodeRates assumed =
       SplitNodePrice(plan.current.on_demand_per_gpu_hour.value, 1, kAssumedCoresPerGpu, kAssumedGibPerGpu);
   assumed.basis = fmt::format("assumed {} node, {:g} cores and {:g} GiB per GPU (p5.48xlarge's shape)", plan.current.id,
@@ -104,13 +100,14 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
           ? "each pod's node (kubectl): its GPUs' catalog price split over GPUs, cores and GiB in "
             "OpenCost's default proportions; CPU nodes at OpenCost's reference rates"
           : "no --nodes/--pods: GPU pods' containers on an " + assumed.basis + "; others at OpenCost's reference rates";
-  std::map<std::pair<std::string, std::string>, bool> gpu_container;  // (pod, container) -> holds a GPU
+  std::set<std::pair<std::string, std::string>> gpu_containers;  // (pod, container) that hold a GPU
   if (in.pods != nullptr)
     for (const KubePod& p : *in.pods)
-      for (const KubeContainer& c : p.containers) gpu_container[{p.Key(), c.name}] = c.resources.HoldsGpu();
+      for (const KubeContainer& c : p.containers)
+        if (c.resources.HoldsGpu()) gpu_containers.emplace(p.Key(), c.name);
   out.containers = RightsizeContainers(*in.telemetry, rates_of_pod, plan.cpu_starvation, in.rightsize,
                                        [&](const std::string& pod, const std::string& container) {
-                                         return gpu_container[{pod, container}];
+                                         return gpu_containers.count({pod, container}) > 0;
                                        });
   std::size_t on_known_node = 0;
   for (const ContainerRecommendation& c : out.containers) {
@@ -152,7 +149,7 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
   // Lending starts from the plan's fleet: the GPUs kept after co-location (CPU-starved pods
   // keep theirs and are neither lent nor counted).
   tm.fleet_gpus = static_cast<int>(plan.replay.gpus.size() + plan.too_big.size());
-  tm.excluded_pods = plan.kept_on_current_gpu;
+  tm.excluded_pods = plan.kept_on_current_gpu();
   if (in.model_loads != nullptr && !in.model_loads->empty()) {
     out.model_loading = AnalyzeModelLoading(*in.telemetry, *in.model_loads, plan.current.on_demand_per_gpu_hour.value,
                                             in.model_loading);
@@ -286,15 +283,12 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
         {"gpus_needed_by_hour_utc", curve},
         {"peak_gpus_needed", t.peak_needed},
         {"gpus_free_all_day", t.free_all_day},
-        {"night_window",
-         t.has_window
-             ? json{{"start_utc", fmt::format("{:02d}:00", t.window_start_hour)},
-                    {"hours", t.window_hours},
-                    {"lending_ends_utc", HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s)},
-                    {"lead_s", t.lead_s},
-                    {"drain_utc",
-                     HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s - t.drain_before_end_s)}}
-             : json(nullptr)},
+        {"night_window", t.has_window ? json{{"start_utc", fmt::format("{:02d}:00", t.window_start_hour)},
+                                             {"hours", t.window_hours},
+                                             {"lending_ends_utc", ClockTime(t.lending_end_s())},
+                                             {"lead_s", t.lead_s},
+                                             {"drain_utc", ClockTime(t.drain_s())}}
+                                      : json(nullptr)},
         {"gpus_lent", t.lent_gpus},
         {"night_free_gpu_hours", t.night_free_gpu_hours},
         {"lent_gpu_hours_per_night", t.lent_gpu_hours_per_night},
@@ -379,8 +373,8 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
       s += fmt::format(
           "Night window {:02d}:00 UTC for {} h: {:.0f} GPU-hours free per night; {} GPUs lent until {} UTC ({:.0f} "
           "GPU-hours a night).",
-          t.window_start_hour, t.window_hours, t.night_free_gpu_hours, t.lent_gpus,
-          HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s), t.lent_gpu_hours_per_night);
+          t.window_start_hour, t.window_hours, t.night_free_gpu_hours, t.lent_gpus, ClockTime(t.lending_end_s()),
+          t.lent_gpu_hours_per_night);
     } else {
       s += "No night trough to lend.";
     }
@@ -394,53 +388,6 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
         r.samples, r.lent_samples, r.over_capacity, r.min_spare_gpus, r.over_capacity == 0 ? "safe" : "UNSAFE");
   }
   return s;
-}
-
-std::string LendingInstructions(const AncillaryPlan& plan) {
-  if (!plan.time_multiplex || !plan.time_multiplex->has_window || plan.time_multiplex->lent_gpus <= 0) return "";
-  const TimeMultiplexPlan& t = *plan.time_multiplex;
-  const double end = (t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s;
-  return fmt::format(
-      "{} GPUs lendable each night, times in UTC on the telemetry's clock: at {:02d}:00 `kubectl patch clusterqueue "
-      "gpufit-night --type merge -p '{{\"spec\":{{\"stopPolicy\":\"None\"}}}}'`; at {} the same with \"HoldAndDrain\" "
-      "(lent pods need terminationGracePeriodSeconds >= their checkpoint write); by {} the GPUs are back and inference "
-      "scales up. Your lent Jobs set the label `kueue.x-k8s.io/queue-name: gpufit-night` and `priorityClassName: "
-      "gpufit-night-lending`; give inference pods `priorityClassName: gpufit-inference`. Needs Kueue >= 0.6; the "
-      "LocalQueue is in namespace default and the ResourceFlavor has no node labels: edit both to your training "
-      "namespace and GPU nodes (docs/ancillary.md)",
-      t.lent_gpus, t.window_start_hour, HourMinute(end - t.drain_before_end_s), HourMinute(end));
-}
-
-std::vector<std::pair<std::string, std::string>> AncillaryManifests(const AncillaryPlan& plan,
-                                                                    const std::string& training_namespace) {
-  std::vector<std::pair<std::string, std::string>> files;
-  if (!plan.time_multiplex || !plan.time_multiplex->has_window || plan.time_multiplex->lent_gpus <= 0) return files;
-  const TimeMultiplexPlan& t = *plan.time_multiplex;
-  files.emplace_back("priorityclass-gpufit-inference.yaml",
-                     "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: \"gpufit-inference\"\n"
-                     "value: 100000\nglobalDefault: false\ndescription: \"inference: preempts GPUs lent at night\"\n");
-  files.emplace_back(
-      "priorityclass-gpufit-night-lending.yaml",
-      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: \"gpufit-night-lending\"\n"
-      "value: -100\nglobalDefault: false\npreemptionPolicy: Never\n"
-      "description: \"training on GPUs lent by inference at night: never preempts, goes first\"\n");
-  files.emplace_back("kueue-resourceflavor-gpufit-night.yaml",
-                     "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: \"gpufit-night\"\n");
-  files.emplace_back(
-      "kueue-clusterqueue-gpufit-night.yaml",
-      fmt::format(
-          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: \"gpufit-night\"\n"
-          "  annotations:\n    gpufit.io/window-utc: \"{:02d}:00-{}\"\nspec:\n  namespaceSelector: {{}}\n"
-          "  stopPolicy: Hold\n  resourceGroups:\n    - coveredResources: [\"nvidia.com/gpu\"]\n      flavors:\n"
-          "        - name: \"gpufit-night\"\n          resources:\n            - name: \"nvidia.com/gpu\"\n"
-          "              nominalQuota: {}\n",
-          t.window_start_hour, HourMinute((t.window_start_hour + t.window_hours) * 3600.0 - t.lead_s), t.lent_gpus));
-  files.emplace_back(
-      "kueue-localqueue-gpufit-night.yaml",
-      fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: \"gpufit-night\"\n"
-                  "  namespace: \"{}\"\nspec:\n  clusterQueue: \"gpufit-night\"\n",
-                  training_namespace));
-  return files;
 }
 
 }  // namespace gpufit

@@ -11,14 +11,12 @@
 //  * model loading (analyze/model_loading.h), when load events are given;
 //  * day/night time-multiplexing (optimize/time_multiplex.h) of the plan's fleet (the GPUs
 //    kept after co-location; CPU-starved pods left out), lending to the training jobs
-//    given, with its replay; and the Kubernetes objects that
-//    apply it (AncillaryManifests).
+//    given, with its replay (its Kubernetes objects: plan/kube_manifests.h).
 // CPU starvation is in the co-location plan (plan/plan.h), which keeps starved pods' GPUs.
 #pragma once
 
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "gpufit/analyze/model_loading.h"
@@ -78,22 +76,5 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in);
 
 std::string AncillaryPlanToJson(const AncillaryPlan& plan);  // pretty-printed, ends in a newline
 std::string AncillaryPlanToMarkdown(const AncillaryPlan& plan);
-
-// With a night window and lent GPUs: (file name, YAML) of
-//  * PriorityClass gpufit-inference (value 100000): inference pods preempt lent work;
-//  * PriorityClass gpufit-night-lending (value -100, preemptionPolicy Never): lent jobs
-//    never preempt anything and go first;
-//  * Kueue (kueue.x-k8s.io/v1beta1) ResourceFlavor gpufit-night, ClusterQueue gpufit-night
-//    with nominalQuota nvidia.com/gpu = the lent GPUs and stopPolicy Hold (the window opens
-//    by a patch to None and closes by HoldAndDrain; the README gives both, with the hours),
-//    LocalQueue gpufit-night in namespace `training_namespace`.
-// Sources: kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/,
-// kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (stopPolicy since Kueue v0.6).
-// How to run the lending, for the manifests README: when to open and drain the queue (the
-// kubectl patches), what lent jobs and inference pods set. "" without a window.
-std::string LendingInstructions(const AncillaryPlan& plan);
-
-std::vector<std::pair<std::string, std::string>> AncillaryManifests(const AncillaryPlan& plan,
-                                                                    const std::string& training_namespace = "default");
 
 }  // namespace gpufit

@@ -105,9 +105,9 @@ std::string LabelValue(const std::string& v) {
 }
 
 // The telemetry key "ns/pod" or "ns/pod[i]" -> the pods file's pod.
-const KubePod* FindPod(const std::vector<KubePod>& pods, std::string key) {
+const KubePod* FindPod(const std::vector<KubePod>& pods, const std::string& telemetry_pod) {
   // "ns/pod[i]" (one GPU of several) and "ns/pod@k" (a later pod of the name) are that pod.
-  if (const std::size_t suffix = key.find_first_of("[@"); suffix != std::string::npos) key.resize(suffix);
+  const std::string_view key = PodKeyOf(telemetry_pod);
   const std::size_t slash = key.find('/');
   const KubePod* match = nullptr;
   for (const KubePod& p : pods) {
@@ -138,6 +138,7 @@ class Builder {
       }
     }
     if (in_.training != nullptr) Training();
+    if (in_.lending != nullptr) Lending();
     for (auto& [key, patch] : patches_) {
       if (patch.what.empty()) continue;
       const bool job = key.kind == "Job";
@@ -510,8 +511,7 @@ class Builder {
     std::vector<MigWorkload> needs;
     std::map<WorkloadKey, const MigProfile*> profile_of;
     for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
-      if (std::find(plan.kept_on_current_gpu.begin(), plan.kept_on_current_gpu.end(), i) !=
-          plan.kept_on_current_gpu.end()) {
+      if (plan.keeps_current_gpu(i)) {
         out_.notes.push_back(fmt::format("pod {}: CPU-starved, it keeps its whole {} (no MIG instance)",
                                          plan.pod_names[i], plan.current.id));
         continue;
@@ -744,6 +744,72 @@ class Builder {
     }
   }
 
+  void Lending() {
+    const TimeMultiplexPlan& t = *in_.lending;
+    if (!t.has_window || t.lent_gpus <= 0) return;
+    const std::string apply = "kubectl apply -f FILE";
+    auto priority_class = [&](const char* name, int value, bool never_preempts, const std::string& what) {
+      YAML::Node n = Object("scheduling.k8s.io/v1", "PriorityClass", name, "");
+      n["value"] = Plain(value);
+      n["globalDefault"] = Plain(false);
+      if (never_preempts) n["preemptionPolicy"] = "Never";
+      n["description"] = what;
+      out_.files.push_back({.name = fmt::format("priorityclass-{}.yaml", name),
+                            .yaml = Emit(n),
+                            .apply = apply,
+                            .what = what,
+                            .why = t.evidence});
+    };
+    priority_class("gpufit-inference", 100000, false, "inference pods: they preempt GPUs lent at night");
+    priority_class("gpufit-night-lending", -100, true,
+                   "training on GPUs lent by inference at night: never preempts, goes first");
+
+    YAML::Node flavor = Object("kueue.x-k8s.io/v1beta1", "ResourceFlavor", "gpufit-night", "");
+    out_.files.push_back({.name = "kueue-resourceflavor-gpufit-night.yaml",
+                          .yaml = Emit(flavor),
+                          .apply = apply,
+                          .what = "the lent GPUs' flavor (no node labels: add the fleet's nodes' labels)",
+                          .why = t.evidence});
+
+    YAML::Node queue = Object("kueue.x-k8s.io/v1beta1", "ClusterQueue", "gpufit-night", "");
+    queue["metadata"]["annotations"]["gpufit.io/window-utc"] =
+        fmt::format("{:02d}:00-{}", t.window_start_hour, ClockTime(t.lending_end_s()));
+    queue["spec"]["namespaceSelector"] = YAML::Node(YAML::NodeType::Map);
+    queue["spec"]["stopPolicy"] = "Hold";
+    YAML::Node gpus;
+    gpus["name"] = kGpuResource;
+    gpus["nominalQuota"] = Plain(t.lent_gpus);
+    YAML::Node flavor_quota;
+    flavor_quota["name"] = "gpufit-night";
+    flavor_quota["resources"].push_back(gpus);
+    YAML::Node group;
+    group["coveredResources"].push_back(kGpuResource);
+    group["flavors"].push_back(flavor_quota);
+    queue["spec"]["resourceGroups"].push_back(group);
+    out_.files.push_back(
+        {.name = "kueue-clusterqueue-gpufit-night.yaml",
+         .yaml = Emit(queue),
+         .apply = apply,
+         .what = fmt::format(
+             "{} GPUs lendable each night, times in UTC on the telemetry's clock: at {:02d}:00 `kubectl patch "
+             "clusterqueue gpufit-night --type merge -p '{{\"spec\":{{\"stopPolicy\":\"None\"}}}}'`; at {} the same "
+             "with \"HoldAndDrain\" (lent pods need terminationGracePeriodSeconds >= their checkpoint write); by {} "
+             "the "
+             "GPUs are back and inference scales up. Lent Jobs set the label `kueue.x-k8s.io/queue-name: gpufit-night` "
+             "and `priorityClassName: gpufit-night-lending`; inference pods `priorityClassName: gpufit-inference`. "
+             "Needs Kueue >= 0.6",
+             t.lent_gpus, t.window_start_hour, ClockTime(t.drain_s()), ClockTime(t.lending_end_s())),
+         .why = t.evidence});
+
+    YAML::Node local = Object("kueue.x-k8s.io/v1beta1", "LocalQueue", "gpufit-night", "default");
+    local["spec"]["clusterQueue"] = "gpufit-night";
+    out_.files.push_back({.name = "kueue-localqueue-gpufit-night.yaml",
+                          .yaml = Emit(local),
+                          .apply = apply,
+                          .what = "the queue lent Jobs name (namespace default: move it to the training namespace)",
+                          .why = t.evidence});
+  }
+
   const ManifestInputs& in_;
   Manifests out_;
   std::map<WorkloadKey, Patch> patches_;
@@ -774,7 +840,9 @@ std::string ManifestsReadme(const Manifests& m, const std::vector<std::pair<std:
       "(MIG: the node's GPUs must be idle; the MIG manager drains and may reboot).\n"
       "- `configmap-*.yaml`: full objects for `kubectl apply -f`.\n"
       "- `clusterpolicy-cluster-policy.yaml`: a merge patch of the GPU Operator's ClusterPolicy that points it at "
-      "the ConfigMap.\n\n"
+      "the ConfigMap.\n"
+      "- `priorityclass-*.yaml`, `kueue-*.yaml`: full objects for night lending; the ClusterQueue's row says when to "
+      "open and drain it.\n\n"
       "Order: ConfigMaps, ClusterPolicy, node labels, then workloads.\n\n"
       "| file | changes | why | apply |\n|---|---|---|---|\n";
   auto cell = [](std::string s) {

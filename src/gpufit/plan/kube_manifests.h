@@ -32,12 +32,23 @@
 //  * Training (plan --training-jobs): per job found among the pods' owners, a patch with
 //    the job's node selector, tolerations, required node affinity, checkpoint annotations
 //    and environment (plan/training_plan.h).
+//  * Night lending (optimize/time_multiplex.h), with a window and lendable GPUs:
+//      - PriorityClass gpufit-inference (value 100000): inference pods preempt lent work;
+//      - PriorityClass gpufit-night-lending (value -100, preemptionPolicy Never): lent jobs
+//        never preempt anything and go first;
+//      - Kueue (kueue.x-k8s.io/v1beta1) ResourceFlavor gpufit-night, ClusterQueue
+//        gpufit-night (nominalQuota nvidia.com/gpu = the lendable GPUs, stopPolicy Hold:
+//        its README row says when to patch it to None and to HoldAndDrain), LocalQueue
+//        default/gpufit-night.
+//    Sources: kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/,
+//    kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (stopPolicy since Kueue v0.6).
 // Workloads are the pods' top-level owners (model/kube_cluster.h): Deployment, StatefulSet,
 // DaemonSet, ReplicaSet, Job. A telemetry pod "ns/pod" or "ns/pod[i]" is matched to the
 // pods file by namespace/name. What cannot be emitted (no --pods, a pod missing from it, a
 // bare Pod, an unknown owner kind, too few nodes of the target model) becomes a note.
 // File names are stable: workload-<namespace>-<kind>-<name>.yaml, node-<name>.yaml,
-// configmap-<namespace>-<name>.yaml, clusterpolicy-<name>.yaml.
+// configmap-<namespace>-<name>.yaml, clusterpolicy-<name>.yaml, priorityclass-<name>.yaml,
+// kueue-<kind>-<name>.yaml.
 #pragma once
 
 #include <string>
@@ -45,6 +56,7 @@
 
 #include "gpufit/core/result.h"
 #include "gpufit/model/kube_cluster.h"
+#include "gpufit/optimize/time_multiplex.h"
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/training_plan.h"
 
@@ -77,6 +89,7 @@ struct ManifestInputs {
   const TrainingPlan* training = nullptr;        // or null
   const std::vector<KubeNode>* nodes = nullptr;  // --nodes, or null
   const std::vector<KubePod>* pods = nullptr;    // --pods, or null
+  const TimeMultiplexPlan* lending = nullptr;    // night lending of the fleet, or null
 };
 
 // The objects for the plan. Errors: kInternal for a plan the MIG catalog does not know;

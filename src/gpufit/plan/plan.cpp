@@ -49,7 +49,6 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.container_data = HasContainerCpu(telemetry);
   plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
   for (const CpuStarvation& s : plan.cpu_starvation) {
-    plan.kept_on_current_gpu.push_back(s.pod);
     RightSizing& r = plan.right_sizing[s.pod];
     r.recommended_gpu = current->id;
     r.usd_per_month_recommended = r.usd_per_month_current;
@@ -64,12 +63,11 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   co.seed = options.seed;
   co.search_budget = options.search_budget;
   co.threads = options.threads;
-  co.excluded = plan.kept_on_current_gpu;
+  co.excluded = plan.kept_on_current_gpu();
   // The lower bound first: the search stops early when it reaches it.
   std::vector<std::size_t> packable;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
-    const bool kept = std::find(plan.kept_on_current_gpu.begin(), plan.kept_on_current_gpu.end(), i) !=
-                      plan.kept_on_current_gpu.end();
+    const bool kept = plan.keeps_current_gpu(i);
     if (!kept && plan.profiles[i].fb_used_mib.peak <= plan.capacity_mib) packable.push_back(i);
   }
   plan.collision_limit_samples = CollisionLimit(telemetry.samples, options.max_collision_share);
@@ -91,7 +89,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
 
   PlanTotals& t = plan.totals;
   t.gpus_before = telemetry.pods.size();
-  const std::size_t own = plan.too_big.size() + plan.kept_on_current_gpu.size();  // one GPU each
+  const std::size_t own = plan.too_big.size() + plan.cpu_starvation.size();  // one GPU each
   t.gpus_after = plan.replay.gpus.size() + own;
   t.gpus_lower_bound = t.lower_bound.gpus() + own;
   t.gpus_first_fit_decreasing = colocation.first_fit_decreasing_gpus + own;
@@ -106,7 +104,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     duty_after += g.mean_util_pct * static_cast<double>(telemetry.samples);
   }
   double too_big_usd_per_hour = 0;
-  for (std::size_t p : plan.kept_on_current_gpu) {
+  for (std::size_t p : plan.kept_on_current_gpu()) {
     too_big_usd_per_hour += current->on_demand_per_gpu_hour.value;
     t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated;
     duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples);
@@ -130,9 +128,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     std::vector<MigWorkload> workloads;
     std::vector<std::size_t> pod_of;  // workload -> pod
     for (std::size_t i = 0; i < plan.profiles.size(); ++i) {
-      if (std::find(plan.kept_on_current_gpu.begin(), plan.kept_on_current_gpu.end(), i) !=
-          plan.kept_on_current_gpu.end())
-        continue;
+      if (plan.keeps_current_gpu(i)) continue;
       const PodProfile& p = plan.profiles[i];
       workloads.push_back(
           {p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + options.headroom)))}, 0});
@@ -149,7 +145,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     }
     plan.mig_usd_per_month =
         (static_cast<double>(mig->gpus + static_cast<int>(mig->too_big.size())) * target->on_demand_per_gpu_hour.value +
-         static_cast<double>(plan.kept_on_current_gpu.size()) * current->on_demand_per_gpu_hour.value) *
+         static_cast<double>(plan.cpu_starvation.size()) * current->on_demand_per_gpu_hour.value) *
         kHoursPerMonth;
     plan.mig = std::move(*mig);
   }

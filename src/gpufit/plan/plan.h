@@ -14,6 +14,7 @@
 //  * mean duty cycle per GPU = mean over GPUs and window samples of min(100, summed duty).
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,7 +74,6 @@ struct Plan {
   std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
   bool container_data = false;                       // a GPU pod has container CPU: starvation was judged
   std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
-  std::vector<std::size_t> kept_on_current_gpu;      // the starved pods: each keeps one current GPU
   Replay replay;                                     // one entry per co-location group
   PlanTotals totals;
   std::vector<std::string> skipped;          // pods left out of the telemetry, with reasons
@@ -86,6 +86,17 @@ struct Plan {
   std::optional<MigPlan> mig;
   double mig_usd_per_month = 0;
   int mig_pods_exceeding = 0;
+
+  // The starved pods (indices into pod_names): each keeps one current GPU, alone.
+  std::vector<std::size_t> kept_on_current_gpu() const {
+    std::vector<std::size_t> pods;
+    for (const CpuStarvation& s : cpu_starvation) pods.push_back(s.pod);
+    return pods;
+  }
+  bool keeps_current_gpu(std::size_t pod) const {
+    return std::any_of(cpu_starvation.begin(), cpu_starvation.end(),
+                       [&](const CpuStarvation& s) { return s.pod == pod; });
+  }
 };
 
 // Errors: kNotFound for an unknown GPU id; kInvalidArgument for options out of range

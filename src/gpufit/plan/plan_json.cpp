@@ -83,7 +83,7 @@ std::string PlanToJson(const Plan& plan) {
   }
   json too_big = json::array(), kept = json::array(), starvation = json::array();
   for (std::size_t p : plan.too_big) too_big.push_back(plan.pod_names[p]);
-  for (std::size_t p : plan.kept_on_current_gpu) kept.push_back(plan.pod_names[p]);
+  for (std::size_t p : plan.kept_on_current_gpu()) kept.push_back(plan.pod_names[p]);
   for (const CpuStarvation& s : plan.cpu_starvation) {
     starvation.push_back({{"pod", s.pod_name},
                           {"activity_metric", s.activity_metric},

@@ -120,7 +120,7 @@ std::string PlanToMarkdown(const Plan& plan) {
         "| MIG, one instance per pod ({}) | {} | {:.0f} | {} pods exceed their instance |\n",
         plan.target.id, plan.totals.gpus_after, plan.totals.usd_per_month_after, plan.replay.safe ? "safe" : "unsafe",
         plan.mig->optimal ? "optimal" : "time limit",
-        plan.mig->gpus + plan.mig->too_big.size() + plan.kept_on_current_gpu.size(), plan.mig_usd_per_month,
+        plan.mig->gpus + plan.mig->too_big.size() + plan.cpu_starvation.size(), plan.mig_usd_per_month,
         plan.mig_pods_exceeding);
     Out(s, "\nMIG layouts (mig-parted configs):");
     for (const auto& [name, profiles] : plan.mig->configs) {

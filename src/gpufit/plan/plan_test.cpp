@@ -84,7 +84,7 @@ TEST(BuildPlan, CpuStarvedPodKeepsItsCurrentGpuAlone) {
   ASSERT_EQ(plan->cpu_starvation.size(), 1u);
   EXPECT_EQ(plan->cpu_starvation[0].pod, 3u);
   EXPECT_NEAR(plan->cpu_starvation[0].recommended_cores, 6.0, 0.6);
-  EXPECT_EQ(plan->kept_on_current_gpu, std::vector<std::size_t>{3});
+  EXPECT_EQ(plan->kept_on_current_gpu(), std::vector<std::size_t>{3});
   EXPECT_FALSE(plan->group_of[3].has_value());
   EXPECT_EQ(std::count(plan->too_big.begin(), plan->too_big.end(), 3u), 0);
   EXPECT_EQ(plan->right_sizing[3].recommended_gpu, "h100-80gb");
@@ -109,7 +109,7 @@ TEST(BuildPlan, CpuStarvedPodKeepsItsCurrentGpuAlone) {
   t.containers.clear();
   const Result<Plan> blind = BuildPlan(t, GpuCatalog::Embedded(), o, "demo");
   ASSERT_TRUE(blind.has_value());
-  EXPECT_TRUE(blind->kept_on_current_gpu.empty());
+  EXPECT_TRUE(blind->kept_on_current_gpu().empty());
 }
 
 TEST(BuildPlan, BadOptionsNameTheOption) {
