@@ -81,6 +81,39 @@ Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed)
   return fresh;
 }
 
+Demand LocalBlockBootstrap(const Demand& demand, double block_s, int reach, std::uint64_t seed) {
+  assert(block_s > 0 && reach >= 0);
+  Rng rng(seed);
+  Demand copy{.trace = {.source = demand.trace.source + " (local block bootstrap)",
+                        .requests = {},
+                        .has_tokens = demand.trace.has_tokens,
+                        .origin_s = demand.trace.origin_s},
+              .times = {}};
+  const auto& requests = demand.trace.requests;
+  if (requests.empty()) return copy;
+  const auto blocks = static_cast<std::ptrdiff_t>(demand.trace.Duration() / block_s) + 1;
+  // first[j]: the first request of block j; first[blocks] = the end.
+  std::vector<std::size_t> first(static_cast<std::size_t>(blocks) + 1, requests.size());
+  for (std::size_t i = 0, j = 0; j + 1 < first.size(); ++j) {
+    first[j] = i;
+    const double end = static_cast<double>(j + 1) * block_s;
+    while (i < requests.size() && (j + 2 == first.size() || requests[i].arrival_s < end)) ++i;
+  }
+  for (std::ptrdiff_t j = 0; j < blocks; ++j) {
+    const std::ptrdiff_t lo = std::max<std::ptrdiff_t>(0, j - reach), hi = std::min(blocks - 1, j + reach);
+    const auto from = lo + static_cast<std::ptrdiff_t>(rng.Below(static_cast<std::uint64_t>(hi - lo + 1)));
+    const double shift = static_cast<double>(j - from) * block_s;
+    for (std::size_t i = first[static_cast<std::size_t>(from)]; i < first[static_cast<std::size_t>(from) + 1]; ++i) {
+      Request r = requests[i];
+      r.arrival_s += shift;
+      copy.trace.requests.push_back(r);
+      copy.times.service_s.push_back(demand.times.service_s[i]);
+      if (!demand.times.prefill_s.empty()) copy.times.prefill_s.push_back(demand.times.prefill_s[i]);
+    }
+  }
+  return copy;
+}
+
 double WindowMeanToPeak(const RateSeries& series, double window_s) {
   assert(window_s > 0);
   if (series.t_s.empty()) return 0;

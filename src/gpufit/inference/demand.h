@@ -30,6 +30,16 @@ std::vector<double> BootstrapSamples(const std::vector<double>& samples, std::si
 // window: a fresh hour "like this one" to test a schedule out of sample. Seeded.
 Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed);
 
+// Local block bootstrap of real arrivals (Paparoditis and Politis, "The local bootstrap
+// for periodogram statistics", J. Time Series Analysis 2002; here of blocks, as in their
+// local block bootstrap for non-stationary series): the trace cut into blocks of `block_s`
+// from 0; block j of the copy is block j + u of the trace, u drawn uniformly from
+// -reach..reach (clipped to the trace's blocks), its requests (tokens and times) kept as
+// they came and shifted by -u * block_s. Keeps the bursts within a block and the load's
+// profile at the scale of `reach` blocks, where a Poisson redraw at each window's mean
+// rate smooths the bursts away. Seeded. Preconditions: block_s > 0, reach >= 0.
+Demand LocalBlockBootstrap(const Demand& demand, double block_s, int reach, std::uint64_t seed);
+
 // Mean over the windows of `window_s` of the request rate, divided by the highest window
 // mean (the burstiness figure of a trace; 1 for a constant rate). Windows tile
 // [0, end of the last sample); missing samples count as no requests.

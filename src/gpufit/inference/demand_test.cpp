@@ -6,6 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "gpufit/core/test_support.h"
 #include "gpufit/ingest/gentd26_serving_reader.h"
@@ -97,6 +99,58 @@ TEST(DemandTest, Median) {
   EXPECT_EQ(Median({}), 0);
   EXPECT_EQ(Median({3, 1, 2}), 2);
   EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);
+}
+
+// Blocks of 10 s: block 0 holds a burst at 1, 1.5, 2 s (service 5 s each), block 1 one
+// request at 15 s (7 s), block 2 none, block 3 one at 31 s (9 s).
+Demand FourBlocks() {
+  Demand d;
+  for (const auto& [t, s] : std::vector<std::pair<double, double>>{{1, 5}, {1.5, 5}, {2, 5}, {15, 7}, {31, 9}}) {
+    d.trace.requests.push_back({.arrival_s = t, .input_tokens = 0, .output_tokens = 0});
+    d.times.service_s.push_back(s);
+  }
+  return d;
+}
+
+TEST(DemandTest, LocalBlockBootstrapWithNoReachIsTheTrace) {
+  const Demand d = FourBlocks();
+  const Demand copy = LocalBlockBootstrap(d, 10, 0, 7);
+  ASSERT_EQ(copy.trace.requests.size(), d.trace.requests.size());
+  for (std::size_t i = 0; i < d.trace.requests.size(); ++i) {
+    EXPECT_EQ(copy.trace.requests[i].arrival_s, d.trace.requests[i].arrival_s);
+    EXPECT_EQ(copy.times.service_s[i], d.times.service_s[i]);
+  }
+}
+
+TEST(DemandTest, LocalBlockBootstrapMovesWholeBlocksByAtMostTheReach) {
+  const Demand d = FourBlocks();
+  // Each block of the original, as (offset in the block, service) pairs.
+  const std::vector<std::vector<std::pair<double, double>>> blocks = {
+      {{1, 5}, {1.5, 5}, {2, 5}}, {{5, 7}}, {}, {{1, 9}}};
+  std::set<std::size_t> sources_seen;
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    const Demand copy = LocalBlockBootstrap(d, 10, 1, seed);
+    ASSERT_TRUE(std::is_sorted(copy.trace.requests.begin(), copy.trace.requests.end(),
+                               [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; }));
+    // Block j of the copy is one whole block j-1, j or j+1 of the trace, at the same offsets.
+    for (std::size_t j = 0; j < blocks.size(); ++j) {
+      std::vector<std::pair<double, double>> got;
+      for (std::size_t i = 0; i < copy.trace.requests.size(); ++i) {
+        const double t = copy.trace.requests[i].arrival_s;
+        if (t >= 10.0 * static_cast<double>(j) && t < 10.0 * static_cast<double>(j + 1))
+          got.emplace_back(t - 10.0 * static_cast<double>(j), copy.times.service_s[i]);
+      }
+      bool matched = false;
+      for (std::size_t from = j > 0 ? j - 1 : 0; from <= std::min(j + 1, blocks.size() - 1); ++from) {
+        if (got == blocks[from]) {
+          matched = true;
+          sources_seen.insert(from * 10 + j);
+        }
+      }
+      EXPECT_TRUE(matched) << "seed " << seed << " block " << j;
+    }
+  }
+  EXPECT_GE(sources_seen.size(), 8u);  // blocks really move (10 source/position pairs exist)
 }
 
 }  // namespace

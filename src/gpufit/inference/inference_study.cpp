@@ -126,7 +126,9 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
         spec.slo.metric == SloMetric::kTtft ? "prefill" : "service time", spec.slo.seconds, 100 * reachable,
         100 * spec.slo.target);
   }
-  p.holdout = ResampleDemand(p.demand, spec.window_s, spec.seed + 1);
+  // Blocks of a quarter window, each from at most one block away: bursts kept as they came,
+  // the load moved by up to a quarter of a decision window.
+  p.holdout = LocalBlockBootstrap(p.demand, spec.window_s / 4, 1, spec.seed + 1);
   p.window_mean_to_peak = WindowMeanToPeak(p.demand.trace, spec.window_s);
   return p;
 }
@@ -199,7 +201,7 @@ InferenceStudy RunInferenceStudy(PreparedService service) {
   ReplicaPolicyInput fresh = in;
   fresh.demand = &study.service.holdout;
   study.gpufit_holdout = g;
-  study.gpufit_holdout.policy = "gpufit on a fresh draw";
+  study.gpufit_holdout.policy = "gpufit, block bootstrap";
   study.gpufit_holdout.replay = ReplayRequests(fresh.demand->trace, fresh.demand->times.service_s,
                                                fresh.demand->times.prefill_s, g.schedule, ReplayOptionsFor(fresh));
   return study;

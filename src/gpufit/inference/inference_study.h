@@ -1,6 +1,10 @@
 // One inference service end to end: its demand (trace, service and cold-start times) and
-// every replica policy replayed on it, plus gpufit's schedule replayed on a fresh draw of
-// the same per-window rates (an out-of-sample check: the schedule was chosen on the trace).
+// every replica policy replayed on it, plus gpufit's schedule replayed on a local block
+// bootstrap of the trace (demand.h: blocks of a quarter decision window of real arrivals,
+// each from at most one block away; an out-of-sample check that keeps the trace's bursts,
+// where a Poisson redraw at each window's mean rate smooths them away, and moves the load by
+// up to a quarter window, as a later day moves it). For traces of several days,
+// walk_forward.h replays later real days instead.
 #pragma once
 
 #include <optional>
@@ -16,7 +20,7 @@ struct PreparedService {
   InferenceServiceSpec spec;
   GpuModel gpu;
   Demand demand;
-  Demand holdout;  // ResampleDemand(demand, window_s, seed + 1)
+  Demand holdout;  // LocalBlockBootstrap(demand, window_s / 4, 1, seed + 1)
   int concurrency = 1;
   double cold_start_s = 0;
   std::optional<LlmServiceModel> llm;
@@ -41,8 +45,8 @@ struct InferenceStudy {
   // clairvoyant, static peak, hpa-like at the spec's target, hpa-like at the highest target
   // (in steps of 0.05) that meets the SLO, gpufit.
   std::vector<PolicyOutcome> policies;
-  PolicyOutcome gpufit_holdout;                              // gpufit's schedule replayed on service.holdout
-  double tuned_utilization = 0;                              // the tuned HPA's target (0 when none meets the SLO)
+  PolicyOutcome gpufit_holdout;  // gpufit's schedule replayed on service.holdout ("gpufit, block bootstrap")
+  double tuned_utilization = 0;  // the tuned HPA's target (0 when none meets the SLO)
   const PolicyOutcome& Policy(std::string_view name) const;  // precondition: present
   ReplicaPolicyInput Input() const;
 };
