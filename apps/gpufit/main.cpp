@@ -16,6 +16,7 @@
 
 #include "cli_common.h"
 #include "gpufit/analyze/profile.h"
+#include "gpufit/backtest/backtest.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/ingest/gentd26_serving_reader.h"
@@ -101,6 +102,18 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
   cmd->add_option("--max-collision-share", f.options.max_collision_share,
                   "share of samples a shared GPU's summed duty cycle may exceed 100%");
   cmd->add_option("--reserve-mib", f.reserve_mib, "GPU memory kept free on every shared GPU, MiB");
+  cmd->add_option("--memory-risk", f.options.memory_risk,
+                  "share of the pooled peak surprises the learned memory margin may leave uncovered, in [0, 1) "
+                  "(0: the largest; higher: fewer GPUs, more overflow on later data)")
+      ->capture_default_str();
+  cmd->add_option("--min-window-hours", f.options.min_window_hours,
+                  "right-sizing never shrinks memory on telemetry shorter than this, hours")
+      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--envelope", [&f](const std::string& v) { f.options.robust = v == "robust"; },
+         "robust (default: learned memory margin, collisions as if always active) or in-sample (the fitted "
+         "data alone)")
+      ->check(CLI::IsMember({"robust", "in-sample"}));
   cmd->add_option("--seed", f.options.seed, "seed of the packing search");
   cmd->add_option("--search-budget", f.options.search_budget,
                   "packing search effort per thread, in sample evaluations (0 = first-fit decreasing only)");
@@ -204,6 +217,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     inference_manifests = std::move(i->manifests);
   }
   std::optional<Plan> plan;
+  std::optional<Backtest> backtest;
+  std::string backtest_note;
   if (telemetry && f.options.current_gpu.empty() && !telemetry->gpu_model_name.empty()) {
     // dcgm-exporter names the GPU model (modelName): the catalog's names are NVIDIA's.
     for (const GpuModel& m : catalog->models())
@@ -228,6 +243,14 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!p) return Fail(p.error());
     plan = std::move(*p);
+    // Every plan from telemetry is also checked on data it was not fitted to.
+    if (WalkForwardSplits(*telemetry).empty()) {
+      backtest_note = "Backtest: none, the telemetry is too short to hold a part out.";
+    } else {
+      Result<Backtest> b = RunBacktest(*telemetry, *catalog, f.options);
+      if (!b) return Fail(b.error());
+      backtest = std::move(*b);
+    }
   }
   std::optional<AncillaryPlan> ancillary;
   if (plan) {
@@ -270,6 +293,15 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   if (!plan && sections.size() == 1) return Emit(f.output, "plan", sections[0].second.first, sections[0].second.second);
   std::string json = plan ? PlanToJson(*plan) : "{}", md = plan ? PlanToMarkdown(*plan) : "";
   nlohmann::json merged = nlohmann::json::parse(json);
+  if (backtest) {
+    merged["backtest"] = nlohmann::json::parse(BacktestToJson(*backtest));
+    // The guarantee leads the summary; the table follows the plan.
+    const std::size_t totals = md.find("## Totals");
+    if (totals != std::string::npos) md.insert(totals, "**" + backtest->Guarantee() + "**\n\n");
+    md += BacktestToMarkdown(*backtest);
+  } else if (!backtest_note.empty()) {
+    md += "\n" + backtest_note + "\n";
+  }
   for (const auto& [key, section] : sections) {
     merged[key] = nlohmann::json::parse(section.first);
     md += (md.empty() ? "" : "\n") + section.second;
@@ -298,7 +330,7 @@ int RunReplay(cli::TelemetrySource& source, const std::string& plan_path, const 
   for (std::size_t i = 0; i < tel->pods.size(); ++i) index[tel->pods[i].pod] = i;
   std::vector<std::vector<std::size_t>> groups;
   std::vector<int> placed(tel->pods.size(), 0);
-  double capacity = 0, share = 0;
+  double capacity = 0, share = 0, margin = 0;
   // The limits come from the catalog and the plan's options, never from its derived fields,
   // and every pod of the telemetry must be placed exactly once: a plan cannot vouch for itself.
   try {
@@ -316,6 +348,12 @@ int RunReplay(cli::TelemetrySource& source, const std::string& plan_path, const 
     if (plan.contains("capacity_mib") && plan["capacity_mib"].get<double>() != capacity)
       return Fail(InvalidArgument("{}: capacity_mib {} is not {}'s {} MiB minus reserve_mib {}", plan_path,
                                   plan["capacity_mib"].get<double>(), target->id, target->memory.value, reserve));
+    if (plan.contains("memory_envelope")) {
+      margin = plan["memory_envelope"].at("margin_mib").get<double>();
+      if (!(margin >= 0 && margin < capacity))
+        return Fail(InvalidArgument("{}: memory_envelope.margin_mib must be in [0, {}), got {}", plan_path, capacity,
+                                    margin));
+    }
     share = options.at("max_collision_share").get<double>();
     if (!(share >= 0 && share <= 1))
       return Fail(InvalidArgument("{}: options.max_collision_share must be in [0, 1], got {}", plan_path, share));
@@ -339,9 +377,9 @@ int RunReplay(cli::TelemetrySource& source, const std::string& plan_path, const 
       const Result<std::size_t> pod = find(name, "too_big_for_target");
       if (!pod) return Fail(pod.error());
       const auto& fb = tel->pods[*pod].fb_used_mib;
-      if (*std::max_element(fb.begin(), fb.end()) <= capacity)
+      if (*std::max_element(fb.begin(), fb.end()) <= capacity - margin)
         return Fail(InvalidArgument("{}: too_big_for_target: pod '{}' fits in {} MiB", plan_path,
-                                    name.get<std::string>(), capacity));
+                                    name.get<std::string>(), capacity - margin));
     }
     // CPU-starved pods keep their own current GPU: alone, nothing to replay.
     for (const auto& name : plan.value("kept_on_current_gpu", nlohmann::json::array())) {
@@ -365,6 +403,29 @@ int RunReplay(cli::TelemetrySource& source, const std::string& plan_path, const 
       telemetry_path, r.gpus.size(), r.memory_overflows, 100 * r.max_collision_share, r.safe ? "safe" : "UNSAFE");
   const int rc = Emit(output, "replay", j.dump(2) + "\n", md);
   return rc != 0 ? rc : (r.safe ? 0 : 3);
+}
+
+// gpufit backtest: the walk-forward backtest of the plan and the GPUs-vs-overflow trade-off.
+int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
+  const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
+  if (!catalog) return Fail(catalog.error());
+  if (f.options.target_gpu.empty()) return Fail(InvalidArgument("backtest: --gpu is required"));
+  for (double r : risks)
+    if (!(r >= 0 && r < 1)) return Fail(InvalidArgument("--risks: each must be in [0, 1), got {}", r));
+  const Result<Telemetry> tel = cli::LoadTelemetry(f.telemetry, cli::NowSeconds());
+  if (!tel) return Fail(tel.error());
+  f.options.reserve = MiB{f.reserve_mib};
+  const std::vector<WalkForwardSplit> splits = EverySplit(*tel);
+  const Result<Backtest> b = RunBacktest(*tel, *catalog, f.options, splits);
+  if (!b) return Fail(b.error());
+  const Result<std::vector<TradeoffRow>> curve = RunTradeoff(*tel, *catalog, f.options, risks, splits);
+  if (!curve) return Fail(curve.error());
+  const std::string md = fmt::format("# gpufit backtest\n\nTelemetry: {} ({} pods, {:.1f} h), {} on {}.\n{}",
+                                     f.telemetry.name, tel->pods.size(), tel->window_hours(),
+                                     f.options.robust ? "robust envelope" : "in-sample rule", f.options.target_gpu,
+                                     BacktestToMarkdown(*b, &*curve));
+  const int rc = Emit(f.output, "backtest", BacktestToJson(*b, &*curve), md);
+  return rc != 0 ? rc : (b->safe() ? 0 : 3);
 }
 
 }  // namespace
@@ -402,6 +463,16 @@ int main(int argc, char** argv) {
   demo->add_option("--pods", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000));
   demo->add_option("--demo-seed", synthetic.seed, "seed of the synthetic cluster");
 
+  PlanFlags backtest_flags;
+  std::vector<double> backtest_risks{0, 0.01, 0.05, 0.1, 0.25};
+  CLI::App* backtest = app.add_subcommand(
+      "backtest", "plan on earlier telemetry, replay later telemetry (walk-forward); exit 3 if the plan did not hold");
+  cli::AddTelemetrySourceOptions(backtest, backtest_flags.telemetry);
+  AddPlanOptions(backtest, backtest_flags, false);
+  backtest->add_option("--risks", backtest_risks, "memory risks of the trade-off curve (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+
   int rc = 0;
   cli::AddSimulateCommand(app, rc);
   cli::AddMigCommand(app, rc);
@@ -413,8 +484,8 @@ int main(int argc, char** argv) {
     const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
     if (known.empty()) {
       std::fprintf(stderr,
-                   "gpufit: error: unknown command '%s' (commands: analyze, plan, replay, simulate, mig, training, "
-                   "inference, demo)\n",
+                   "gpufit: error: unknown command '%s' (commands: analyze, plan, backtest, replay, simulate, mig, "
+                   "training, inference, demo)\n",
                    argv[1]);
       return 2;
     }
@@ -450,6 +521,10 @@ int main(int argc, char** argv) {
     rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry.name) : Fail(tel.error());
   });
   replay->callback([&] { rc = RunReplay(replay_telemetry, replay_plan, replay_catalog, replay_out); });
+  backtest->callback([&] {
+    rc = backtest_flags.telemetry.given() ? RunBacktestCommand(backtest_flags, backtest_risks)
+                                          : Fail(InvalidArgument("backtest: give --telemetry or --prometheus"));
+  });
   demo->callback([&] {
     const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
     rc = RunPlan(demo_flags, &tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));

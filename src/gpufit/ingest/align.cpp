@@ -52,8 +52,9 @@ std::pair<std::size_t, std::size_t> KnownRange(const std::vector<float>& slots) 
 }
 
 // Fills unknown slots inside [first, last] with the max of the nearest known neighbours,
-// zeroes the rest; returns how many slots were filled.
-std::size_t FillLife(std::vector<float>& slots, std::size_t first, std::size_t last) {
+// zeroes the rest; returns how many slots were filled (and their indices in `filled_at`).
+std::size_t FillLife(std::vector<float>& slots, std::size_t first, std::size_t last,
+                     std::vector<std::uint32_t>* filled_at = nullptr) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> next_known(slots.size(), nan);
   float next = nan;
@@ -71,6 +72,7 @@ std::size_t FillLife(std::vector<float>& slots, std::size_t first, std::size_t l
       const float b = std::isnan(next_known[k]) ? prev : next_known[k];
       slots[k] = std::max(a, b);
       ++filled;
+      if (filled_at != nullptr) filled_at->push_back(static_cast<std::uint32_t>(k));
     } else {
       prev = slots[k];
     }
@@ -131,7 +133,7 @@ Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source
     const auto [uf, ul] = KnownRange(p.gpu_util_pct);
     p.first = std::min(mf, uf);
     p.last = std::max(ml, ul);
-    p.filled_samples = std::max(FillLife(p.fb_used_mib, p.first, p.last), FillLife(p.gpu_util_pct, p.first, p.last));
+    p.filled_samples = std::max(FillLife(p.fb_used_mib, p.first, p.last, &p.fb_gaps), FillLife(p.gpu_util_pct, p.first, p.last));
     tel.pods.push_back(std::move(p));
   }
   if (tel.pods.empty())

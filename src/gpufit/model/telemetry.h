@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,7 @@ struct PodSeries {
   std::size_t first = 0;           // first grid sample of the pod's life
   std::size_t last = 0;            // last grid sample of the pod's life (inclusive)
   std::size_t filled_samples = 0;  // samples inside the life that had no raw value (gaps)
+  std::vector<std::uint32_t> fb_gaps{};  // grid samples of fb_used_mib that were gaps, ascending
 
   std::size_t running_samples() const { return last - first + 1; }
 };

@@ -7,6 +7,9 @@
 #include <numeric>
 #include <random>
 #include <thread>
+#include <unordered_map>
+
+#include "gpufit/optimize/memory_envelope.h"
 
 namespace gpufit {
 namespace {
@@ -22,11 +25,15 @@ struct Instance {
   std::vector<double> peak_mib, mean_mib;
   std::vector<double> min_running_mib;  // smallest memory inside the pod's life
   std::vector<std::size_t> peak_at;
+  // Collisions if always active (memory_envelope.h): per pod, its active duty; empty when off.
+  std::vector<ActiveDuty> active_duty;
+  double max_collision_p = 1;
 };
 
 // The sum series of the pods on one GPU and its penalty:
 //   penalty = overflowing samples (each weighted 1 + overflow / capacity)
-//           + max(0, collision samples - collision limit).
+//           + max(0, collision samples - collision limit)
+//           + samples x max(0, P(collision if always active) - its limit).
 // Zero penalty is exactly the co-location rule of colocate.h.
 struct Gpu {
   std::vector<std::size_t> pods;
@@ -34,7 +41,8 @@ struct Gpu {
   double overflow = 0;
   std::int64_t collisions = 0;
   double peak_mib = 0;
-  std::size_t peak_at = 0;  // a sample where mem == peak_mib
+  std::size_t peak_at = 0;     // a sample where mem == peak_mib
+  double collision_p = 0;      // P(collision if always active), 0 when that rule is off
 };
 
 // inv_cap = 1 / cap: a multiplication instead of a division in the innermost loops.
@@ -46,9 +54,42 @@ class Packer {
   static constexpr std::int64_t kIterationOverhead = 1000;
   Packer(const Instance& in, std::uint64_t seed) : in_(in), rng_(seed) {}
 
-  double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions); }
-  double Penalty(double overflow, std::int64_t collisions) const {
-    return overflow + static_cast<double>(std::max<std::int64_t>(0, collisions - in_.collision_limit));
+  double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions, g.collision_p); }
+  double Penalty(double overflow, std::int64_t collisions, double collision_p) const {
+    return overflow + static_cast<double>(std::max<std::int64_t>(0, collisions - in_.collision_limit)) +
+           static_cast<double>(in_.samples) * std::max(0.0, collision_p - in_.max_collision_p);
+  }
+
+  // P(collision if always active) of a set of pods (any order); memoized, since the search
+  // asks for the same small groups again and again.
+  double CollisionP(std::vector<std::size_t> pods) {
+    if (in_.active_duty.empty() || pods.size() < 2) return 0;
+    std::sort(pods.begin(), pods.end());
+    std::uint64_t key = 1469598103934665603ull;  // FNV-1a over the sorted ids
+    for (std::size_t p : pods) key = (key ^ static_cast<std::uint64_t>(p)) * 1099511628211ull;
+    auto [it, fresh] = collision_p_.try_emplace(key);
+    if (fresh || it->second.first != pods) {
+      std::vector<const ActiveDuty*> duty;
+      for (std::size_t p : pods) duty.push_back(&in_.active_duty[p]);
+      it->second = {pods, CollisionProbabilityIfActive(duty)};
+    }
+    return it->second.second;
+  }
+  double CollisionPWith(const Gpu& g, std::size_t p, double sign) {
+    if (in_.active_duty.empty()) return 0;
+    std::vector<std::size_t> pods = g.pods;
+    if (sign > 0) {
+      pods.push_back(p);
+    } else {
+      pods.erase(std::find(pods.begin(), pods.end(), p));
+    }
+    return CollisionP(std::move(pods));
+  }
+  double CollisionPSwapped(const Gpu& g, std::size_t out, std::size_t in) {
+    if (in_.active_duty.empty()) return 0;
+    std::vector<std::size_t> pods = g.pods;
+    *std::find(pods.begin(), pods.end(), out) = in;
+    return CollisionP(std::move(pods));
   }
 
   // Recomputes a GPU's series from its pods, summing in ascending pod order (as replay does).
@@ -67,6 +108,7 @@ class Packer {
     g.collisions = 0;
     g.peak_mib = 0;
     g.peak_at = 0;
+    g.collision_p = CollisionP(g.pods);
     for (std::size_t t = 0; t < in_.samples; ++t) {
       g.overflow += OverflowAt(g.mem[t], in_.capacity_mib, 1.0 / in_.capacity_mib);
       g.collisions += g.util[t] > 100.0;
@@ -94,7 +136,7 @@ class Packer {
         d_over += OverflowAt(gm[t] + sign * m[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1);
-    return Penalty(g.overflow + d_over, g.collisions + d_coll) - Penalty(g);
+    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPWith(g, p, sign)) - Penalty(g);
   }
 
   // Penalty change of GPU g if pod `out` leaves it and pod `in` joins it.
@@ -119,7 +161,7 @@ class Packer {
       d_over += OverflowAt(gm[t] - mo[t] + mi[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(hi - lo + 1);
-    return Penalty(g.overflow + d_over, g.collisions + d_coll) - Penalty(g);
+    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in)) - Penalty(g);
   }
 
   // Exact rule check of pod p joining a feasible GPU g, with cheap rejections first.
@@ -288,6 +330,7 @@ class Packer {
   std::vector<Gpu> gpus_;
   std::int64_t evaluations_ = 0;
   std::size_t first_fit_decreasing_gpus_ = 0;
+  std::unordered_map<std::uint64_t, std::pair<std::vector<std::size_t>, double>> collision_p_;
 };
 
 constexpr std::int64_t kAttemptUnit = 100'000'000;
@@ -331,10 +374,11 @@ std::int64_t CollisionLimit(std::size_t samples, double max_collision_share) {
 
 Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) {
   assert(options.max_collision_share >= 0 && options.max_collision_share <= 1);
-  assert(options.gpu_memory > options.reserve && options.reserve.value >= 0);
+  assert(options.gpu_memory > options.reserve && options.reserve.value >= 0 && options.memory_margin_mib >= 0);
   Instance in;
   in.samples = telemetry.samples;
-  in.capacity_mib = static_cast<double>((options.gpu_memory - options.reserve).value);
+  in.capacity_mib = static_cast<double>((options.gpu_memory - options.reserve).value) - options.memory_margin_mib;
+  in.max_collision_p = options.max_collision_share;
   in.collision_limit = CollisionLimit(telemetry.samples, options.max_collision_share);
   Colocation out;
   out.collision_limit_samples = in.collision_limit;
@@ -355,6 +399,7 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
                                                    p.fb_used_mib.begin() + static_cast<std::ptrdiff_t>(p.last) + 1));
     in.mean_mib.push_back(std::accumulate(p.fb_used_mib.begin(), p.fb_used_mib.end(), 0.0) /
                           static_cast<double>(std::max<std::size_t>(1, p.fb_used_mib.size())));
+    if (options.collisions_if_active) in.active_duty.push_back(ActiveDutyOf(p));
     if (excluded[i]) continue;
     if (in.peak_mib.back() > in.capacity_mib) {
       out.too_big.push_back(i);

@@ -5,6 +5,10 @@
 //  * compute: sum over its pods of gpu_util_pct[t] > 100 at no more than
 //    floor(max_collision_share * samples) samples (a "collision": the pods' duty cycles
 //    would have had to wait for each other). The share is of the whole replay window.
+// and, for plans meant to hold on later data (optimize/memory_envelope.h):
+//  * memory margin: the sums above stay under gpu_memory - reserve - memory_margin;
+//  * collisions if always active: P(sum of the pods' active duty cycles > 100%) <=
+//    max_collision_share, pods independent (when collisions_if_active).
 // Pods whose busy hours do not overlap (day vs night), or that are mostly idle, thereby
 // share a GPU: time-multiplexed and memory-based sharing.
 //
@@ -30,6 +34,8 @@ namespace gpufit {
 struct ColocateOptions {
   MiB gpu_memory;                     // the target GPU model's memory
   MiB reserve{0};                     // kept free on every GPU (driver, fragmentation)
+  double memory_margin_mib = 0;       // also kept free: room for peaks not seen yet (>= 0)
+  bool collisions_if_active = false;  // also bound collisions as if every pod were always active
   double max_collision_share = 0.01;  // in [0, 1]
   std::uint64_t seed = 1;
   // Local-search effort in sample evaluations (one pod at one sample against one GPU).
@@ -47,14 +53,15 @@ struct Colocation {
   // Pod indices (into Telemetry::pods) sharing each GPU; each group sorted, groups ordered
   // by their first pod.
   std::vector<std::vector<std::size_t>> groups;
-  // Pods whose own peak memory exceeds gpu_memory - reserve: they cannot use the target.
+  // Pods whose own peak memory exceeds gpu_memory - reserve - memory_margin: they cannot use
+  // the target.
   std::vector<std::size_t> too_big;
   std::size_t first_fit_decreasing_gpus = 0;  // groups the baseline needed
   std::int64_t collision_limit_samples = 0;   // floor(max_collision_share * samples)
   std::int64_t evaluations = 0;               // sample evaluations spent by the search
 };
 
-// Precondition: options.max_collision_share in [0, 1], gpu_memory > reserve >= 0.
+// Precondition: options.max_collision_share in [0, 1], gpu_memory > reserve + memory_margin, reserve >= 0.
 Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options);
 
 // The collision limit for a replay of `samples` samples.

@@ -2,17 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
 namespace gpufit {
 
-RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog, double headroom) {
-  assert(headroom >= 0);
+RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog, double headroom,
+                      double margin_mib) {
+  assert(headroom >= 0 && margin_mib >= 0);
   RightSizing out;
   out.current_gpu = current.id;
   // The epsilon keeps 20000 x 1.1 (22000.000000000004 in binary) at 22000.
-  out.required = MiB{static_cast<std::int64_t>(std::ceil(profile.fb_used_mib.peak * (1.0 + headroom) - 1e-6))};
+  const double peak = profile.fb_used_mib.peak;
+  out.required = MiB{static_cast<std::int64_t>(std::ceil(std::max(peak * (1.0 + headroom), peak + margin_mib) - 1e-6))};
   out.usd_per_month_current = current.on_demand_per_gpu_hour.value * kHoursPerMonth;
   out.usd_per_month_recommended = out.usd_per_month_current;
   const GpuModel* pick = nullptr;
@@ -22,8 +25,10 @@ RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const 
       break;
     }
   }
-  const std::string need = fmt::format("peak {:.0f} MiB x {:.2f} headroom = {} MiB", profile.fb_used_mib.peak,
-                                       1.0 + headroom, out.required.value);
+  const std::string need =
+      peak * headroom >= margin_mib
+          ? fmt::format("peak {:.0f} MiB x {:.2f} headroom = {} MiB", peak, 1.0 + headroom, out.required.value)
+          : fmt::format("peak {:.0f} MiB + {:.0f} MiB learned margin = {} MiB", peak, margin_mib, out.required.value);
   if (pick == nullptr) {
     out.reason = fmt::format("{}; no catalog GPU has that much memory: keep {}", need, current.id);
     return out;
@@ -42,6 +47,33 @@ RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const 
     out.reason += fmt::format("; p95 duty cycle {:.0f}% on a slower GPU may raise latency", profile.gpu_util_pct.p95);
   }
   return out;
+}
+
+bool GapNearPeak(const PodSeries& pod, double step_s) {
+  if (pod.fb_gaps.empty() || pod.fb_used_mib.empty()) return false;
+  const auto peak = static_cast<double>(std::max_element(pod.fb_used_mib.begin(), pod.fb_used_mib.end()) -
+                                        pod.fb_used_mib.begin());
+  const double reach = std::max(1.0, std::ceil(600.0 / step_s));
+  return std::any_of(pod.fb_gaps.begin(), pod.fb_gaps.end(),
+                     [&](std::uint32_t k) { return std::abs(static_cast<double>(k) - peak) <= reach; });
+}
+
+void HoldShrink(RightSizing& r, const GpuModel& current, const GpuCatalog& catalog, const ShrinkEvidence& evidence) {
+  if (!r.recommended_gpu || *r.recommended_gpu == current.id) return;
+  const Result<GpuModel> pick = catalog.Find(*r.recommended_gpu);
+  if (!pick || pick->memory >= current.memory) return;
+  std::string why;
+  if (evidence.window_hours < evidence.min_window_hours) {
+    why = fmt::format("the telemetry covers {:.1f} h, less than the {:g} h needed to shrink memory (--min-window-hours)",
+                      evidence.window_hours, evidence.min_window_hours);
+  } else if (evidence.gap_near_peak) {
+    why = "memory samples are missing within 10 minutes of its peak (a larger value may have gone unseen)";
+  } else {
+    return;
+  }
+  r.reason = fmt::format("kept on {}: {} would fit ({} MiB) but {}", current.id, pick->id, r.required.value, why);
+  r.recommended_gpu = current.id;
+  r.usd_per_month_recommended = r.usd_per_month_current;
 }
 
 }  // namespace gpufit

@@ -1,5 +1,13 @@
 // Memory-based right-sizing: the cheapest catalog GPU whose memory holds the pod's
-// observed peak GPU memory times (1 + headroom).
+// observed peak GPU memory times (1 + headroom), and its peak plus the learned surprise
+// margin (optimize/memory_envelope.h: how far pods outgrew their past peak in the data),
+// whichever is larger.
+//
+// Shrinking memory needs evidence: HoldShrink keeps the current GPU (and says why) when the
+// recommendation has less memory than it and the window is shorter than min_window_hours
+// (default 24 h: one daily cycle, since load and memory follow the hour of day), or when a
+// memory sample is missing within 10 minutes of the peak (the gap was filled from its
+// neighbours, ingest/align.h: a larger value may have gone unseen).
 //
 // Cheapest = lowest on-demand USD per GPU-hour (catalog prices); ties go to less memory,
 // then to the catalog id. Memory is the only criterion: compute throughput is not
@@ -12,6 +20,7 @@
 
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/model/telemetry.h"
 
 namespace gpufit {
 
@@ -24,7 +33,20 @@ struct RightSizing {
   double usd_per_month_recommended = 0;        // equals current when nothing fits
 };
 
-// Precondition: headroom >= 0.
-RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog, double headroom);
+// Precondition: headroom >= 0, margin_mib >= 0.
+RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog, double headroom,
+                      double margin_mib = 0);
+
+struct ShrinkEvidence {
+  double window_hours = 0;
+  double min_window_hours = 24;
+  bool gap_near_peak = false;
+};
+
+// Whether a memory gap of `pod` lies within 10 minutes of its (first) memory peak.
+bool GapNearPeak(const PodSeries& pod, double step_s);
+
+// Keeps the current GPU when `r` would shrink memory on too little evidence (see above).
+void HoldShrink(RightSizing& r, const GpuModel& current, const GpuCatalog& catalog, const ShrinkEvidence& evidence);
 
 }  // namespace gpufit

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpufit/optimize/memory_envelope.h"
+
 namespace gpufit {
 namespace {
 
@@ -18,6 +20,10 @@ Result<void> Validate(const PlanOptions& o, const GpuModel& target) {
     return InvalidArgument("--reserve-mib {} leaves nothing of {}'s {} MiB", o.reserve.value, target.id,
                            target.memory.value);
   if (o.search_budget < 0) return InvalidArgument("--search-budget must be >= 0, got {}", o.search_budget);
+  if (!std::isfinite(o.memory_risk) || o.memory_risk < 0 || o.memory_risk >= 1)
+    return InvalidArgument("--memory-risk must be in [0, 1), got {}", o.memory_risk);
+  if (!std::isfinite(o.min_window_hours) || o.min_window_hours < 0)
+    return InvalidArgument("--min-window-hours must be >= 0, got {}", o.min_window_hours);
   return {};
 }
 
@@ -44,10 +50,27 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.profiles = ProfileAll(telemetry);
   plan.containers = ProfileContainers(telemetry);
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
-  for (const PodProfile& p : plan.profiles)
-    plan.right_sizing.push_back(RightSize(p, *current, catalog, options.headroom));
   plan.container_data = HasContainerCpu(telemetry);
   plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
+  if (options.robust) {
+    std::vector<std::size_t> pods;
+    for (std::size_t i = 0; i < telemetry.pods.size(); ++i)
+      if (!plan.keeps_current_gpu(i)) pods.push_back(i);
+    const std::vector<double> surprises = PooledPeakSurprises(telemetry, pods);
+    plan.memory_surprises = surprises.size();
+    plan.memory_margin_mib = SurpriseMargin(surprises, options.memory_risk);
+    // The margin never leaves less than a tenth of the GPU to pack into.
+    plan.memory_margin_mib = std::min(plan.memory_margin_mib, 0.9 * plan.capacity_mib);
+  }
+  plan.packing_capacity_mib = plan.capacity_mib - plan.memory_margin_mib;
+  for (std::size_t i = 0; i < plan.profiles.size(); ++i) {
+    RightSizing r = RightSize(plan.profiles[i], *current, catalog, options.headroom, plan.memory_margin_mib);
+    HoldShrink(r, *current, catalog,
+               {.window_hours = plan.window_hours,
+                .min_window_hours = options.min_window_hours,
+                .gap_near_peak = GapNearPeak(telemetry.pods[i], telemetry.step_s)});
+    plan.right_sizing.push_back(std::move(r));
+  }
   for (const CpuStarvation& s : plan.cpu_starvation) {
     RightSizing& r = plan.right_sizing[s.pod];
     r.recommended_gpu = current->id;
@@ -59,6 +82,8 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   ColocateOptions co;
   co.gpu_memory = target->memory;
   co.reserve = options.reserve;
+  co.memory_margin_mib = plan.memory_margin_mib;
+  co.collisions_if_active = options.robust;
   co.max_collision_share = options.max_collision_share;
   co.seed = options.seed;
   co.search_budget = options.search_budget;
@@ -68,16 +93,29 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   std::vector<std::size_t> packable;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
     const bool kept = plan.keeps_current_gpu(i);
-    if (!kept && plan.profiles[i].fb_used_mib.peak <= plan.capacity_mib) packable.push_back(i);
+    if (!kept && plan.profiles[i].fb_used_mib.peak <= plan.packing_capacity_mib) packable.push_back(i);
   }
   plan.collision_limit_samples = CollisionLimit(telemetry.samples, options.max_collision_share);
-  plan.totals.lower_bound = LowerBound(telemetry, packable, plan.capacity_mib, plan.collision_limit_samples);
+  plan.totals.lower_bound = LowerBound(telemetry, packable, plan.packing_capacity_mib, plan.collision_limit_samples);
   co.stop_at_gpus = plan.totals.lower_bound.gpus();
   const Colocation colocation = Colocate(telemetry, co);
   plan.collision_limit_samples = colocation.collision_limit_samples;
   plan.too_big = colocation.too_big;
   plan.search_evaluations = colocation.evaluations;
-  plan.replay = ReplayColocation(telemetry, colocation.groups, plan.capacity_mib, options.max_collision_share);
+  plan.replay = ReplayColocation(telemetry, colocation.groups, plan.packing_capacity_mib, options.max_collision_share);
+  if (options.robust) {
+    std::vector<ActiveDuty> duty;
+    for (const PodSeries& p : telemetry.pods) duty.push_back(ActiveDutyOf(p));
+    for (const std::vector<std::size_t>& g : colocation.groups) {
+      std::vector<const ActiveDuty*> members;
+      for (std::size_t p : g) members.push_back(&duty[p]);
+      const double p_if_active = CollisionProbabilityIfActive(members);
+      plan.collision_p_if_active.push_back(p_if_active);
+      if (p_if_active > options.max_collision_share + 1e-12)
+        return Internal("a group collides {:.4f} of the time if always active, above {}", p_if_active,
+                        options.max_collision_share);
+    }
+  }
   // The replay's share test is per sample count; the packer's is floor(share x samples).
   if (!plan.replay.safe)
     return Internal("replay found the co-location unsafe: {} memory overflows, max collision share {}",
@@ -130,8 +168,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     for (std::size_t i = 0; i < plan.profiles.size(); ++i) {
       if (plan.keeps_current_gpu(i)) continue;
       const PodProfile& p = plan.profiles[i];
-      workloads.push_back(
-          {p.pod, MiB{static_cast<std::int64_t>(std::ceil(p.fb_used_mib.peak * (1 + options.headroom)))}, 0});
+      workloads.push_back({p.pod, plan.right_sizing[i].required, 0});
       pod_of.push_back(i);
     }
     Result<MigPlan> mig = PlanMigLayouts(**mig_gpu, workloads);

@@ -39,6 +39,15 @@ struct PlanOptions {
   double headroom = 0.10;             // right-sizing: peak x (1 + headroom), in [0, 10]
   double max_collision_share = 0.01;  // in [0, 1]
   MiB reserve{0};                     // kept free on every co-located GPU, < target memory
+  // Envelopes that hold on later data (optimize/memory_envelope.h): a learned memory margin
+  // kept free on every shared GPU and added to right-sized pods, and collisions bounded as
+  // if every pod were always active. false: the in-sample rule alone (the fitted data).
+  bool robust = true;
+  // The share of pooled peak surprises the margin may leave uncovered, in [0, 1): 0 covers
+  // the largest surprise seen (the safe default); higher risks fewer GPUs.
+  double memory_risk = 0;
+  // Right-sizing never shrinks memory on a window shorter than this (hours, >= 0).
+  double min_window_hours = 24;
   std::uint64_t seed = 1;
   std::int64_t search_budget = ColocateOptions{}.search_budget;
   unsigned threads = ColocateOptions{}.threads;
@@ -65,7 +74,12 @@ struct Plan {
   double step_s = 0, window_hours = 0;
   PlanOptions options;
   GpuModel current, target;
-  double capacity_mib = 0;  // target memory - reserve
+  double capacity_mib = 0;  // target memory - reserve: the line a GPU's memory must never cross
+  // With options.robust: the learned margin (MiB), the pooled surprises it came from, and
+  // the capacity the packer filled to (capacity_mib - memory_margin_mib).
+  double memory_margin_mib = 0;
+  std::size_t memory_surprises = 0;
+  double packing_capacity_mib = 0;
   std::int64_t collision_limit_samples = 0;
   std::vector<std::string> pod_names;
   std::vector<PodProfile> profiles;                  // per pod, same order as pod_names
@@ -74,12 +88,13 @@ struct Plan {
   std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
   bool container_data = false;                       // a GPU pod has container CPU: starvation was judged
   std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
-  Replay replay;                                     // one entry per co-location group
+  Replay replay;                                     // one entry per co-location group, at packing_capacity_mib
+  std::vector<double> collision_p_if_active;         // per group, with options.robust (memory_envelope.h)
   PlanTotals totals;
   std::vector<std::string> skipped;          // pods left out of the telemetry, with reasons
   std::vector<ContainerProfile> containers;  // cAdvisor / kube-state-metrics, when the telemetry has them
   std::int64_t search_evaluations = 0;
-  // With options.mig_isolation: the MIG plan for the same pods (peak x (1 + headroom)) but
+  // With options.mig_isolation: the MIG plan for the same pods (their right-sizing need) but
   // the CPU-starved ones, its monthly cost (MIG GPUs plus one whole target GPU per pod too
   // big for any instance, plus one current GPU per starved pod) and the replay: pods whose
   // memory ever exceeds their instance's.

@@ -79,7 +79,9 @@ std::string PlanToJson(const Plan& plan) {
                       {"mean_gpu_util_pct", r.mean_util_pct},
                       {"memory_overflows", r.memory_overflows},
                       {"collision_samples", r.collisions},
-                      {"collision_share", r.collision_share}});
+                      {"collision_share", r.collision_share},
+                      {"collision_p_if_active",
+                       g < plan.collision_p_if_active.size() ? json(plan.collision_p_if_active[g]) : json(nullptr)}});
   }
   json too_big = json::array(), kept = json::array(), starvation = json::array();
   for (std::size_t p : plan.too_big) too_big.push_back(plan.pod_names[p]);
@@ -119,12 +121,20 @@ std::string PlanToJson(const Plan& plan) {
         {"headroom", plan.options.headroom},
         {"max_collision_share", plan.options.max_collision_share},
         {"reserve_mib", plan.options.reserve.value},
+        {"robust", plan.options.robust},
+        {"memory_risk", plan.options.memory_risk},
+        {"min_window_hours", plan.options.min_window_hours},
         {"seed", plan.options.seed},
         {"search_budget", plan.options.search_budget}}},
       {"containers", ToJson(plan.containers)},
       {"current_gpu", ToJson(plan.current)},
       {"target_gpu", ToJson(plan.target)},
       {"capacity_mib", plan.capacity_mib},
+      {"memory_envelope",
+       {{"margin_mib", plan.memory_margin_mib},
+        {"pooled_surprises", plan.memory_surprises},
+        {"packing_capacity_mib", plan.packing_capacity_mib},
+        {"collisions_if_active", plan.options.robust}}},
       {"collision_limit_samples", plan.collision_limit_samples},
       {"pods", pods},
       {"groups", groups},

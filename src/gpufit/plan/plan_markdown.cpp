@@ -65,8 +65,18 @@ std::string PlanToMarkdown(const Plan& plan) {
       "First-fit decreasing needs {}.\n",
       t.gpus_lower_bound, t.lower_bound.per_sample_l2, t.lower_bound.conflict_clique, t.gap_to_lower_bound(),
       t.gpus_first_fit_decreasing);
-  Out(s, "Replay: {} memory overflows, worst collision share {:.2f}% -> {}.\n\n", plan.replay.memory_overflows,
+  Out(s, "Replay: {} memory overflows, worst collision share {:.2f}% -> {}.\n", plan.replay.memory_overflows,
       100 * plan.replay.max_collision_share, plan.replay.safe ? "safe" : "UNSAFE");
+  if (plan.options.robust) {
+    Out(s,
+        "Envelope for later data: every shared GPU keeps {:.0f} MiB free for peaks not seen yet (the {} of {} "
+        "pooled peak surprises between the window's halves; --memory-risk {:g}), and each group collides on at most "
+        "{:.2f}% of samples even if all its pods were busy at once.\n\n",
+        plan.memory_margin_mib, plan.options.memory_risk == 0 ? std::string("largest") : "chosen quantile",
+        plan.memory_surprises, plan.options.memory_risk, 100 * plan.options.max_collision_share);
+  } else {
+    Out(s, "Envelope: in sample only (--envelope in-sample): nothing is kept for peaks the telemetry did not show.\n\n");
+  }
   Out(s, "## Right-sizing (one pod per GPU, headroom {:.0f}%)\n\n", 100 * plan.options.headroom);
   Out(s,
       "| pod | current GPU | recommended GPU | peak MiB | p95 duty | idle | why |\n|---|---|---|---:|---:|---:|---|\n");

@@ -1,0 +1,96 @@
+// Walk-forward backtest of a plan: build it on the fit part of the telemetry with the same
+// options, then replay the test part (data the plan never saw) against it.
+//
+// Pods: those running in both parts are planned and replayed; those running only in the
+// test part are `unplanned` (listed: a new pod needs a new decision); those that ended in
+// the fit part are dropped from both sides.
+//
+// Measured on the test part, per split:
+//  * co-location: samples where a shared GPU's summed memory exceeds its capacity (GPU
+//    memory - reserve; the out-of-memory line, not the packing capacity), GPUs with any,
+//    the worst MiB over, and the worst GPU's share of samples whose summed duty cycle
+//    exceeds 100% (plan/replay.h), GPUs above the allowed share;
+//  * right-sizing: pods whose test peak exceeds the memory of the GPU recommended for
+//    them; right_sized counts those sent to a GPU with less memory than their current one;
+//  * lending (optimize/time_multiplex.h): the lending plan made on the fit part with the
+//    fit plan's fleet, replayed on the test part: samples where needed + lent > fleet.
+// Errors: those of BuildPlan on a fit part, kInvalidArgument when there is no split.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpufit/backtest/split.h"
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/core/result.h"
+#include "gpufit/model/telemetry.h"
+#include "gpufit/plan/plan.h"
+
+namespace gpufit {
+
+struct SplitOutcome {
+  WalkForwardSplit split;
+  double fit_hours = 0, test_hours = 0;
+  std::size_t planned_pods = 0;
+  std::vector<std::string> unplanned;  // only in the test part
+  std::vector<std::string> dropped;    // ended in the fit part
+  std::size_t gpus = 0;                // the fit plan's GPUs after
+  std::size_t shared_gpus = 0;         // its co-location groups
+  double memory_margin_mib = 0;        // the fit plan's learned margin
+  // Co-location on the test part.
+  std::int64_t overflow_samples = 0;
+  std::size_t overflow_gpus = 0;
+  double worst_over_mib = 0;
+  double overflow_gpu_hours_share = 0;  // overflow samples / (shared GPUs x test samples)
+  double max_collision_share = 0;
+  std::size_t gpus_over_collision_limit = 0;
+  // Right-sizing on the test part.
+  std::size_t right_sized = 0;
+  std::vector<std::string> outgrown;  // "pod: test peak X MiB > gpu Y MiB"
+  // Lending on the test part.
+  bool lending = false;  // the fit part had a window to lend
+  int lent_gpus = 0;
+  std::size_t lending_samples = 0, lending_over_capacity = 0;
+
+  bool safe(double max_collision_share_allowed) const {
+    return overflow_samples == 0 && max_collision_share <= max_collision_share_allowed + 1e-12 && outgrown.empty() &&
+           lending_over_capacity == 0;
+  }
+};
+
+struct Backtest {
+  PlanOptions options;
+  std::vector<SplitOutcome> splits;
+  bool safe() const;
+  // One sentence: what the plan's guarantee covers, from these splits.
+  std::string Guarantee() const;
+};
+
+Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options);
+// The same on given splits (a test part may also come before its fit part: a time-reversed
+// check of a short window).
+Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options,
+                             const std::vector<WalkForwardSplit>& splits);
+
+// The walk-forward splits and, under 3 days, the reversed half too ("second half -> first
+// half"): every split a short window allows, for `gpufit backtest`.
+std::vector<WalkForwardSplit> EverySplit(const Telemetry& telemetry);
+
+// The trade-off between GPUs and hold-out overflow: the backtest at each memory risk (and,
+// first, the in-sample rule alone), one row per setting and split.
+struct TradeoffRow {
+  std::string rule;  // "in-sample" or "robust, risk 0.05"
+  double memory_risk = 0;
+  std::vector<SplitOutcome> splits;
+};
+Result<std::vector<TradeoffRow>> RunTradeoff(const Telemetry& telemetry, const GpuCatalog& catalog,
+                                             const PlanOptions& options, const std::vector<double>& risks,
+                                             const std::vector<WalkForwardSplit>& splits);
+
+std::string BacktestToJson(const Backtest& backtest, const std::vector<TradeoffRow>* tradeoff = nullptr);
+std::string BacktestToMarkdown(const Backtest& backtest, const std::vector<TradeoffRow>* tradeoff = nullptr);
+
+}  // namespace gpufit

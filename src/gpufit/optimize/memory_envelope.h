@@ -1,0 +1,51 @@
+// Envelopes that hold on data the plan did not see: how much memory to keep free on a GPU
+// for its pods' future peaks, and how often pods' duty cycles would collide were they all
+// busy at once.
+//
+// Memory surprise (MiB). A pod's peak over a later window often exceeds its peak over an
+// earlier one of the same length (GenTD26 halves: later / earlier peak median 0.85, p90
+// 1.17, max 1.55; issue 16). One pod's history is short, so the surprises are pooled over
+// pods: split the fitted window [0, samples) at its middle sample m; for every pod running
+// in both parts, surprise = |peak([m, samples)) - peak([0, m))|, in both directions of time
+// (a stationary pod is as likely to peak earlier as later: the two are exchangeable). The
+// margin is the nearest-rank (1 - risk) quantile of the pooled surprises, risk in [0, 1):
+// with risk 0 the largest surprise any pod showed. Reason: the packer sums each pod's
+// observed memory time-aligned and keeps `margin` free on each GPU, so a GPU overflows out
+// of sample only when one of its pods outgrows its own past by more than any pod did in the
+// fitted data (two pods surprising on one GPU at one sample is the rarer second order).
+//
+// Duty collisions "as if always active". How often a pod is busy shifts with the hour and
+// with traffic (GenTD26: busy in 59% of the first half's samples, 9% of the second's), but
+// how busy it is while it runs stays (p99 of the nonzero samples 37-45% vs 24-30%). So each
+// pod's duty cycle is modelled by its distribution over its active samples (duty > 0; a
+// pod never active is always 0), pods independent, and a group is judged by
+// P(sum of duty > 100%): the share of samples the group would collide in were every pod
+// active at every sample. Duty values are rounded up to whole percent (1% bins, 0..100).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "gpufit/model/telemetry.h"
+
+namespace gpufit {
+
+// Pooled absolute peak surprises (MiB, ascending) of `pods` (indices into telemetry.pods)
+// between the two halves of the window, two per pod running in both halves (see above).
+// Empty when fewer than 2 samples or no pod runs in both halves.
+std::vector<double> PooledPeakSurprises(const Telemetry& telemetry, const std::vector<std::size_t>& pods);
+
+// Nearest-rank (1 - risk) quantile of `surprises` (ascending), risk in [0, 1); 0 if empty.
+double SurpriseMargin(const std::vector<double>& surprises, double risk);
+
+// A pod's duty cycle while active: probability of each whole percent 0..100.
+struct ActiveDuty {
+  std::array<double, 101> p{};  // sums to 1
+};
+ActiveDuty ActiveDutyOf(const PodSeries& pod);
+
+// P(sum over `pods` of independent draws > 100); 0 for fewer than 2 pods.
+double CollisionProbabilityIfActive(const std::vector<const ActiveDuty*>& pods);
+
+}  // namespace gpufit
