@@ -295,9 +295,11 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   nlohmann::json merged = nlohmann::json::parse(json);
   if (backtest) {
     merged["backtest"] = nlohmann::json::parse(BacktestToJson(*backtest));
-    // The guarantee leads the summary; the table follows the plan.
-    const std::size_t totals = md.find("## Totals");
-    if (totals != std::string::npos) md.insert(totals, "**" + backtest->Guarantee() + "**\n\n");
+    // The guarantee leads the summary (under the title); the table follows the plan.
+    const std::size_t title = md.find("# gpufit plan\n\n");
+    if (title != std::string::npos)
+      md.insert(title + 15, "**" + backtest->Guarantee() + "** (`gpufit backtest` also runs the reversed split of a short "
+                        "window and the GPUs-vs-overflow trade-off.)\n\n");
     md += BacktestToMarkdown(*backtest);
   } else if (!backtest_note.empty()) {
     md += "\n" + backtest_note + "\n";

@@ -31,7 +31,7 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
   const Telemetry fit = SliceTelemetry(telemetry, split.fit_begin, split.fit_end, &both);
   const Telemetry test = SliceTelemetry(telemetry, split.test_begin, split.test_end, &both);
   Result<Plan> plan = BuildPlan(fit, catalog, options, split.label);
-  if (!plan) return Unexpected{{plan.error().code, fmt::format("backtest {}: {}", split.label, plan.error().message)}};
+  if (!plan) return plan.error();
   out.gpus = plan->totals.gpus_after;
   out.shared_gpus = plan->replay.gpus.size();
   out.memory_margin_mib = plan->memory_margin_mib;
@@ -105,21 +105,26 @@ std::string Backtest::Guarantee() const {
   double test_hours = 0;
   std::int64_t overflows = 0;
   double worst_collision = 0;
-  std::size_t outgrown = 0, lending_over = 0;
+  std::size_t outgrown = 0, lending_over = 0, right_sized = 0;
+  std::string labels;
   for (const SplitOutcome& s : splits) {
-    test_hours += s.test_hours;
+    labels += (labels.empty() ? "" : "; ") + s.split.label;
+    right_sized += s.right_sized;
+    test_hours = std::max(test_hours, s.test_hours);
     overflows += s.overflow_samples;
     worst_collision = std::max(worst_collision, s.max_collision_share);
     outgrown += s.outgrown.size();
     lending_over += s.lending_over_capacity;
   }
+  const std::string sizing =
+      right_sized == 0 ? std::string("no pod was right-sized below its current GPU, so none could outgrow it")
+                       : fmt::format("{} of {} right-sized pods outgrew their GPU", outgrown, right_sized);
   return fmt::format(
-      "Guarantee: planned on earlier telemetry with these options and replayed on {:.1f} h it never saw ({} "
-      "split{}), the plan {} ({} memory-overflow samples, worst GPU collides on {:.2f}% of samples, {} right-sized "
-      "pod{} outgrew its GPU, {} lending samples over capacity); it covers the pods seen in both parts, not new "
-      "pods or load beyond what the data showed.",
-      test_hours, splits.size(), splits.size() == 1 ? "" : "s", safe() ? "held" : "did NOT hold", overflows,
-      100 * worst_collision, outgrown, outgrown == 1 ? "" : "s", lending_over);
+      "Guarantee: rebuilt with these options on one part of the window and replayed on a part it never saw ({}; "
+      "up to {:.1f} h held out), the plan {} ({} memory-overflow samples, worst GPU collides on {:.2f}% of "
+      "samples, {}, {} lending samples over capacity); it covers the pods seen in both parts, not new pods or load "
+      "beyond what the data showed.",
+      labels, test_hours, safe() ? "held" : "did NOT hold", overflows, 100 * worst_collision, sizing, lending_over);
 }
 
 Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options) {

@@ -89,7 +89,7 @@ std::string BacktestToMarkdown(const Backtest& b, const std::vector<TradeoffRow>
   for (const SplitOutcome& s : b.splits) unplanned += s.unplanned.size(), dropped += s.dropped.size();
   if (unplanned + dropped > 0)
     Out(md, "\nPods only in a test part (unplanned: they need a new decision): {}; pods that ended in a fit part "
-            "(dropped from both sides): {}. Names in the JSON.\n",
+            "(dropped from both sides): {}; counted per split. Names in the JSON.\n",
         unplanned, dropped);
   for (const SplitOutcome& s : b.splits)
     for (const std::string& o : s.outgrown) Out(md, "\nOutgrown ({}): {}", s.split.label, o);

@@ -22,7 +22,7 @@ Result<void> Validate(const PlanOptions& o, const GpuModel& target) {
   if (o.search_budget < 0) return InvalidArgument("--search-budget must be >= 0, got {}", o.search_budget);
   if (!std::isfinite(o.memory_risk) || o.memory_risk < 0 || o.memory_risk >= 1)
     return InvalidArgument("--memory-risk must be in [0, 1), got {}", o.memory_risk);
-  if (!std::isfinite(o.min_window_hours) || o.min_window_hours < 0)
+  if (!(o.min_window_hours >= 0))
     return InvalidArgument("--min-window-hours must be >= 0, got {}", o.min_window_hours);
   return {};
 }
