@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
 
 namespace gpufit::cli {
@@ -13,6 +14,12 @@ namespace gpufit::cli {
 inline int Fail(const Error& e) {
   std::fprintf(stderr, "gpufit: error: %s\n", e.message.c_str());
   return ExitCodeFor(e.code);
+}
+
+// The GPU catalog of --catalog PATH, or the embedded data/gpu_catalog.yaml when empty.
+inline Result<GpuCatalog> LoadCatalog(const std::string& path) {
+  if (path.empty()) return GpuCatalog::Embedded();
+  return GpuCatalog::Load(path);
 }
 
 // --format text|json and --out DIR, shared by the commands that write a report.

@@ -71,8 +71,7 @@ void AddBacktestCommand(CLI::App* inference, int& rc) {
   AddOutputOptions(cmd, flags->output);
   cmd->callback([flags, &rc] {
     flags->options.slo.metric = flags->slo_metric == "latency" ? SloMetric::kLatency : SloMetric::kWait;
-    const Result<GpuCatalog> catalog =
-        flags->catalog.empty() ? Result<GpuCatalog>(GpuCatalog::Embedded()) : GpuCatalog::Load(flags->catalog);
+    const Result<GpuCatalog> catalog = LoadCatalog(flags->catalog);
     if (!catalog) {
       rc = Fail(catalog.error());
       return;
@@ -120,8 +119,7 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
       rc = Fail(InvalidArgument("inference: give --services FILE (or the subcommand backtest)"));
       return;
     }
-    const Result<GpuCatalog> catalog =
-        flags->catalog.empty() ? Result<GpuCatalog>(GpuCatalog::Embedded()) : GpuCatalog::Load(flags->catalog);
+    const Result<GpuCatalog> catalog = LoadCatalog(flags->catalog);
     if (!catalog) {
       rc = Fail(catalog.error());
       return;

@@ -43,6 +43,7 @@ using namespace gpufit;
 using cli::AddOutputOptions;
 using cli::Emit;
 using cli::Fail;
+using cli::LoadCatalog;
 using cli::Output;
 
 struct PlanFlags {
@@ -123,11 +124,6 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
          "none (default), or mig: also plan one MIG instance per pod (tenants that must not share memory)")
       ->check(CLI::IsMember({"none", "mig"}));
   AddOutputOptions(cmd, f.output);
-}
-
-Result<GpuCatalog> LoadCatalog(const std::string& path) {
-  if (path.empty()) return GpuCatalog::Embedded();
-  return GpuCatalog::Load(path);
 }
 
 // The training plan, when --training-jobs is given.
@@ -417,17 +413,22 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
   const Result<Telemetry> tel = cli::LoadTelemetry(f.telemetry, cli::NowSeconds());
   if (!tel) return Fail(tel.error());
   f.options.reserve = MiB{f.reserve_mib};
-  const std::vector<WalkForwardSplit> splits = EverySplit(*tel);
-  const Result<Backtest> b = RunBacktest(*tel, *catalog, f.options, splits);
-  if (!b) return Fail(b.error());
-  const Result<std::vector<TradeoffRow>> curve = RunTradeoff(*tel, *catalog, f.options, risks, splits);
+  // The backtest of the options given is one row of the curve: computed once.
+  std::vector<double> all = risks;
+  if (f.options.robust && std::find(all.begin(), all.end(), f.options.memory_risk) == all.end())
+    all.push_back(f.options.memory_risk);
+  const Result<std::vector<TradeoffRow>> curve = RunTradeoff(*tel, *catalog, f.options, all, EverySplit(*tel));
   if (!curve) return Fail(curve.error());
+  const auto row = std::find_if(curve->begin(), curve->end(), [&](const TradeoffRow& r) {
+    return f.options.robust ? r.robust && r.memory_risk == f.options.memory_risk : !r.robust;
+  });
+  const Backtest b{f.options, row->splits};
   const std::string md = fmt::format("# gpufit backtest\n\nTelemetry: {} ({} pods, {:.1f} h), {} on {}.\n{}",
                                      f.telemetry.name, tel->pods.size(), tel->window_hours(),
                                      f.options.robust ? "robust envelope" : "in-sample rule", f.options.target_gpu,
-                                     BacktestToMarkdown(*b, &*curve));
-  const int rc = Emit(f.output, "backtest", BacktestToJson(*b, &*curve), md);
-  return rc != 0 ? rc : (b->safe() ? 0 : 3);
+                                     BacktestToMarkdown(b, &*curve));
+  const int rc = Emit(f.output, "backtest", BacktestToJson(b, &*curve), md);
+  return rc != 0 ? rc : (b.safe() ? 0 : 3);
 }
 
 }  // namespace

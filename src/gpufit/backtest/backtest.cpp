@@ -156,13 +156,13 @@ Result<std::vector<TradeoffRow>> RunTradeoff(const Telemetry& telemetry, const G
   o.robust = false;
   Result<std::vector<SplitOutcome>> in_sample = RunSplits(telemetry, catalog, o, splits);
   if (!in_sample) return in_sample.error();
-  rows.push_back({"in-sample", 0, std::move(*in_sample)});
+  rows.push_back({"in-sample", false, 0, std::move(*in_sample)});
   o.robust = true;
   for (double risk : risks) {
     o.memory_risk = risk;
     Result<std::vector<SplitOutcome>> s = RunSplits(telemetry, catalog, o, splits);
     if (!s) return s.error();
-    rows.push_back({fmt::format("robust, memory risk {:g}", risk), risk, std::move(*s)});
+    rows.push_back({fmt::format("robust, memory risk {:g}", risk), true, risk, std::move(*s)});
   }
   return rows;
 }

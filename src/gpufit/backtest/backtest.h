@@ -80,9 +80,10 @@ Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catal
 std::vector<WalkForwardSplit> EverySplit(const Telemetry& telemetry);
 
 // The trade-off between GPUs and hold-out overflow: the backtest at each memory risk (and,
-// first, the in-sample rule alone), one row per setting and split.
+// first, the in-sample rule alone), one row per setting, each over `splits`.
 struct TradeoffRow {
-  std::string rule;  // "in-sample" or "robust, risk 0.05"
+  std::string rule;  // "in-sample" or "robust, memory risk 0.05"
+  bool robust = true;
   double memory_risk = 0;
   std::vector<SplitOutcome> splits;
 };

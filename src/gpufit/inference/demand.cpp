@@ -50,37 +50,6 @@ std::vector<double> BootstrapSamples(const std::vector<double>& samples, std::si
   return out;
 }
 
-Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed) {
-  assert(window_s > 0);
-  Rng rng(seed);
-  Demand fresh{
-      .trace = {.source = demand.trace.source + " (resampled)", .requests = {}, .has_tokens = demand.trace.has_tokens},
-      .times = {}};
-  const auto& requests = demand.trace.requests;
-  const double end = demand.trace.Duration();
-  std::size_t first = 0;
-  for (double from = 0; first < requests.size(); from += window_s) {
-    std::size_t last = first;
-    while (last < requests.size() && requests[last].arrival_s < from + window_s) ++last;
-    const std::size_t n = last - first;
-    // The last window stops at the trace's end (its requests came in that stretch).
-    const double to = std::min(from + window_s, end);
-    if (n > 0 && to > from) {
-      const double rate = static_cast<double>(n) / (to - from);
-      for (double t = from + rng.Exponential(rate); t < to; t += rng.Exponential(rate)) {
-        const std::size_t pick = first + rng.Below(n);
-        Request r = requests[pick];
-        r.arrival_s = t;
-        fresh.trace.requests.push_back(r);
-        fresh.times.service_s.push_back(demand.times.service_s[pick]);
-        if (!demand.times.prefill_s.empty()) fresh.times.prefill_s.push_back(demand.times.prefill_s[pick]);
-      }
-    }
-    first = last;
-  }
-  return fresh;
-}
-
 Demand LocalBlockBootstrap(const Demand& demand, double block_s, int reach, std::uint64_t seed) {
   assert(block_s > 0 && reach >= 0);
   Rng rng(seed);

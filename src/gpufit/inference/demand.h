@@ -24,12 +24,6 @@ RequestTrace PoissonArrivals(const RateSeries& series, std::uint64_t seed);
 // Precondition: samples not empty.
 std::vector<double> BootstrapSamples(const std::vector<double>& samples, std::size_t n, std::uint64_t seed);
 
-// Poisson arrivals at the trace's own rate in each window of `window_s` (the last one
-// ending with the trace), each request a
-// bootstrap draw (tokens and service time together) from the trace's requests in that
-// window: a fresh hour "like this one" to test a schedule out of sample. Seeded.
-Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed);
-
 // Local block bootstrap of real arrivals (Paparoditis and Politis, "The local bootstrap
 // for periodogram statistics", J. Time Series Analysis 2002; here of blocks, as in their
 // local block bootstrap for non-stationary series): the trace cut into blocks of `block_s`
@@ -37,7 +31,7 @@ Demand ResampleDemand(const Demand& demand, double window_s, std::uint64_t seed)
 // -reach..reach (clipped to the trace's blocks), its requests (tokens and times) kept as
 // they came and shifted by -u * block_s. Keeps the bursts within a block and the load's
 // profile at the scale of `reach` blocks, where a Poisson redraw at each window's mean
-// rate smooths the bursts away. Seeded. Preconditions: block_s > 0, reach >= 0.
+// rate smooths the bursts away (the check this replaced). Seeded. Preconditions: block_s > 0, reach >= 0.
 Demand LocalBlockBootstrap(const Demand& demand, double block_s, int reach, std::uint64_t seed);
 
 // Mean over the windows of `window_s` of the request rate, divided by the highest window

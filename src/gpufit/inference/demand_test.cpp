@@ -53,37 +53,6 @@ TEST(DemandTest, WindowMeanToPeakByHand) {
   EXPECT_NEAR(WindowMeanToPeak(t, 60), 0.5, 1e-12);
 }
 
-TEST(DemandTest, ResampleKeepsEachWindowsRateAndMix) {
-  Demand d;
-  for (int i = 0; i < 600; ++i) {  // 10/s in [0, 60), then 1/s in [60, 120)
-    const double at = i * 0.1;
-    d.trace.requests.push_back({at, 100, 10});
-    d.times.service_s.push_back(3);
-  }
-  for (int i = 0; i < 60; ++i) {
-    d.trace.requests.push_back({60.0 + i, 200, 20});
-    d.times.service_s.push_back(7);
-  }
-  double first = 0, second = 0;
-  constexpr int kDraws = 200;
-  for (int seed = 1; seed <= kDraws; ++seed) {
-    const Demand f = ResampleDemand(d, 60, static_cast<std::uint64_t>(seed));
-    ASSERT_EQ(f.trace.requests.size(), f.times.service_s.size());
-    for (std::size_t i = 0; i < f.trace.requests.size(); ++i) {
-      const bool early = f.trace.requests[i].arrival_s < 60;
-      // Each request keeps its own window's mix: tokens and service time together.
-      ASSERT_EQ(f.times.service_s[i], early ? 3 : 7);
-      ASSERT_EQ(f.trace.requests[i].input_tokens, early ? 100 : 200);
-      (early ? first : second) += 1;
-    }
-  }
-  EXPECT_NEAR(first / kDraws, 600, 4 * std::sqrt(600.0 / kDraws));
-  EXPECT_NEAR(second / kDraws, 60, 4 * std::sqrt(60.0 / kDraws));
-}
-
-// The GenTD26 figures, computed independently in Python (each sample's rate held
-// for 57 s or until the next sample, spread over 10-minute windows): 121,772.5 expected
-// requests; mean/peak of the 133 windows 0.29830.
 TEST(DemandTest, GenTd26TenMinuteMeanToPeak) {
   const std::string path = testing::DataDir() + "/gentd26/qps.csv";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;

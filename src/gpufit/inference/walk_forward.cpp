@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "gpufit/core/rfc3339.h"
 
 namespace gpufit {
 namespace {
@@ -15,11 +16,8 @@ constexpr double kDayS = 86400;
 constexpr double kStepS = 5;  // the schedule's resolution: prewarm lead and cron minute both fit
 constexpr auto kSteps = static_cast<std::size_t>(kDayS / kStepS);
 
-std::string DateOf(std::int64_t day) {
-  const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{day}}};
-  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                     static_cast<unsigned>(ymd.day()));
-}
+// "YYYY-MM-DD" of a day number since 1970-01-01 (UTC).
+std::string DateOf(std::int64_t day) { return FormatRfc3339(static_cast<double>(day) * kDayS).substr(0, 10); }
 
 ReplicaPolicyInput InputFor(const LogDay& day, const WalkForwardOptions& o) {
   return {.demand = &day.demand,
@@ -303,18 +301,6 @@ Result<WalkForwardResult> RunWalkForward(const RequestLog& log, const WalkForwar
 
 namespace {
 
-const char* MetricName(SloMetric m) {
-  switch (m) {
-    case SloMetric::kWait:
-      return "wait";
-    case SloMetric::kTtft:
-      return "ttft";
-    case SloMetric::kLatency:
-      return "latency";
-  }
-  return "wait";
-}
-
 nlohmann::json PolicyJson(const PolicyDay& p, double usd) {
   nlohmann::json j = {{"gpu_hours", p.gpu_hours},
                       {"slo_attainment", p.slo_attainment},
@@ -358,7 +344,7 @@ std::string WalkForwardToJson(const WalkForwardResult& r) {
   }
   const nlohmann::json j = {
       {"source", r.source},
-      {"slo", {{"metric", MetricName(o.slo.metric)}, {"seconds", o.slo.seconds}, {"target", o.slo.target}}},
+      {"slo", {{"metric", SloMetricName(o.slo.metric)}, {"seconds", o.slo.seconds}, {"target", o.slo.target}}},
       {"cold_start_s", o.cold_start_s},
       {"window_s", o.window_s},
       {"first_fit_days", o.first_fit_days},
@@ -384,7 +370,7 @@ std::string WalkForwardToMarkdown(const WalkForwardResult& r) {
       "by the fit days' own walk-forward. Static peak: the fit days' constant count. Clairvoyant: computed on the "
       "test day itself. The guarantee covers the test days below, each unseen by its schedule.\n\n",
       r.tests.empty() ? 0 : r.tests.front().fit_days, r.tests.empty() ? 0 : r.tests.back().fit_days,
-      MetricName(o.slo.metric), o.slo.seconds, 100 * o.slo.target, o.cold_start_s, o.window_s, o.recent_days);
+      SloMetricName(o.slo.metric), o.slo.seconds, 100 * o.slo.target, o.cold_start_s, o.window_s, o.recent_days);
   md += r.AllMet() ? "**The fitted schedule met the SLO on every test day.**\n\n"
                    : "**The fitted schedule missed the SLO on at least one test day** (marked no).\n\n";
   md +=

@@ -24,18 +24,6 @@ std::string DailyCron(double unix_s, bool round_up) {
   return fmt::format("{} {} * * *", of_day % 60, of_day / 60);
 }
 
-const char* MetricName(SloMetric m) {
-  switch (m) {
-    case SloMetric::kTtft:
-      return "ttft";
-    case SloMetric::kWait:
-      return "wait";
-    case SloMetric::kLatency:
-      return "latency";
-  }
-  return "latency";
-}
-
 // The most replicas the autoscalers may ask for: static peak's count, or more where gpufit's
 // schedule goes above it (static peak may spend the whole miss allowance at the peak).
 int MaxReplicas(const InferenceStudy& s, const std::vector<ScheduleRun>& runs) {
@@ -215,7 +203,7 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies) {
         {"service_model", {{"basis", p.service_basis}, {"concurrency", p.concurrency}}},
         {"cold_start", {{"seconds", p.cold_start_s}, {"basis", p.cold_start_basis}}},
         {"slo",
-         {{"metric", MetricName(p.spec.slo.metric)}, {"seconds", p.spec.slo.seconds}, {"target", p.spec.slo.target}}},
+         {{"metric", SloMetricName(p.spec.slo.metric)}, {"seconds", p.spec.slo.seconds}, {"target", p.spec.slo.target}}},
         {"recommendation",
          {{"schedule", schedule},
           {"min_replicas", MinReplicas(runs)},
@@ -254,7 +242,7 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
     }
     md += fmt::format("- cold start {:.1f} s: {}\n", p.cold_start_s, p.cold_start_basis);
     md += fmt::format("- SLO: {} <= {} s for {:.1f}% of requests; GPU {} at {:.4f} USD/GPU-hour\n",
-                      MetricName(p.spec.slo.metric), p.spec.slo.seconds, 100 * p.spec.slo.target, p.gpu.id,
+                      SloMetricName(p.spec.slo.metric), p.spec.slo.seconds, 100 * p.spec.slo.target, p.gpu.id,
                       p.gpu.on_demand_per_gpu_hour.value);
     md += fmt::format(
         "- recommendation: {} to {} replicas, a schedule of {} {}; {}; HPA target {:.4g} requests/s per "

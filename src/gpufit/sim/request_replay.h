@@ -32,6 +32,19 @@ struct ReplicaSchedule {
 // (wait + prefill), or the queueing wait alone (time until a replica takes it).
 enum class SloMetric { kLatency, kTtft, kWait };
 
+// "latency", "ttft" or "wait": the metric's name in services files and reports.
+inline const char* SloMetricName(SloMetric m) {
+  switch (m) {
+    case SloMetric::kTtft:
+      return "ttft";
+    case SloMetric::kWait:
+      return "wait";
+    case SloMetric::kLatency:
+      break;
+  }
+  return "latency";
+}
+
 struct ReplayOptions {
   int concurrency = 1;      // requests per replica at once (>= 1)
   double cold_start_s = 0;  // a new replica serves this long after it starts
