@@ -111,6 +111,7 @@ Direction PlanAndReplay(const fs::path& fit, const fs::path& test, const fs::pat
 }
 
 TEST(BacktestGenTd26, MidpointSplitHoldsOnTheOtherHalf) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("backtest-split");
   const Halves h = WriteHalves(dir);
   ASSERT_EQ(h.pods, 111u);
