@@ -9,7 +9,29 @@
 
 namespace gpufit::cli {
 
-Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog) {
+AutoscalerOptions AutoscalerFlags::Options() const {
+  AutoscalerOptions o = options;
+  o.kind = kind == "keda" ? AutoscalerKind::kKeda : AutoscalerKind::kHpa;
+  return o;
+}
+
+void AddAutoscalerOptions(CLI::App* cmd, AutoscalerFlags& f) {
+  cmd->add_option("--autoscaler", f.kind,
+                  "the one autoscaler per service: hpa (HorizontalPodAutoscaler, default) or keda (KEDA ScaledObject "
+                  "with gpufit's schedule as cron triggers)")
+      ->check(CLI::IsMember({"hpa", "keda"}));
+  cmd->add_option(
+      "--keda-prometheus", f.options.keda_prometheus,
+      "with --autoscaler keda: the Prometheus server KEDA queries (its prometheus trigger's serverAddress)");
+  cmd->add_option("--keda-query", f.options.keda_query,
+                  "with --autoscaler keda: PromQL for the service's requests per second; {namespace} and {deployment} "
+                  "are replaced (default: " +
+                      std::string(kDefaultKedaQuery) + ")");
+}
+
+Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog,
+                                                const AutoscalerOptions& autoscaler) {
+  if (Result<void> ok = CheckAutoscalerOptions(autoscaler); !ok) return ok.error();
   Result<std::vector<InferenceServiceSpec>> specs = ReadInferenceServices(services_path);
   if (!specs) return specs.error();
   std::vector<InferenceStudy> studies;
@@ -19,9 +41,8 @@ Result<InferenceSectionOutput> InferenceSection(const std::string& services_path
     studies.push_back(RunInferenceStudy(*std::move(service)));
   }
   InferenceSectionOutput out{
-      .json = InferencePlanToJson(studies), .markdown = InferencePlanToMarkdown(studies), .manifests = {}};
-  for (const InferenceStudy& s : studies)
-    for (auto& file : InferenceManifests(s)) out.manifests.push_back(std::move(file));
+      .json = InferencePlanToJson(studies, autoscaler), .markdown = InferencePlanToMarkdown(studies), .manifests = {}};
+  for (const InferenceStudy& s : studies) out.manifests.push_back(AutoscalerManifest(s, autoscaler));
   return out;
 }
 
@@ -101,6 +122,7 @@ void AddBacktestCommand(CLI::App* inference, int& rc) {
 void AddInferenceCommand(CLI::App& app, int& rc) {
   struct Flags {
     std::string services, manifests, catalog;
+    AutoscalerFlags autoscaler;
     Output output;
   };
   auto flags = std::make_shared<Flags>();
@@ -109,7 +131,8 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
                          "replica schedules for inference services: static peak, HPA-like, gpufit and a clairvoyant "
                          "reference, replayed on each service's requests");
   cmd->add_option("--services", flags->services, "inference services YAML (see docs/inference.md)");
-  cmd->add_option("--manifests", flags->manifests, "folder for each service's HPA and KEDA ScaledObject YAML");
+  cmd->add_option("--manifests", flags->manifests, "folder for each service's autoscaler YAML (see --autoscaler)");
+  AddAutoscalerOptions(cmd, flags->autoscaler);
   cmd->add_option("--catalog", flags->catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
   AddOutputOptions(cmd, flags->output);
   AddBacktestCommand(cmd, rc);
@@ -124,7 +147,8 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
       rc = Fail(catalog.error());
       return;
     }
-    const Result<InferenceSectionOutput> section = InferenceSection(flags->services, *catalog);
+    const Result<InferenceSectionOutput> section =
+        InferenceSection(flags->services, *catalog, flags->autoscaler.Options());
     if (!section) {
       rc = Fail(section.error());
       return;

@@ -8,18 +8,30 @@
 
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
+#include "gpufit/plan/autoscalers.h"
 
 namespace gpufit::cli {
 
 void AddInferenceCommand(CLI::App& app, int& rc);
 
+// --autoscaler hpa|keda, --keda-prometheus URL, --keda-query PROMQL (shared by `inference`
+// and `plan --inference`).
+struct AutoscalerFlags {
+  std::string kind = "hpa";
+  AutoscalerOptions options;
+  AutoscalerOptions Options() const;  // options with kind from `kind`
+};
+void AddAutoscalerOptions(CLI::App* cmd, AutoscalerFlags& flags);
+
 // The inference section of a plan for a services file: its JSON, its Markdown, and each
-// service's HPA and KEDA ScaledObject as (file name, YAML).
+// service's one autoscaler as (file name, YAML). Errors: those of the services file and
+// CheckAutoscalerOptions.
 struct InferenceSectionOutput {
   std::string json, markdown;
   std::vector<std::pair<std::string, std::string>> manifests;
 };
-Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog);
+Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog,
+                                                const AutoscalerOptions& autoscaler);
 
 // Writes (file name, text) pairs into `dir` (created if missing), all or nothing.
 Result<void> WriteManifestFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);

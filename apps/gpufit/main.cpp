@@ -25,13 +25,15 @@
 #include "gpufit/ingest/telemetry_readers.h"
 #include "gpufit/plan/ancillary_plan.h"
 #include "gpufit/plan/kube_manifests.h"
+#include "gpufit/plan/manifests/sharing_backend.h"
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_writers.h"
-#include "gpufit/plan/replay.h"
 #include "gpufit/plan/training_plan.h"
+#include "gpufit/plan/workload_keys.h"
 #include "gpufit/training/workload_file.h"
 #include "inference_command.h"
 #include "mig_command.h"
+#include "replay_command.h"
 #include "simulate_command.h"
 #include "telemetry_source.h"
 #include "training_command.h"
@@ -50,7 +52,8 @@ struct PlanFlags {
   cli::TelemetrySource telemetry;
   std::string training_jobs;
   std::string inference;
-  std::string manifests;  // --emit-manifests
+  cli::AutoscalerFlags autoscaler;  // of the --inference services
+  std::string manifests;            // --emit-manifests
   std::string nodes, pods;
   std::string model_loads;  // GenTD26 basemodel_update_latency CSV; default: the GenTD26 folder's
   ContainerRightsizeOptions rightsize;
@@ -58,6 +61,8 @@ struct PlanFlags {
   double model_gib = 0;
   CLI::Option* model_gib_flag = nullptr;
   std::string capacity_labels = "karpenter";
+  std::string sharing;    // --sharing; "" = detected from --nodes, else time-slicing
+  std::string kai_queue;  // --kai-queue
   std::string catalog;
   PlanOptions options;
   std::int64_t reserve_mib = 0;
@@ -72,6 +77,7 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
     cmd->add_option("--inference", f.inference,
                     "inference services YAML: adds each service's replica schedule, autoscaler manifests and "
                     "policy table");
+    cli::AddAutoscalerOptions(cmd, f.autoscaler);
     cmd->add_option("--emit-manifests", f.manifests,
                     "folder for the Kubernetes objects that apply the plan (workload and node patches, "
                     "time-slicing or mig-parted ConfigMaps, autoscalers) and a README");
@@ -119,11 +125,34 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
   cmd->add_option("--search-budget", f.options.search_budget,
                   "packing search effort per thread, in sample evaluations (0 = first-fit decreasing only)");
   cmd->add_option("--catalog", f.catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
-  cmd->add_option_function<std::string>(
-         "--isolation", [&f](const std::string& v) { f.options.mig_isolation = v == "mig"; },
-         "none (default), or mig: also plan one MIG instance per pod (tenants that must not share memory)")
-      ->check(CLI::IsMember({"none", "mig"}));
+  cmd->add_option("--sharing", f.sharing,
+                  "how the pods of a planned GPU share it: time-slicing (nothing enforces memory), mig (hardware "
+                  "partitions, one MIG instance per pod), hami, kai or dra-mps (per-pod memory caps, planned to add "
+                  "up to at most the GPU's memory); default: hami when --nodes allocate nvidia.com/gpumem, else "
+                  "time-slicing")
+      ->check(CLI::IsMember({"time-slicing", "mig", "hami", "kai", "dra-mps"}));
+  cmd->add_option("--kai-queue", f.kai_queue, "--sharing kai: the KAI-Scheduler queue of the workloads")
+      ->default_str("default-queue");
   AddOutputOptions(cmd, f.output);
+}
+
+// --sharing: the back end (given, or hami when the nodes allocate HAMi's nvidia.com/gpumem,
+// else time-slicing) and what it asks of the plan: memory caps, equal for a workload's
+// replicas, or a MIG layout.
+void ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::optional<std::vector<KubeNode>>& nodes,
+                  const std::optional<std::vector<KubePod>>& pods) {
+  if (f.sharing.empty()) {
+    f.sharing = "time-slicing";
+    if (nodes)
+      for (const KubeNode& n : *nodes)
+        if (n.devices_allocatable.count("nvidia.com/gpumem") > 0) f.sharing = "hami";
+  }
+  const Result<const manifests::SharingBackend*> backend = manifests::FindSharingBackend(f.sharing);
+  f.options.mig_isolation = f.sharing == "mig";
+  f.options.memory_caps = backend && (*backend)->caps_memory;
+  if (f.options.memory_caps && telemetry != nullptr && pods) {
+    for (const PodSeries& p : telemetry->pods) f.options.workload_by_pod[p.pod] = WorkloadKeyOf(p.pod, *pods);
+  }
 }
 
 // The training plan, when --training-jobs is given.
@@ -147,7 +176,9 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
                                               .training = training,
                                               .nodes = nodes ? &*nodes : nullptr,
                                               .pods = pods ? &*pods : nullptr,
-                                              .lending = lending});
+                                              .lending = lending,
+                                              .sharing = f.sharing,
+                                              .kai_queue = f.kai_queue});
   if (!m) return m.error();
   std::vector<std::pair<std::string, std::string>> files, extra;
   for (const ManifestFile& file : m->files) files.emplace_back(file.name, file.yaml);
@@ -207,7 +238,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   }
   std::vector<std::pair<std::string, std::string>> inference_manifests;
   if (!f.inference.empty()) {
-    Result<cli::InferenceSectionOutput> i = cli::InferenceSection(f.inference, *catalog);
+    Result<cli::InferenceSectionOutput> i = cli::InferenceSection(f.inference, *catalog, f.autoscaler.Options());
     if (!i) return Fail(i.error());
     sections.emplace_back("inference", std::make_pair(i->json, i->markdown));
     inference_manifests = std::move(i->manifests);
@@ -232,6 +263,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
     if (most > 0) f.options.starvation.max_cores_per_gpu = std::floor(most * 10) / 10;
   }
+  ApplySharing(f, telemetry, nodes, pods);
   if (telemetry) {
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
@@ -239,6 +271,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!p) return Fail(p.error());
     plan = std::move(*p);
+    // With the pods' owners, the plan also names workloads: it survives a rollout's new pod names.
+    if (pods) KeyPlanByWorkload(*plan, *telemetry, *pods);
     // Every plan from telemetry is also checked on data it was not fitted to.
     if (WalkForwardSplits(*telemetry).empty()) {
       backtest_note = "Backtest: none, the telemetry is too short to hold a part out.";
@@ -294,8 +328,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     // The guarantee leads the summary (under the title); the table follows the plan.
     const std::size_t title = md.find("# gpufit plan\n\n");
     if (title != std::string::npos)
-      md.insert(title + 15, "**" + backtest->Guarantee() + "** (`gpufit backtest` also runs the reversed split of a short "
-                        "window and the GPUs-vs-overflow trade-off.)\n\n");
+      md.insert(title + 15, "**" + backtest->Guarantee() +
+                                "** (`gpufit backtest` also runs the reversed split of a short "
+                                "window and the GPUs-vs-overflow trade-off.)\n\n");
     md += BacktestToMarkdown(*backtest);
   } else if (!backtest_note.empty()) {
     md += "\n" + backtest_note + "\n";
@@ -305,102 +340,6 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     md += (md.empty() ? "" : "\n") + section.second;
   }
   return Emit(f.output, "plan", merged.dump(2) + "\n", md);
-}
-
-// gpufit replay: re-checks a plan.json's groups against telemetry.
-int RunReplay(cli::TelemetrySource& source, const std::string& plan_path, const std::string& catalog_path,
-              const Output& output) {
-  const Result<GpuCatalog> catalog = LoadCatalog(catalog_path);
-  if (!catalog) return Fail(catalog.error());
-  std::ifstream in(plan_path);
-  if (!in) return Fail(NotFound("{}: cannot open the plan file", plan_path));
-  nlohmann::json plan;
-  try {
-    plan = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    return Fail(InvalidArgument("{}: not valid JSON: {}", plan_path, e.what()));
-  }
-  if (!source.given()) return Fail(InvalidArgument("replay: give --telemetry or --prometheus"));
-  const Result<Telemetry> tel = cli::LoadTelemetry(source, cli::NowSeconds());
-  const std::string& telemetry_path = source.name;
-  if (!tel) return Fail(tel.error());
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < tel->pods.size(); ++i) index[tel->pods[i].pod] = i;
-  std::vector<std::vector<std::size_t>> groups;
-  std::vector<int> placed(tel->pods.size(), 0);
-  double capacity = 0, share = 0, margin = 0;
-  // The limits come from the catalog and the plan's options, never from its derived fields,
-  // and every pod of the telemetry must be placed exactly once: a plan cannot vouch for itself.
-  try {
-    if (plan.at("schema_version") != 1) return Fail(InvalidArgument("{}: schema_version must be 1", plan_path));
-    const auto& options = plan.at("options");
-    const Result<GpuModel> target = catalog->Find(options.at("target_gpu").get<std::string>());
-    if (!target) return Fail(InvalidArgument("{}: options.target_gpu: {}", plan_path, target.error().message));
-    if (!options.at("reserve_mib").is_number_integer())
-      return Fail(InvalidArgument("{}: options.reserve_mib must be a whole number of MiB", plan_path));
-    const auto reserve = options.at("reserve_mib").get<std::int64_t>();
-    if (reserve < 0 || reserve >= target->memory.value)
-      return Fail(InvalidArgument("{}: options.reserve_mib must be in [0, {}), got {}", plan_path, target->memory.value,
-                                  reserve));
-    capacity = static_cast<double>(target->memory.value - reserve);
-    if (plan.contains("capacity_mib") && plan["capacity_mib"].get<double>() != capacity)
-      return Fail(InvalidArgument("{}: capacity_mib {} is not {}'s {} MiB minus reserve_mib {}", plan_path,
-                                  plan["capacity_mib"].get<double>(), target->id, target->memory.value, reserve));
-    if (plan.contains("memory_envelope")) {
-      margin = plan["memory_envelope"].at("margin_mib").get<double>();
-      if (!(margin >= 0 && margin < capacity))
-        return Fail(InvalidArgument("{}: memory_envelope.margin_mib must be in [0, {}), got {}", plan_path, capacity,
-                                    margin));
-    }
-    share = options.at("max_collision_share").get<double>();
-    if (!(share >= 0 && share <= 1))
-      return Fail(InvalidArgument("{}: options.max_collision_share must be in [0, 1], got {}", plan_path, share));
-    auto find = [&](const nlohmann::json& name, const std::string& where) -> Result<std::size_t> {
-      const auto it = index.find(name.get<std::string>());
-      if (it == index.end())
-        return InvalidArgument("{}: {}: pod '{}' is not in {}", plan_path, where, name.get<std::string>(),
-                               telemetry_path);
-      if (placed[it->second]++ > 0) return InvalidArgument("{}: pod '{}' is placed twice", plan_path, it->first);
-      return it->second;
-    };
-    for (const auto& g : plan.at("groups")) {
-      auto& group = groups.emplace_back();
-      for (const auto& name : g.at("pods")) {
-        const Result<std::size_t> pod = find(name, fmt::format("group {}", groups.size() - 1));
-        if (!pod) return Fail(pod.error());
-        group.push_back(*pod);
-      }
-    }
-    for (const auto& name : plan.value("too_big_for_target", nlohmann::json::array())) {
-      const Result<std::size_t> pod = find(name, "too_big_for_target");
-      if (!pod) return Fail(pod.error());
-      const auto& fb = tel->pods[*pod].fb_used_mib;
-      if (*std::max_element(fb.begin(), fb.end()) <= capacity - margin)
-        return Fail(InvalidArgument("{}: too_big_for_target: pod '{}' fits in {} MiB", plan_path,
-                                    name.get<std::string>(), capacity - margin));
-    }
-    // CPU-starved pods keep their own current GPU: alone, nothing to replay.
-    for (const auto& name : plan.value("kept_on_current_gpu", nlohmann::json::array())) {
-      const Result<std::size_t> pod = find(name, "kept_on_current_gpu");
-      if (!pod) return Fail(pod.error());
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return Fail(InvalidArgument("{}: {}", plan_path, e.what()));
-  }
-  for (std::size_t i = 0; i < placed.size(); ++i) {
-    if (placed[i] == 0)
-      return Fail(InvalidArgument("{}: pod '{}' of {} is in no group", plan_path, tel->pods[i].pod, telemetry_path));
-  }
-  const Replay r = ReplayColocation(*tel, groups, capacity, share);
-  nlohmann::json j = {{"gpus", r.gpus.size()},
-                      {"memory_overflows", r.memory_overflows},
-                      {"max_collision_share", r.max_collision_share},
-                      {"safe", r.safe}};
-  std::string md = fmt::format(
-      "Replay of {} against {}: {} GPUs, {} memory overflows, worst collision share {:.2f}% -> {}\n", plan_path,
-      telemetry_path, r.gpus.size(), r.memory_overflows, 100 * r.max_collision_share, r.safe ? "safe" : "UNSAFE");
-  const int rc = Emit(output, "replay", j.dump(2) + "\n", md);
-  return rc != 0 ? rc : (r.safe ? 0 : 3);
 }
 
 // gpufit backtest: the walk-forward backtest of the plan and the GPUs-vs-overflow trade-off.
@@ -413,6 +352,7 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
   const Result<Telemetry> tel = cli::LoadTelemetry(f.telemetry, cli::NowSeconds());
   if (!tel) return Fail(tel.error());
   f.options.reserve = MiB{f.reserve_mib};
+  ApplySharing(f, &*tel, std::nullopt, std::nullopt);
   // The backtest of the options given is one row of the curve: computed once.
   std::vector<double> all = risks;
   if (f.options.robust && std::find(all.begin(), all.end(), f.options.memory_risk) == all.end())
@@ -423,10 +363,10 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
     return f.options.robust ? r.robust && r.memory_risk == f.options.memory_risk : !r.robust;
   });
   const Backtest b{f.options, row->splits};
-  const std::string md = fmt::format("# gpufit backtest\n\nTelemetry: {} ({} pods, {:.1f} h), {} on {}.\n{}",
-                                     f.telemetry.name, tel->pods.size(), tel->window_hours(),
-                                     f.options.robust ? "robust envelope" : "in-sample rule", f.options.target_gpu,
-                                     BacktestToMarkdown(b, &*curve));
+  const std::string md =
+      fmt::format("# gpufit backtest\n\nTelemetry: {} ({} pods, {:.1f} h), {} on {}.\n{}", f.telemetry.name,
+                  tel->pods.size(), tel->window_hours(), f.options.robust ? "robust envelope" : "in-sample rule",
+                  f.options.target_gpu, BacktestToMarkdown(b, &*curve));
   const int rc = Emit(f.output, "backtest", BacktestToJson(b, &*curve), md);
   return rc != 0 ? rc : (b.safe() ? 0 : 3);
 }
@@ -449,15 +389,6 @@ int main(int argc, char** argv) {
   CLI::App* plan = app.add_subcommand("plan", "right-size and co-locate pods, verified by replay (the main job)");
   AddPlanOptions(plan, plan_flags, true);
 
-  cli::TelemetrySource replay_telemetry;
-  std::string replay_plan, replay_catalog;
-  Output replay_out;
-  CLI::App* replay = app.add_subcommand("replay", "replay telemetry against a plan.json; exit 3 if unsafe");
-  cli::AddTelemetrySourceOptions(replay, replay_telemetry);
-  replay->add_option("--plan", replay_plan, "plan.json written by gpufit plan")->required();
-  replay->add_option("--catalog", replay_catalog, "GPU catalog YAML the plan was made with (default: embedded)");
-  AddOutputOptions(replay, replay_out);
-
   PlanFlags demo_flags;
   demo_flags.options.target_gpu = "h100-80gb";
   SyntheticOptions synthetic;
@@ -477,6 +408,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   int rc = 0;
+  cli::AddReplayCommand(app, rc);
   cli::AddSimulateCommand(app, rc);
   cli::AddMigCommand(app, rc);
   cli::AddTrainingCommand(app, rc);
@@ -523,7 +455,6 @@ int main(int argc, char** argv) {
     const Result<Telemetry> tel = cli::LoadTelemetry(plan_flags.telemetry, cli::NowSeconds());
     rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry.name) : Fail(tel.error());
   });
-  replay->callback([&] { rc = RunReplay(replay_telemetry, replay_plan, replay_catalog, replay_out); });
   backtest->callback([&] {
     rc = backtest_flags.telemetry.given() ? RunBacktestCommand(backtest_flags, backtest_risks)
                                           : Fail(InvalidArgument("backtest: give --telemetry or --prometheus"));

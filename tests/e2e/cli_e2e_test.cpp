@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cli_run.h"
+#include "manifest_validator.h"
 
 namespace {
 
@@ -26,6 +27,9 @@ using gpufit::e2e::GenTd26;
 using gpufit::e2e::Gpufit;
 using gpufit::e2e::Scratch;
 using gpufit::e2e::Slurp;
+using gpufit::testing::ValidatedLine;
+using gpufit::testing::ValidateManifests;
+using gpufit::testing::YamlFiles;
 
 // The issue's acceptance on the real trace: every pod with both metrics covered, a safe
 // replay, and at most 56 GPUs of 80 GiB (first-fit decreasing needs 60).
@@ -121,6 +125,9 @@ TEST(PlanOnGenTd26, NightLendingManifestsCarryTheLentGpus) {
   EXPECT_NE(queue.find("stopPolicy: \"Hold\"\n"), std::string::npos) << queue;
   EXPECT_TRUE(fs::exists(dir / "k8s" / "priorityclass-gpufit-night-lending.yaml"));
   EXPECT_NE(Slurp(dir / "k8s" / "README.md").find("kueue-localqueue-gpufit-night.yaml"), std::string::npos);
+  const gpufit::testing::ManifestValidation v = ValidateManifests({dir / "k8s"});
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_EQ(v.output, ValidatedLine(YamlFiles(dir / "k8s")));
 }
 
 // Starvation end to end, from the two long CSVs (docs/telemetry-formats.md): over 6 hours
@@ -576,7 +583,7 @@ TEST(MigReconfigure, SaysWhatToKeepDestroyAndCreateAndWhichPodsMoveFirst) {
 TEST(PlanIsolation, MigIsolationIsComparedWithSoftSharing) {
   if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("plan-mig");
-  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu h200-141gb --isolation mig --format json", dir);
+  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu h200-141gb --sharing mig --format json", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& mig = j["mig_isolation"];
@@ -587,7 +594,7 @@ TEST(PlanIsolation, MigIsolationIsComparedWithSoftSharing) {
   // Cost: MIG GPUs x the H200's on-demand price x 730 h.
   EXPECT_NEAR(mig["usd_per_month"].get<double>(),
               mig["gpus"].get<double>() * j["target_gpu"]["on_demand_usd_per_gpu_hour"].get<double>() * 730, 1e-6);
-  const CliRun l4 = Gpufit("plan --telemetry " + GenTd26() + " --gpu l4 --isolation mig", dir);
+  const CliRun l4 = Gpufit("plan --telemetry " + GenTd26() + " --gpu l4 --sharing mig", dir);
   EXPECT_EQ(l4.exit_code, 2);
   EXPECT_THAT(l4.err, HasSubstr("l4 does not support MIG"));
 }
@@ -721,13 +728,35 @@ TEST(Inference, AzureServiceThroughInferenceAndPlan) {
   ASSERT_TRUE(by_policy.count("gpufit"));
   EXPECT_GE(by_policy["gpufit"]["slo_attainment"].get<double>(), 0.99);
   EXPECT_LE(by_policy["gpufit"]["vs_clairvoyant"].get<double>(), 1.10);
+  // One autoscaler per service: the HPA unless KEDA is asked for, never both.
   EXPECT_TRUE(fs::exists(dir / "manifests" / "chat-hpa.yaml"));
-  EXPECT_TRUE(fs::exists(dir / "manifests" / "chat-keda-scaledobject.yaml"));
-  EXPECT_THAT(Slurp(dir / "manifests" / "chat-keda-scaledobject.yaml"), HasSubstr("kind: ScaledObject"));
+  EXPECT_FALSE(fs::exists(dir / "manifests" / "chat-keda-scaledobject.yaml"));
+  EXPECT_EQ(chat["manifests"].size(), 1u);
+
+  const std::string query = "sum(rate(vllm:request_success_total{namespace=\"{namespace}\"}[1m]))";
+  const CliRun k = Gpufit("inference --services " + (dir / "services.yaml").string() +
+                              " --autoscaler keda --keda-prometheus http://prom.monitoring:9090 --keda-query '" +
+                              query + "' --format json --manifests " + (dir / "keda").string(),
+                          dir);
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  EXPECT_FALSE(fs::exists(dir / "keda" / "chat-hpa.yaml"));
+  const std::string scaled = Slurp(dir / "keda" / "chat-keda-scaledobject.yaml");
+  EXPECT_THAT(scaled, HasSubstr("kind: ScaledObject"));
+  EXPECT_THAT(scaled, HasSubstr("serverAddress: \"http://prom.monitoring:9090\""));
+  // {namespace} is the service's namespace.
+  EXPECT_THAT(scaled, HasSubstr(R"y(query: "sum(rate(vllm:request_success_total{namespace=\"llm\"}[1m]))")y"));
+  // Both folders pass the Kubernetes and KEDA schemas.
+  const gpufit::testing::ManifestValidation v = ValidateManifests({dir / "manifests", dir / "keda"});
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_EQ(v.output, ValidatedLine(2));
 
   const CliRun p = Gpufit("plan --inference " + (dir / "services.yaml").string() + " --format json", dir);
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(nlohmann::json::parse(p.out)["services"][0]["name"], "chat");
+  // KEDA needs to know which Prometheus to ask: no default, a usage error.
+  const CliRun bad = Gpufit("plan --inference " + (dir / "services.yaml").string() + " --autoscaler keda", dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--autoscaler keda needs --keda-prometheus"));
 }
 
 TEST(InferenceBadInput, ClearErrorsAndExitTwo) {

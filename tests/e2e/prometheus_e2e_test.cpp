@@ -15,12 +15,14 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 
 #include "cli_run.h"
 #include "dcgm_fixture.h"
+#include "manifest_validator.h"
 #include "prometheus_server.h"
 
 namespace {
@@ -33,6 +35,17 @@ using gpufit::e2e::GenTd26;
 using gpufit::e2e::Gpufit;
 using gpufit::e2e::Scratch;
 using gpufit::e2e::Slurp;
+using gpufit::testing::ValidatedLine;
+using gpufit::testing::ValidateManifests;
+using gpufit::testing::YamlFiles;
+
+// Every object in `dir` passes its schema (tools/validate-manifests), patches as its README
+// declares them, and each file counts once.
+void ExpectValidManifests(const fs::path& dir) {
+  const gpufit::testing::ManifestValidation v = ValidateManifests({dir});
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_EQ(v.output, ValidatedLine(YamlFiles(dir)));
+}
 
 // kubectl get pods -A -o json for the fixture's pods genai/sd-<i>: sd-0..9 belong to the
 // Deployment sd-web (through ReplicaSet sd-web-6c9f, with an istio-proxy sidecar),
@@ -332,6 +345,51 @@ TEST_F(PrometheusPlan, EmitsTimeSlicingManifestsForTheSharedGpus) {
   EXPECT_EQ(web["apiVersion"].as<std::string>(), "apps/v1");
   EXPECT_EQ(web["spec"]["template"]["spec"]["nodeSelector"]["nvidia.com/device-plugin.config"].as<std::string>(),
             "gpufit-time-slicing");
+  ExpectValidManifests(out);
+}
+
+// The validator is not a rubber stamp: one broken field in one emitted file fails the folder,
+// naming the file and the field.
+TEST_F(PrometheusPlan, BrokenManifestsFailValidationNamingFileAndField) {
+  const fs::path dir = Scratch("broken");
+  std::ofstream(dir / "pods.json") << PodsJson(30);
+  std::ofstream(dir / "nodes.json") << NodesJson();
+  const fs::path out = dir / "manifests";
+  const CliRun r = Gpufit("plan " + Range() + " --gpu h100-80gb --pods " + (dir / "pods.json").string() + " --nodes " +
+                              (dir / "nodes.json").string() + " --emit-manifests " + out.string(),
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectValidManifests(out);
+  const struct {
+    const char* name;
+    std::string file, from, to, error;  // error: "/path: message"
+  } cases[] = {
+      {"a string where an integer is required", "priorityclass-gpufit-inference.yaml", "value: 100000",
+       "value: \"high\"", "/value: must be integer"},
+      {"a value outside the enum", "kueue-clusterqueue-gpufit-night.yaml", "stopPolicy: \"Hold\"",
+       "stopPolicy: \"Paused\"", "/spec/stopPolicy: must be equal to one of the allowed values"},
+      {"an unknown field in a workload patch", "workload-genai-deployment-sd-web.yaml",
+       "nodeSelector:", "nodeSelectr:", "/spec/template/spec/nodeSelectr: unknown field \"nodeSelectr\""},
+      {"an unknown field in the ClusterPolicy patch", "clusterpolicy-cluster-policy.yaml",
+       "devicePlugin:", "devicePlugn:", "/spec/devicePlugn: unknown field \"devicePlugn\""},
+      {"a patch read as a full object (no README)", "README.md", "| `workload-genai-deployment-sd-web.yaml`",
+       "| `x.yaml`", "/spec: must have required property selector"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path copy = dir / "copy";
+    fs::remove_all(copy);
+    fs::copy(out, copy);
+    std::string text = Slurp(copy / c.file);
+    const std::size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, c.from.size(), c.to);
+    std::ofstream(copy / c.file) << text;
+    const gpufit::testing::ManifestValidation v = ValidateManifests({copy});
+    EXPECT_EQ(v.exit_code, 1) << v.output;
+    const std::string file = c.file == "README.md" ? "workload-genai-deployment-sd-web.yaml" : c.file;
+    EXPECT_THAT(v.output, HasSubstr((copy / file).string() + ": " + c.error));
+  }
 }
 
 TEST_F(PrometheusPlan, EmitsMigManifestsWithProfileResources) {
@@ -339,10 +397,9 @@ TEST_F(PrometheusPlan, EmitsMigManifestsWithProfileResources) {
   std::ofstream(dir / "pods.json") << PodsJson(30);
   std::ofstream(dir / "nodes.json") << NodesJson();
   const fs::path out = dir / "manifests";
-  const CliRun r =
-      Gpufit("plan " + Range() + " --gpu h100-80gb --isolation mig --pods " + (dir / "pods.json").string() +
-                 " --nodes " + (dir / "nodes.json").string() + " --emit-manifests " + out.string(),
-             dir);
+  const CliRun r = Gpufit("plan " + Range() + " --gpu h100-80gb --sharing mig --pods " + (dir / "pods.json").string() +
+                              " --nodes " + (dir / "nodes.json").string() + " --emit-manifests " + out.string(),
+                          dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::set<std::string> kinds;
   ExpectManifestFolder(out, kinds);
@@ -367,6 +424,93 @@ TEST_F(PrometheusPlan, EmitsMigManifestsWithProfileResources) {
   const YAML::Node parted = YAML::Load(cm["data"]["config.yaml"].as<std::string>());
   EXPECT_EQ(parted["version"].as<std::string>(), "v1");
   EXPECT_TRUE(parted["mig-configs"]["gpufit-gpu-node-0"].IsSequence());
+  ExpectValidManifests(out);
+}
+
+// The back ends that cap memory, end to end: the caps read from the emitted patches (each
+// as its system documents it) equal the envelope computed here from plan.json's own peaks,
+// max over a workload's replicas of ceil(max(peak x 1.1, peak + margin)), and the caps of
+// every planned GPU add up to at most its capacity. On H200s: the fixture's pods peak near
+// 45 GiB, so on 80 GB GPUs their caps leave every pod a GPU of its own.
+std::optional<double> EmittedCap(const std::string& backend, const YAML::Node& patch) {
+  const YAML::Node tpl = patch["spec"]["template"];
+  if (backend == "kai") {
+    if (!tpl["metadata"]["annotations"]["gpu-memory"]) return std::nullopt;
+    return std::stod(tpl["metadata"]["annotations"]["gpu-memory"].as<std::string>());
+  }
+  for (const YAML::Node& c : tpl["spec"]["containers"]) {
+    if (backend == "hami" && c["resources"]["limits"]["nvidia.com/gpumem"])
+      return std::stod(c["resources"]["limits"]["nvidia.com/gpumem"].as<std::string>());
+    for (const YAML::Node& e : c["env"])
+      if (backend == "dra-mps" && e["name"].as<std::string>() == "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") {
+        const std::string v = e["value"].as<std::string>();  // 0=<MiB>M
+        return std::stod(v.substr(2, v.size() - 3));
+      }
+  }
+  return std::nullopt;
+}
+
+TEST_F(PrometheusPlan, CappedBackEndsWriteThePlannedCapsAndTheyFitEveryGpu) {
+  for (const std::string backend : {"hami", "kai", "dra-mps"}) {
+    SCOPED_TRACE(backend);
+    const fs::path dir = Scratch("caps-" + backend);
+    std::ofstream(dir / "pods.json") << PodsJson(30);
+    std::ofstream(dir / "nodes.json") << NodesJson();
+    const fs::path out = dir / "manifests";
+    const CliRun r = Gpufit("plan " + Range() + " --gpu h200-141gb --format json --sharing " + backend + " --pods " +
+                                (dir / "pods.json").string() + " --nodes " + (dir / "nodes.json").string() +
+                                " --emit-manifests " + out.string(),
+                            dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto plan = nlohmann::json::parse(r.out);
+    const double margin = plan["memory_envelope"]["margin_mib"];
+    const double capacity = plan["capacity_mib"];
+    std::map<std::string, double> cap_of_workload, cap_of_pod;
+    std::map<std::string, std::string> workload_of;
+    for (const auto& p : plan["pods"]) {
+      const double peak = p["profile"]["fb_used_mib"]["peak"];
+      const double cap = std::ceil(std::max(peak * 1.1, peak + margin) - 1e-6);
+      const std::string w = p["workload"];
+      workload_of[p["pod"]] = w;
+      cap_of_workload[w] = std::max(cap_of_workload[w], cap);
+    }
+    std::size_t shared = 0, checked = 0;
+    for (const auto& g : plan["groups"]) {
+      double sum = 0;
+      for (std::size_t i = 0; i < g["pods"].size(); ++i) {
+        const double cap = cap_of_workload.at(workload_of.at(g["pods"][i]));
+        EXPECT_EQ(g["memory_caps_mib"][i].get<double>(), cap) << g["pods"][i];
+        cap_of_pod[g["pods"][i]] = cap;
+        sum += cap;
+      }
+      EXPECT_LE(sum, capacity);
+      shared += g["pods"].size() > 1;
+    }
+    // Each workload patch: the workload's cap. Keys are kind/ns/name; files workload-ns-kind-name.
+    for (const auto& [w, cap] : cap_of_workload) {
+      const std::size_t a = w.find('/'), b = w.find('/', a + 1);
+      const fs::path f =
+          out / fmt::format("workload-{}-{}-{}.yaml", w.substr(a + 1, b - a - 1), w.substr(0, a), w.substr(b + 1));
+      if (!fs::exists(f)) continue;
+      const std::optional<double> emitted = EmittedCap(backend, YAML::LoadFile(f.string()));
+      ASSERT_TRUE(emitted) << f;
+      EXPECT_EQ(*emitted, cap) << f;
+      ++checked;
+    }
+    EXPECT_GT(shared, 0U);
+    if (backend != "dra-mps") {
+      EXPECT_EQ(checked, cap_of_workload.size());  // every workload shares a GPU somewhere
+    } else {
+      // Each workload here has replicas on several planned GPUs: one pod template cannot name
+      // one shared ResourceClaim, so nothing is patched and the README says so for each.
+      EXPECT_EQ(checked, 0U);
+      for (const char* w : {"Deployment genai/sd-web", "StatefulSet genai/sd-batch", "Job genai/sd-eval"})
+        EXPECT_THAT(Slurp(out / "README.md"), HasSubstr(std::string(w) + " has replicas on several planned GPUs"));
+    }
+    EXPECT_THAT(Slurp(out / "README.md"), HasSubstr("run under their planned memory cap"));
+    ExpectValidManifests(out);
+    if (std::getenv("KEEP") == nullptr) fs::remove_all(dir);
+  }
 }
 
 TEST_F(PrometheusPlan, ARerunReplacesItsOwnFilesOnly) {
@@ -378,8 +522,7 @@ TEST_F(PrometheusPlan, ARerunReplacesItsOwnFilesOnly) {
   std::ofstream(out / "mine.yaml") << "kind: ConfigMap\n";
   const std::string cluster =
       " --gpu h100-80gb --pods " + (dir / "pods.json").string() + " --nodes " + (dir / "nodes.json").string();
-  ASSERT_EQ(Gpufit("plan " + Range() + cluster + " --isolation mig --emit-manifests " + out.string(), dir).exit_code,
-            0);
+  ASSERT_EQ(Gpufit("plan " + Range() + cluster + " --sharing mig --emit-manifests " + out.string(), dir).exit_code, 0);
   ASSERT_TRUE(fs::exists(out / "configmap-gpu-operator-gpufit-mig-parted-config.yaml"));
   const CliRun r = Gpufit("plan " + Range() + cluster + " --emit-manifests " + out.string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;

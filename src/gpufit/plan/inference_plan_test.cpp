@@ -61,11 +61,14 @@ TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) 
   }
   EXPECT_GT(highest, lowest);  // the busy ten minutes need more
 
-  const auto manifests = InferenceManifests(s);
-  ASSERT_EQ(manifests.size(), 2u);
-  EXPECT_EQ(manifests[0].first, "api-hpa.yaml");
-  EXPECT_EQ(manifests[1].first, "api-keda-scaledobject.yaml");
-  const YAML::Node hpa = YAML::Load(manifests[0].second);
+  const AutoscalerOptions keda_options{.kind = AutoscalerKind::kKeda,
+                                       .keda_prometheus = "http://prom.example:9090",
+                                       .keda_query = "sum(rate(reqs{ns=\"{namespace}\",app=\"{deployment}\"}[2m]))"};
+  const auto hpa_file = AutoscalerManifest(s, AutoscalerOptions{});
+  const auto keda_file = AutoscalerManifest(s, keda_options);
+  EXPECT_EQ(hpa_file.first, "api-hpa.yaml");
+  EXPECT_EQ(keda_file.first, "api-keda-scaledobject.yaml");
+  const YAML::Node hpa = YAML::Load(hpa_file.second);
   EXPECT_EQ(hpa["apiVersion"].as<std::string>(), "autoscaling/v2");
   EXPECT_EQ(hpa["kind"].as<std::string>(), "HorizontalPodAutoscaler");
   EXPECT_EQ(hpa["metadata"]["name"].as<std::string>(), "api-server");
@@ -87,7 +90,7 @@ TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) 
   EXPECT_EQ(metric["pods"]["target"]["type"].as<std::string>(), "AverageValue");
   EXPECT_EQ(hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"].as<int>(), 300);
 
-  const YAML::Node keda = YAML::Load(manifests[1].second);
+  const YAML::Node keda = YAML::Load(keda_file.second);
   EXPECT_EQ(keda["apiVersion"].as<std::string>(), "keda.sh/v1alpha1");
   EXPECT_EQ(keda["kind"].as<std::string>(), "ScaledObject");
   EXPECT_EQ(keda["metadata"]["name"].as<std::string>(), "api-server");
@@ -111,17 +114,26 @@ TEST(InferencePlanTest, ManifestsAreValidKubernetesObjectsThatApplyTheSchedule) 
   const auto minute = static_cast<int>((1700000000 + static_cast<long>(above[0]->from_s)) / 60 % 1440);
   EXPECT_EQ(triggers[0]["metadata"]["start"].as<std::string>(),
             std::to_string(minute % 60) + " " + std::to_string(minute / 60) + " * * *");
-  EXPECT_EQ(triggers[above.size()]["type"].as<std::string>(), "prometheus");
+  // The reactive floor queries the server and PromQL of the options, for this Deployment.
+  const YAML::Node prometheus = triggers[above.size()];
+  EXPECT_EQ(prometheus["type"].as<std::string>(), "prometheus");
+  EXPECT_EQ(prometheus["metadata"]["serverAddress"].as<std::string>(), "http://prom.example:9090");
+  EXPECT_EQ(prometheus["metadata"]["query"].as<std::string>(), "sum(rate(reqs{ns=\"prod\",app=\"api-server\"}[2m]))");
   // KEDA's trigger metadata is a map of strings: numbers must be quoted.
-  EXPECT_NE(manifests[1].second.find("desiredReplicas: \""), std::string::npos);
-  EXPECT_NE(manifests[1].second.find("threshold: \""), std::string::npos);
+  EXPECT_NE(keda_file.second.find("desiredReplicas: \""), std::string::npos);
+  EXPECT_NE(keda_file.second.find("threshold: \""), std::string::npos);
 
-  const nlohmann::json j = nlohmann::json::parse(InferencePlanToJson({s}));
+  const nlohmann::json j = nlohmann::json::parse(InferencePlanToJson({s}, AutoscalerOptions{}));
   const nlohmann::json& service = j["services"][0];
   EXPECT_EQ(service["policies"].size(), 6u);  // five policies and the fresh draw
   EXPECT_EQ(service["recommendation"]["min_replicas"], lowest);
   EXPECT_GE(service["recommendation"]["max_replicas"].get<int>(), highest);
-  EXPECT_EQ(service["manifests"].size(), 2u);
+  // One autoscaler per service: the HPA by default, only the ScaledObject with keda.
+  EXPECT_EQ(service["manifests"].size(), 1u);
+  EXPECT_TRUE(service["manifests"].contains("api-hpa.yaml"));
+  const nlohmann::json k = nlohmann::json::parse(InferencePlanToJson({s}, keda_options));
+  EXPECT_EQ(k["services"][0]["manifests"].size(), 1u);
+  EXPECT_TRUE(k["services"][0]["manifests"].contains("api-keda-scaledobject.yaml"));
   const std::string md = InferencePlanToMarkdown({s});
   EXPECT_NE(md.find("| gpufit |"), std::string::npos);
   EXPECT_NE(md.find("| clairvoyant |"), std::string::npos);
@@ -155,13 +167,44 @@ TEST(InferencePlanTest, SmallTargetsKeepTheirDigits) {
   ASSERT_NE(tuned, nullptr);
   ASSERT_LT(tuned->target_rps_per_replica, 0.1);
   const auto micro = static_cast<long>(std::ceil(tuned->target_rps_per_replica * 1e6));
-  const auto manifests = InferenceManifests(s);
-  const YAML::Node hpa = YAML::Load(manifests[0].second);
+  const YAML::Node hpa = YAML::Load(AutoscalerManifest(s, {}).second);
   EXPECT_EQ(hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"].as<std::string>(), std::to_string(micro) + "u");
-  const YAML::Node keda = YAML::Load(manifests[1].second);
+  const YAML::Node keda = YAML::Load(
+      AutoscalerManifest(
+          s, {.kind = AutoscalerKind::kKeda, .keda_prometheus = "https://p:9090", .keda_query = kDefaultKedaQuery})
+          .second);
   const YAML::Node triggers = keda["spec"]["triggers"];
   EXPECT_DOUBLE_EQ(std::stod(triggers[triggers.size() - 1]["metadata"]["threshold"].as<std::string>()),
                    static_cast<double>(micro) / 1e6);
+}
+
+TEST(AutoscalerOptions, KedaNeedsAServerAndHpaTakesNone) {
+  const struct {
+    const char* name;
+    AutoscalerKind kind;
+    std::string server, query;
+    const char* error;  // nullptr: accepted
+  } cases[] = {
+      {"hpa by default", AutoscalerKind::kHpa, "", kDefaultKedaQuery, nullptr},
+      {"keda with a server", AutoscalerKind::kKeda, "https://prom:9090", kDefaultKedaQuery, nullptr},
+      {"keda without a server", AutoscalerKind::kKeda, "", kDefaultKedaQuery,
+       "--autoscaler keda needs --keda-prometheus"},
+      {"keda with a bare host", AutoscalerKind::kKeda, "prom:9090", kDefaultKedaQuery, "got 'prom:9090'"},
+      {"hpa with a keda server", AutoscalerKind::kHpa, "http://prom:9090", kDefaultKedaQuery,
+       "applies to --autoscaler keda only"},
+      {"empty query", AutoscalerKind::kKeda, "http://prom:9090", "", "--keda-query must not be empty"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Result<void> r = CheckAutoscalerOptions({.kind = c.kind, .keda_prometheus = c.server, .keda_query = c.query});
+    if (c.error == nullptr) {
+      EXPECT_TRUE(r.has_value());
+    } else {
+      ASSERT_FALSE(r.has_value());
+      EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+      EXPECT_NE(r.error().message.find(c.error), std::string::npos) << r.error().message;
+    }
+  }
 }
 
 }  // namespace

@@ -4,6 +4,11 @@
 //
 // What is emitted (formats: ../shared/reference/formats.md (e) MIG, (f) time-slicing,
 // (g) capacity labels, (h) pods):
+//  * Co-location through one sharing back end (plan/manifests/sharing_backend.h, one file
+//    each under plan/manifests/): time-slicing, mig, hami, kai or dra-mps. Those that cap
+//    memory write each pod's planned cap (Plan::memory_cap_mib) and are checked after
+//    writing: the caps read back from the patches equal the plan's and add up to at most
+//    capacity_mib on every planned GPU (plan/manifests/caps.h), else kInternal.
 //  * Co-location by time-slicing (the plan's groups of two or more pods on one GPU):
 //      - ConfigMap gpu-operator/gpufit-device-plugin-config holding the NVIDIA device
 //        plugin config `gpufit-time-slicing` (version v1, sharing.timeSlicing.resources:
@@ -11,9 +16,12 @@
 //      - a Node patch per node that hosts shared GPUs: label
 //        nvidia.com/device-plugin.config=gpufit-time-slicing (nodes of the target GPU model,
 //        from --nodes, by GFD's nvidia.com/gpu.product, those already labelled first);
+//        renameByDefault (shared GPUs are advertised as nvidia.com/gpu.shared) and
+//        failRequestsGreaterThanOne;
 //      - a strategic-merge patch per workload whose pods share a GPU:
-//        spec.template.spec.nodeSelector nvidia.com/device-plugin.config: gpufit-time-slicing.
-//  * MIG isolation (plan --isolation mig) instead of time-slicing:
+//        spec.template.spec.nodeSelector nvidia.com/device-plugin.config: gpufit-time-slicing,
+//        and its GPU container asks for nvidia.com/gpu.shared instead of nvidia.com/gpu.
+//  * MIG isolation (plan --sharing mig) instead of time-slicing:
 //      - ConfigMap gpu-operator/gpufit-mig-parted-config, key config.yaml: a mig-parted file
 //        (version v1) with one config per node, `gpufit-<node>`, listing each GPU index's
 //        mig-devices (GPUs left over: mig-enabled false); without --nodes, the plan's
@@ -90,6 +98,8 @@ struct ManifestInputs {
   const std::vector<KubeNode>* nodes = nullptr;  // --nodes, or null
   const std::vector<KubePod>* pods = nullptr;    // --pods, or null
   const TimeMultiplexPlan* lending = nullptr;    // night lending of the fleet, or null
+  std::string sharing{};    // a back end's name; "" = mig when the plan has a MIG layout, else time-slicing
+  std::string kai_queue{};  // kai: the queue label's value ("" = default-queue)
 };
 
 // The objects for the plan. Errors: kInternal for a plan the MIG catalog does not know;

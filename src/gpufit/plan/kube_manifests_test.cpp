@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "gpufit/plan/manifests/four_pods_test_fixture.h"
+
 #include "gpufit/catalog/mig_catalog.h"
 
 namespace gpufit {
@@ -14,25 +16,7 @@ using ::testing::HasSubstr;
 // Four pods, ten one-minute samples, constant use. On an H100 80GB (81559 MiB) the
 // smallest packing is {a-1, a-2, solo} (3 x 20000 MiB, duty 3 x 20 %) and {c-0} (70000 MiB
 // fits with nothing else): two GPUs, one of them shared by three pods.
-Telemetry FourPods() {
-  Telemetry t;
-  t.step_s = 60;
-  t.samples = 10;
-  auto pod = [&](const std::string& name, float mib, float duty) {
-    PodSeries p;
-    p.pod = name;
-    p.fb_used_mib.assign(10, mib);
-    p.gpu_util_pct.assign(10, duty);
-    p.first = 0;
-    p.last = 9;
-    t.pods.push_back(p);
-  };
-  pod("ml/a-5d8f7-x1", 20000, 20);
-  pod("ml/a-5d8f7-x2", 20000, 20);
-  pod("ml/c-0", 70000, 50);
-  pod("ml/solo", 20000, 20);
-  return t;
-}
+using gpufit::testing::FourPods;
 
 KubeContainer GpuContainer(const std::string& name) {
   KubeContainer c;

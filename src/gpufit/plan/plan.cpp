@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "gpufit/optimize/memory_envelope.h"
 
@@ -22,9 +24,43 @@ Result<void> Validate(const PlanOptions& o, const GpuModel& target) {
   if (o.search_budget < 0) return InvalidArgument("--search-budget must be >= 0, got {}", o.search_budget);
   if (!std::isfinite(o.memory_risk) || o.memory_risk < 0 || o.memory_risk >= 1)
     return InvalidArgument("--memory-risk must be in [0, 1), got {}", o.memory_risk);
-  if (!(o.min_window_hours >= 0))
-    return InvalidArgument("--min-window-hours must be >= 0, got {}", o.min_window_hours);
+  if (!(o.min_window_hours >= 0)) return InvalidArgument("--min-window-hours must be >= 0, got {}", o.min_window_hours);
   return {};
+}
+
+// Each pod's cap: its right-sizing need, the largest of its workload's replicas.
+std::vector<double> MemoryCaps(const Plan& plan, const std::map<std::string, std::string>& workload_of) {
+  std::map<std::string, double> largest;
+  auto workload = [&](std::size_t i) {
+    const auto it = workload_of.find(plan.pod_names[i]);
+    return it == workload_of.end() ? std::string() : it->second;
+  };
+  for (std::size_t i = 0; i < plan.right_sizing.size(); ++i) {
+    const auto need = static_cast<double>(plan.right_sizing[i].required.value);
+    if (!workload(i).empty()) largest[workload(i)] = std::max(largest[workload(i)], need);
+  }
+  std::vector<double> caps;
+  for (std::size_t i = 0; i < plan.right_sizing.size(); ++i)
+    caps.push_back(workload(i).empty() ? static_cast<double>(plan.right_sizing[i].required.value)
+                                       : largest.at(workload(i)));
+  return caps;
+}
+
+// The telemetry as the packer sees capped pods: memory = the cap at every sample of the
+// window, duty cycle as measured (0 outside the pod's life).
+Telemetry CappedTelemetry(const Telemetry& telemetry, const std::vector<double>& caps) {
+  Telemetry out = telemetry;
+  for (std::size_t i = 0; i < out.pods.size(); ++i) {
+    PodSeries& p = out.pods[i];
+    for (std::size_t t = 0; t < out.samples; ++t) {
+      const bool alive = t >= p.first && t <= p.last;
+      p.fb_used_mib[t] = static_cast<float>(caps[i]);
+      if (!alive || !std::isfinite(p.gpu_util_pct[t])) p.gpu_util_pct[t] = 0;
+    }
+    p.first = 0;
+    p.last = out.samples == 0 ? 0 : out.samples - 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -79,10 +115,19 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
                            current->id, 100 * s.starved_share(), s.recommended_cores);
   }
 
+  // With memory caps the packer sees each pod as its cap, held over the whole window.
+  std::optional<Telemetry> capped;
+  if (options.memory_caps) {
+    plan.memory_cap_mib = MemoryCaps(plan, options.workload_by_pod);
+    capped = CappedTelemetry(telemetry, plan.memory_cap_mib);
+    plan.packing_capacity_mib = plan.capacity_mib;
+  }
+  const Telemetry& packed = capped ? *capped : telemetry;
+
   ColocateOptions co;
   co.gpu_memory = target->memory;
   co.reserve = options.reserve;
-  co.memory_margin_mib = plan.memory_margin_mib;
+  co.memory_margin_mib = options.memory_caps ? 0.0 : plan.memory_margin_mib;
   co.collisions_if_active = options.robust;
   co.max_collision_share = options.max_collision_share;
   co.seed = options.seed;
@@ -93,12 +138,13 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   std::vector<std::size_t> packable;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
     const bool kept = plan.keeps_current_gpu(i);
-    if (!kept && plan.profiles[i].fb_used_mib.peak <= plan.packing_capacity_mib) packable.push_back(i);
+    const double peak = options.memory_caps ? plan.memory_cap_mib[i] : plan.profiles[i].fb_used_mib.peak;
+    if (!kept && peak <= plan.packing_capacity_mib) packable.push_back(i);
   }
   plan.collision_limit_samples = CollisionLimit(telemetry.samples, options.max_collision_share);
-  plan.totals.lower_bound = LowerBound(telemetry, packable, plan.packing_capacity_mib, plan.collision_limit_samples);
+  plan.totals.lower_bound = LowerBound(packed, packable, plan.packing_capacity_mib, plan.collision_limit_samples);
   co.stop_at_gpus = plan.totals.lower_bound.gpus();
-  const Colocation colocation = Colocate(telemetry, co);
+  const Colocation colocation = Colocate(packed, co);
   plan.collision_limit_samples = colocation.collision_limit_samples;
   plan.too_big = colocation.too_big;
   plan.search_evaluations = colocation.evaluations;
@@ -161,7 +207,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
       kHoursPerMonth;
   if (options.mig_isolation) {
     const Result<const MigGpu*> mig_gpu = MigCatalog::Embedded().Find(options.target_gpu);
-    if (!mig_gpu) return FailedPrecondition("--isolation mig: {} does not support MIG", options.target_gpu);
+    if (!mig_gpu) return FailedPrecondition("--sharing mig: {} does not support MIG", options.target_gpu);
     // CPU-starved pods keep their whole current GPU here too: no instance for them.
     std::vector<MigWorkload> workloads;
     std::vector<std::size_t> pod_of;  // workload -> pod

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,17 @@ struct PlanOptions {
   // Also plan hardware isolation: one MIG instance per pod on the target (a MIG-capable
   // model), for tenants that must not share GPU memory (optimize/mig_planner.h).
   bool mig_isolation = false;
+  // Sharing back ends that cap each pod's GPU memory (plan/manifests/sharing_backend.h:
+  // HAMi, KAI-Scheduler, DRA with MPS). Each pod gets a cap: its right-sizing need, the
+  // envelope max(peak x (1 + headroom), peak + learned margin), the largest over the
+  // replicas of its workload (`workload_by_pod`, one pod template serves them all). A GPU's
+  // pods are packed so that their caps add up to at most capacity_mib, as if each held its
+  // cap for the whole window: a cap is reserved as long as its workload exists. The learned
+  // margin is inside each cap, so no margin is kept free on top. Compute is still bounded
+  // by the collision rule on the real duty cycles.
+  bool memory_caps = false;
+  // Telemetry pod name -> its workload (absent or "": the pod alone); used with memory_caps.
+  std::map<std::string, std::string> workload_by_pod{};
   // CPU starvation (optimize/cpu_starvation.h): starved pods keep their current GPU, alone;
   // their duty cycle shows the CPU's limit, not the GPU's need.
   StarvationOptions starvation{};
@@ -90,6 +102,7 @@ struct Plan {
   std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
   Replay replay;                                     // one entry per co-location group, at packing_capacity_mib
   std::vector<double> collision_p_if_active;         // per group, with options.robust (memory_envelope.h)
+  std::vector<double> memory_cap_mib;                // per pod, with options.memory_caps: whole MiB
   PlanTotals totals;
   std::vector<std::string> skipped;          // pods left out of the telemetry, with reasons
   std::vector<ContainerProfile> containers;  // cAdvisor / kube-state-metrics, when the telemetry has them
@@ -101,6 +114,11 @@ struct Plan {
   std::optional<MigPlan> mig;
   double mig_usd_per_month = 0;
   int mig_pods_exceeding = 0;
+  // With --pods (plan/workload_keys.h): each pod's workload key, same order as pod_names
+  // (empty without), and the groups replayed with each workload's envelope at
+  // packing_capacity_mib (whether the plan holds for any assignment of replicas to slots).
+  std::vector<std::string> workload_of;
+  std::optional<Replay> workload_replay;
 
   // The starved pods (indices into pod_names): each keeps one current GPU, alone.
   std::vector<std::size_t> kept_on_current_gpu() const {

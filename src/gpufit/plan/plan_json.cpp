@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpufit/plan/plan_writers.h"
+#include "gpufit/plan/workload_keys.h"
 
 namespace gpufit {
 namespace {
@@ -43,6 +44,14 @@ json ToJson(const std::vector<ContainerProfile>& containers) {
   return out;
 }
 
+// [{"workload": key, "replicas": n}], or null for a plan without --pods.
+json ToJson(const std::vector<WorkloadSlots>& slots, bool keyed) {
+  if (!keyed) return nullptr;
+  json out = json::array();
+  for (const WorkloadSlots& s : slots) out.push_back({{"workload", s.workload}, {"replicas", s.replicas}});
+  return out;
+}
+
 json ToJson(const GpuModel& m) {
   return {{"id", m.id},
           {"name", m.name},
@@ -53,6 +62,8 @@ json ToJson(const GpuModel& m) {
 }  // namespace
 
 std::string PlanToJson(const Plan& plan) {
+  const bool keyed = !plan.workload_of.empty();
+  const WorkloadPlan by_workload = keyed ? WorkloadPlanOf(plan) : WorkloadPlan{};
   json pods = json::array();
   for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
     const RightSizing& r = plan.right_sizing[i];
@@ -65,7 +76,8 @@ std::string PlanToJson(const Plan& plan) {
                       {"reason", r.reason},
                       {"usd_per_month_current", r.usd_per_month_current},
                       {"usd_per_month_recommended", r.usd_per_month_recommended}}},
-                    {"group", plan.group_of[i] ? json(*plan.group_of[i]) : json(nullptr)}});
+                    {"group", plan.group_of[i] ? json(*plan.group_of[i]) : json(nullptr)},
+                    {"workload", keyed ? json(plan.workload_of[i]) : json(nullptr)}});
   }
   json groups = json::array();
   for (std::size_t g = 0; g < plan.replay.gpus.size(); ++g) {
@@ -75,6 +87,7 @@ std::string PlanToJson(const Plan& plan) {
     groups.push_back({{"gpu", g},
                       {"gpu_model", plan.target.id},
                       {"pods", names},
+                      {"workloads", ToJson(keyed ? by_workload.groups[g] : std::vector<WorkloadSlots>{}, keyed)},
                       {"peak_fb_used_mib", r.peak_mib},
                       {"mean_gpu_util_pct", r.mean_util_pct},
                       {"memory_overflows", r.memory_overflows},
@@ -82,6 +95,12 @@ std::string PlanToJson(const Plan& plan) {
                       {"collision_share", r.collision_share},
                       {"collision_p_if_active",
                        g < plan.collision_p_if_active.size() ? json(plan.collision_p_if_active[g]) : json(nullptr)}});
+    if (!plan.memory_cap_mib.empty()) {
+      // The cap each pod runs under, in the order of `pods`; they add up to <= capacity_mib.
+      json caps = json::array();
+      for (std::size_t p : r.pods) caps.push_back(plan.memory_cap_mib[p]);
+      groups.back()["memory_caps_mib"] = caps;
+    }
   }
   json too_big = json::array(), kept = json::array(), starvation = json::array();
   for (std::size_t p : plan.too_big) too_big.push_back(plan.pod_names[p]);
@@ -134,12 +153,15 @@ std::string PlanToJson(const Plan& plan) {
        {{"margin_mib", plan.memory_margin_mib},
         {"pooled_surprises", plan.memory_surprises},
         {"packing_capacity_mib", plan.packing_capacity_mib},
-        {"collisions_if_active", plan.options.robust}}},
+        {"collisions_if_active", plan.options.robust},
+        {"memory_caps", plan.options.memory_caps}}},
       {"collision_limit_samples", plan.collision_limit_samples},
       {"pods", pods},
       {"groups", groups},
       {"too_big_for_target", too_big},
       {"kept_on_current_gpu", kept},
+      {"too_big_for_target_workloads", ToJson(by_workload.too_big, keyed)},
+      {"kept_on_current_gpu_workloads", ToJson(by_workload.kept, keyed)},
       {"cpu_starvation_evaluated", plan.container_data},
       {"cpu_starvation", starvation},
       {"totals",
@@ -163,6 +185,11 @@ std::string PlanToJson(const Plan& plan) {
         {"safe", plan.replay.safe}}},
       {"search_evaluations", plan.search_evaluations},
   };
+  j["workload_replay"] = nullptr;
+  if (plan.workload_replay)
+    j["workload_replay"] = {{"memory_overflows", plan.workload_replay->memory_overflows},
+                            {"max_collision_share", plan.workload_replay->max_collision_share},
+                            {"safe", plan.workload_replay->safe}};
   j["mig_isolation"] = nullptr;
   if (plan.mig) {
     json assignments = json::array();

@@ -67,6 +67,14 @@ std::string PlanToMarkdown(const Plan& plan) {
       t.gpus_first_fit_decreasing);
   Out(s, "Replay: {} memory overflows, worst collision share {:.2f}% -> {}.\n", plan.replay.memory_overflows,
       100 * plan.replay.max_collision_share, plan.replay.safe ? "safe" : "UNSAFE");
+  if (plan.workload_replay) {
+    const Replay& w = *plan.workload_replay;
+    Out(s,
+        "By workload (--pods; each replica slot carrying its workload's envelope, so any assignment of replicas to "
+        "slots is covered): {} memory overflows, worst collision share {:.2f}% -> {}.{}\n",
+        w.memory_overflows, 100 * w.max_collision_share, w.safe ? "safe" : "UNSAFE",
+        w.safe ? "" : " The plan holds for these pods, not for every placement of their replicas.");
+  }
   if (plan.options.robust) {
     Out(s,
         "Envelope for later data: every shared GPU keeps {:.0f} MiB free for peaks not seen yet (the {} of {} "

@@ -1,0 +1,71 @@
+// Training jobs (plan --training-jobs): per job found among the pods' owners, a patch with
+// the job's node selector, tolerations, required node affinity, checkpoint annotations and
+// environment (plan/training_plan.h).
+#include <fmt/format.h>
+
+#include "gpufit/plan/manifests/builder.h"
+#include "gpufit/plan/manifests/emitters.h"
+
+namespace gpufit::manifests {
+
+void EmitTraining(Builder& b) {
+  const TrainingPlan& plan = *b.in().training;
+  for (const TrainingRecommendation& rec : plan.jobs) {
+    const std::string& job = plan.workload.jobs[rec.job].name;
+    std::set<WorkloadKey> found;
+    const KubePod* example = nullptr;
+    if (b.in().pods != nullptr)
+      for (const KubePod& p : *b.in().pods)
+        if (p.owner.name == job && ApiVersionOf(p.owner.kind) != nullptr) {
+          found.insert({p.namespace_name, p.owner.kind, p.owner.name});
+          example = &p;
+        }
+    if (found.size() != 1) {
+      b.Note(
+          fmt::format("training job {}: {} workloads of that name in the --pods file; no patch "
+                      "(the training section lists its labels)",
+                      job, found.size()));
+      continue;
+    }
+    Patch& patch = b.PatchOf(*found.begin());
+    YAML::Node spec = patch.yaml["spec"]["template"]["spec"];
+    for (const auto& [k, v] : rec.scheduling.node_selector) spec["nodeSelector"][k] = v;
+    for (const Toleration& t : rec.scheduling.tolerations) {
+      YAML::Node n;
+      n["key"] = t.key;
+      n["operator"] = t.op;
+      if (!t.value.empty()) n["value"] = t.value;
+      n["effect"] = t.effect;
+      spec["tolerations"].push_back(n);
+    }
+    if (!rec.scheduling.required_affinity.empty()) {
+      YAML::Node term;
+      for (const NodeRequirement& r : rec.scheduling.required_affinity) {
+        YAML::Node e;
+        e["key"] = r.key;
+        e["operator"] = r.op;
+        for (const std::string& v : r.values) e["values"].push_back(v);
+        term["matchExpressions"].push_back(e);
+      }
+      spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].push_back(
+          term);
+    }
+    for (const auto& [k, v] : rec.annotations) patch.yaml["spec"]["template"]["metadata"]["annotations"][k] = v;
+    for (const KubeContainer& c : example->containers) {
+      if (c.kind != KubeContainer::Kind::kApp) continue;
+      YAML::Node container;
+      container["name"] = c.name;
+      for (const auto& [k, v] : rec.env) {
+        YAML::Node e;
+        e["name"] = k;
+        e["value"] = v;
+        container["env"].push_back(e);
+      }
+      spec["containers"].push_back(container);
+    }
+    patch.what.push_back(fmt::format("{} with its checkpoint interval", SpotChoiceName(rec.decision.choice)));
+    patch.why.push_back(rec.decision.reason);
+  }
+}
+
+}  // namespace gpufit::manifests
