@@ -1,6 +1,8 @@
 #include "inference_command.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "cli_common.h"
 #include "gpufit/core/atomic_file.h"
@@ -47,12 +49,27 @@ Result<InferenceSectionOutput> InferenceSection(const std::string& services_path
 }
 
 Result<void> WriteManifestFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  constexpr const char* kList = ".gpufit-manifests";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgument("{}: cannot create the folder: {}", dir, ec.message());
+  std::vector<std::string> previous;
+  for (std::ifstream in(std::filesystem::path(dir) / kList); in;) {
+    std::string name;
+    if (std::getline(in, name) && !name.empty() && name.find('/') == std::string::npos) previous.push_back(name);
+  }
   std::vector<std::pair<std::filesystem::path, std::string>> paths;
-  for (const auto& [name, text] : files) paths.emplace_back(std::filesystem::path(dir) / name, text);
-  return WriteFilesAtomically(paths);
+  std::string listing;
+  for (const auto& [name, text] : files) {
+    paths.emplace_back(std::filesystem::path(dir) / name, text);
+    listing += name + "\n";
+  }
+  paths.emplace_back(std::filesystem::path(dir) / kList, listing);
+  if (Result<void> ok = WriteFilesAtomically(paths); !ok) return ok;
+  for (const std::string& name : previous)
+    if (std::none_of(files.begin(), files.end(), [&](const auto& file) { return file.first == name; }))
+      std::filesystem::remove(std::filesystem::path(dir) / name, ec);
+  return {};
 }
 
 namespace {

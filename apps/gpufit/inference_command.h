@@ -33,7 +33,10 @@ struct InferenceSectionOutput {
 Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog,
                                                 const AutoscalerOptions& autoscaler);
 
-// Writes (file name, text) pairs into `dir` (created if missing), all or nothing.
+// Writes (file name, text) pairs into `dir` (created if missing), all or nothing, with
+// `.gpufit-manifests`, the list of what this run wrote: the next run into the same folder
+// removes the files it no longer writes (an HPA replaced by a ScaledObject, say), and nothing
+// it did not write.
 Result<void> WriteManifestFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace gpufit::cli

@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -139,8 +140,19 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
 // --sharing: the back end (given, or hami when the nodes allocate HAMi's nvidia.com/gpumem,
 // else time-slicing) and what it asks of the plan: memory caps, equal for a workload's
 // replicas, or a MIG layout.
-void ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::optional<std::vector<KubeNode>>& nodes,
-                  const std::optional<std::vector<KubePod>>& pods) {
+Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::optional<std::vector<KubeNode>>& nodes,
+                          const std::optional<std::vector<KubePod>>& pods) {
+  if (!f.kai_queue.empty() && f.sharing != "kai") return InvalidArgument("--kai-queue applies to --sharing kai only");
+  // A label value (Kubernetes: at most 63 characters, alphanumerics, '-', '_', '.' inside).
+  const auto label_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!f.kai_queue.empty() &&
+      (f.kai_queue.size() > 63 || !label_char(f.kai_queue.front()) || !label_char(f.kai_queue.back()) ||
+       !std::all_of(f.kai_queue.begin(), f.kai_queue.end(),
+                    [&](char c) { return label_char(c) || c == '-' || c == '_' || c == '.'; })))
+    return InvalidArgument(
+        "--kai-queue '{}' is not a valid label value (at most 63 letters, digits, '-', '_', '.', "
+        "starting and ending with a letter or digit)",
+        f.kai_queue);
   if (f.sharing.empty()) {
     f.sharing = "time-slicing";
     if (nodes)
@@ -148,11 +160,17 @@ void ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::optional<
         if (n.devices_allocatable.count("nvidia.com/gpumem") > 0) f.sharing = "hami";
   }
   const Result<const manifests::SharingBackend*> backend = manifests::FindSharingBackend(f.sharing);
+  f.options.sharing = f.sharing;
   f.options.mig_isolation = f.sharing == "mig";
   f.options.memory_caps = backend && (*backend)->caps_memory;
+  f.options.whole_workloads = f.sharing == "dra-mps";
+  if (f.options.memory_caps && !f.manifests.empty() && !pods)
+    return InvalidArgument("--sharing {} --emit-manifests needs --pods: the caps go into each pod's workload",
+                           f.sharing);
   if (f.options.memory_caps && telemetry != nullptr && pods) {
     for (const PodSeries& p : telemetry->pods) f.options.workload_by_pod[p.pod] = WorkloadKeyOf(p.pod, *pods);
   }
+  return {};
 }
 
 // The training plan, when --training-jobs is given.
@@ -163,9 +181,6 @@ Result<TrainingPlan> Training(const PlanFlags& f, const GpuCatalog& catalog) {
   if (!labels) return labels.error();
   return BuildTrainingPlan(std::move(*w), catalog, *labels, f.training_jobs);
 }
-
-// The files the last --emit-manifests run wrote into its folder, one name a line.
-constexpr const char* kManifestList = ".gpufit-manifests";
 
 // The Kubernetes objects of the plan, with the README, into --emit-manifests.
 Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
@@ -180,6 +195,9 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
                                               .sharing = f.sharing,
                                               .kai_queue = f.kai_queue});
   if (!m) return m.error();
+  for (const std::string& note : m->notes)
+    if (note.find("nothing caps them") != std::string::npos)
+      std::fprintf(stderr, "gpufit: warning: %s\n", note.c_str());
   std::vector<std::pair<std::string, std::string>> files, extra;
   for (const ManifestFile& file : m->files) files.emplace_back(file.name, file.yaml);
   for (const auto& [name, yaml] : inference) {
@@ -187,24 +205,7 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
     extra.emplace_back(name, "inference autoscaler (see the inference section)");
   }
   files.emplace_back("README.md", ManifestsReadme(*m, extra));
-  // The list of what this run wrote, so that the next run into the same folder removes the
-  // files it no longer writes (and nothing it did not write).
-  const std::filesystem::path list = std::filesystem::path(f.manifests) / kManifestList;
-  std::vector<std::string> previous;
-  for (std::ifstream in(list); in;) {
-    std::string name;
-    if (std::getline(in, name) && !name.empty() && name.find('/') == std::string::npos) previous.push_back(name);
-  }
-  std::string listing;
-  for (const auto& [name, text] : files) listing += name + "\n";
-  files.emplace_back(kManifestList, listing);
   if (Result<void> ok = cli::WriteManifestFiles(f.manifests, files); !ok) return ok;
-  for (const std::string& name : previous) {
-    if (std::none_of(files.begin(), files.end(), [&](const auto& file) { return file.first == name; })) {
-      std::error_code ec;
-      std::filesystem::remove(std::filesystem::path(f.manifests) / name, ec);
-    }
-  }
   return {};
 }
 
@@ -263,7 +264,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
     if (most > 0) f.options.starvation.max_cores_per_gpu = std::floor(most * 10) / 10;
   }
-  ApplySharing(f, telemetry, nodes, pods);
+  if (Result<void> ok = ApplySharing(f, telemetry, nodes, pods); !ok) return Fail(ok.error());
   if (telemetry) {
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
@@ -352,7 +353,7 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
   const Result<Telemetry> tel = cli::LoadTelemetry(f.telemetry, cli::NowSeconds());
   if (!tel) return Fail(tel.error());
   f.options.reserve = MiB{f.reserve_mib};
-  ApplySharing(f, &*tel, std::nullopt, std::nullopt);
+  if (Result<void> ok = ApplySharing(f, &*tel, std::nullopt, std::nullopt); !ok) return Fail(ok.error());
   // The backtest of the options given is one row of the curve: computed once.
   std::vector<double> all = risks;
   if (f.options.robust && std::find(all.begin(), all.end(), f.options.memory_risk) == all.end())

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -162,6 +163,36 @@ Result<WorkloadPlan> ReadWorkloadPlan(const json& plan, const std::string& plan_
   return out;
 }
 
+// A plan for a back end that caps memory (memory_envelope.memory_caps): each pod's cap, by
+// pod name and by workload key (pods[].workload, with --pods). Throws json::exception.
+struct Caps {
+  std::map<std::string, double> by_pod, by_workload;
+};
+Result<std::optional<Caps>> ReadCaps(const json& plan, const std::string& plan_path) {
+  if (!plan.contains("memory_envelope") || !plan["memory_envelope"].value("memory_caps", false))
+    return std::optional<Caps>();
+  Caps caps;
+  const json& groups = plan.at("groups");
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::string where = fmt::format("groups[{}].memory_caps_mib", g);
+    if (!groups[g].contains("memory_caps_mib") || !groups[g]["memory_caps_mib"].is_array())
+      return InvalidArgument("{}: {}: missing (memory_envelope.memory_caps is true)", plan_path, where);
+    const json& list = groups[g]["memory_caps_mib"];
+    if (list.size() != groups[g].at("pods").size())
+      return InvalidArgument("{}: {}: {} caps for {} pods", plan_path, where, list.size(), groups[g]["pods"].size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const double cap = list[i].is_number() ? list[i].get<double>() : -1;
+      if (!(cap > 0 && std::isfinite(cap)))
+        return InvalidArgument("{}: {}[{}] must be a positive number of MiB", plan_path, where, i);
+      caps.by_pod[groups[g]["pods"][i].get<std::string>()] = cap;
+    }
+  }
+  for (const json& p : plan.value("pods", json::array()))
+    if (p.contains("workload") && p["workload"].is_string() && caps.by_pod.count(p.at("pod").get<std::string>()))
+      caps.by_workload[p["workload"].get<std::string>()] = caps.by_pod.at(p["pod"].get<std::string>());
+  return std::optional<Caps>(std::move(caps));
+}
+
 int Run(ReplayFlags& f) {
   const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
@@ -184,16 +215,24 @@ int Run(ReplayFlags& f) {
   if (!tel) return Fail(tel.error());
   const std::string& telemetry_path = f.telemetry.name;
   Replay r;
+  std::optional<CapReplay> over_cap;
   json unplanned = json::array(), absent = json::array(), not_in_pods = json::array();
   std::string md_extra;
   try {
     const Result<Limits> limits = ReadLimits(plan, *catalog, f.plan);
     if (!limits) return Fail(limits.error());
+    const Result<std::optional<Caps>> caps = ReadCaps(plan, f.plan);
+    if (!caps) return Fail(caps.error());
+    std::vector<std::optional<double>> cap_of(tel->pods.size());
     if (!pods) {
       const Result<std::vector<std::vector<std::size_t>>> groups =
           GroupsByName(plan, *tel, *limits, f.plan, telemetry_path);
       if (!groups) return Fail(groups.error());
       r = ReplayColocation(*tel, *groups, limits->capacity, limits->share);
+      if (*caps)
+        for (std::size_t i = 0; i < tel->pods.size(); ++i)
+          if (const auto it = (*caps)->by_pod.find(tel->pods[i].pod); it != (*caps)->by_pod.end())
+            cap_of[i] = it->second;
     } else {
       const Result<WorkloadPlan> wplan = ReadWorkloadPlan(plan, f.plan);
       if (!wplan) return Fail(wplan.error());
@@ -206,6 +245,10 @@ int Run(ReplayFlags& f) {
           ReplayByWorkload(*tel, keys, *wplan, limits->capacity, limits->share, limits->capacity - limits->margin);
       if (!w) return Fail(InvalidArgument("{}: {}", f.plan, w.error().message));
       r = w->replay;
+      if (*caps)
+        for (std::size_t i = 0; i < tel->pods.size(); ++i)
+          if (const auto it = (*caps)->by_workload.find(keys[i]); it != (*caps)->by_workload.end())
+            cap_of[i] = it->second;
       for (const UnplannedWorkload& u : w->unplanned) {
         unplanned.push_back({{"workload", u.workload},
                              {"replicas", u.replicas},
@@ -223,20 +266,31 @@ int Run(ReplayFlags& f) {
         md_extra +=
             fmt::format("- {} telemetry pods are not in {} and were matched by name\n", not_in_pods.size(), f.pods);
     }
+    if (*caps) over_cap = ReplayCaps(*tel, cap_of);
   } catch (const json::exception& e) {
     return Fail(InvalidArgument("{}: {}", f.plan, e.what()));
   }
+  const bool safe = r.safe && (!over_cap || over_cap->samples_over == 0);
+  if (over_cap)
+    for (const std::string& p : over_cap->pods) md_extra += fmt::format("- over its memory cap: {}\n", p);
   json j = {
       {"gpus", r.gpus.size()}, {"memory_overflows", r.memory_overflows}, {"max_collision_share", r.max_collision_share},
-      {"safe", r.safe},        {"matching", pods ? "workload" : "pod"},  {"unplanned", unplanned},
+      {"safe", safe},          {"matching", pods ? "workload" : "pod"},  {"unplanned", unplanned},
       {"absent", absent},      {"pods_not_in_pods_file", not_in_pods}};
-  std::string md =
-      fmt::format("Replay of {} against {}{}: {} GPUs, {} memory overflows, worst collision share {:.2f}% -> {}\n",
-                  f.plan, telemetry_path, pods ? fmt::format(" by workload ({})", f.pods) : std::string(),
-                  r.gpus.size(), r.memory_overflows, 100 * r.max_collision_share, r.safe ? "safe" : "UNSAFE");
+  if (over_cap) {
+    // Plans for hami, kai, dra-mps: each pod runs under its own cap.
+    j["cap_overflow_samples"] = over_cap->samples_over;
+    j["over_cap"] = over_cap->pods;
+  }
+  std::string md = fmt::format(
+      "Replay of {} against {}{}: {} GPUs, {} memory overflows{}, worst collision share {:.2f}% -> {}\n", f.plan,
+      telemetry_path, pods ? fmt::format(" by workload ({})", f.pods) : std::string(), r.gpus.size(),
+      r.memory_overflows,
+      over_cap ? fmt::format(", {} samples of a pod over its memory cap", over_cap->samples_over) : std::string(),
+      100 * r.max_collision_share, safe ? "safe" : "UNSAFE");
   md += md_extra;
   const int rc = Emit(f.output, "replay", j.dump(2) + "\n", md);
-  return rc != 0 ? rc : (r.safe ? 0 : 3);
+  return rc != 0 ? rc : (safe ? 0 : 3);
 }
 
 }  // namespace

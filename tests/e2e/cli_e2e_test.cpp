@@ -299,13 +299,13 @@ TEST(PlanOnGenTd26, RightSizingTableSaysCurrentRecommendedAndWhy) {
   // In sample it needs 40808 MiB with 10% headroom: the L40S (46068 MiB) would be cheapest,
   // but 22.8 h of telemetry is under the 24 h needed to shrink memory, so it keeps its H100;
   // with --min-window-hours 0 it goes to the L40S.
-  const CliRun held = Gpufit(
-      "plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0 --envelope in-sample", dir);
+  const CliRun held =
+      Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0 --envelope in-sample", dir);
   EXPECT_THAT(held.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | h100-80gb | 37098 |"));
   EXPECT_THAT(held.out, HasSubstr("less than the 24 h needed to shrink memory"));
-  const CliRun shrunk = Gpufit("plan --telemetry " + GenTd26() +
-                                   " --gpu h100-80gb --search-budget 0 --envelope in-sample --min-window-hours 0",
-                               dir);
+  const CliRun shrunk = Gpufit(
+      "plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0 --envelope in-sample --min-window-hours 0",
+      dir);
   EXPECT_THAT(shrunk.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | l40s | 37098 |"));
   fs::remove_all(dir);
 }
@@ -749,6 +749,14 @@ TEST(Inference, AzureServiceThroughInferenceAndPlan) {
   const gpufit::testing::ManifestValidation v = ValidateManifests({dir / "manifests", dir / "keda"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_EQ(v.output, ValidatedLine(2));
+  // KEDA into the HPA's folder: the HPA this command wrote there goes, so never both.
+  const CliRun again = Gpufit("inference --services " + (dir / "services.yaml").string() +
+                                  " --autoscaler keda --keda-prometheus http://prom.monitoring:9090 --manifests " +
+                                  (dir / "manifests").string(),
+                              dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_FALSE(fs::exists(dir / "manifests" / "chat-hpa.yaml"));
+  EXPECT_TRUE(fs::exists(dir / "manifests" / "chat-keda-scaledobject.yaml"));
 
   const CliRun p = Gpufit("plan --inference " + (dir / "services.yaml").string() + " --format json", dir);
   ASSERT_EQ(p.exit_code, 0) << p.err;

@@ -2,6 +2,7 @@
 // with --pods on telemetry where every Deployment pod has a new ReplicaSet hash (as the
 // rollout the plan's own patches cause gives), it gives the same result as the replay of
 // the week it was made on; a workload the plan never saw is listed as unplanned.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -217,6 +218,52 @@ TEST_F(Rollout, PlanWithoutPodsCannotBeReplayedByWorkload) {
   const CliRun r = Replay("new.csv", "new-pods.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("groups[0].workloads is missing: the plan was made without --pods"));
+}
+
+// A plan for a back end that caps memory replays each pod against its own cap: the renamed
+// week holds; a week where db's replicas grow to 30000 MiB (their cap, read from plan.json,
+// is below) is unsafe, every sample of both replicas over, each named.
+TEST_F(Rollout, CappedPlanReplaysEachPodAgainstItsOwnCap) {
+  ASSERT_EQ(Plan("--sharing hami --pods " + (dir_ / "old-pods.json").string()).exit_code, 0);
+  const Json plan = Json::parse(Slurp(dir_ / "plan" / "plan.json"));
+  ASSERT_EQ(plan["options"]["sharing"], "hami");
+  double db_cap = 0;
+  for (const Json& g : plan["groups"])
+    for (std::size_t i = 0; i < g["pods"].size(); ++i)
+      if (g["pods"][i].get<std::string>().starts_with("ml/db-")) db_cap = g["memory_caps_mib"][i];
+  ASSERT_GT(db_cap, 22000);
+  ASSERT_LT(db_cap, 30000);
+  const CliRun held = Replay("new.csv", "new-pods.json");
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  EXPECT_EQ(Json::parse(held.out)["cap_overflow_samples"], 0);
+
+  std::vector<FixturePod> grown = renamed_;
+  for (FixturePod& p : grown)
+    if (p.workload == "statefulset/ml/db") p.memory_mib = 30000;
+  WriteTelemetry(dir_ / "grown.csv", grown);
+  const CliRun over = Replay("grown.csv", "new-pods.json");
+  EXPECT_EQ(over.exit_code, 3) << over.err;
+  const Json j = Json::parse(over.out);
+  EXPECT_EQ(j["cap_overflow_samples"], 2 * 240);
+  EXPECT_EQ(j["over_cap"], Json::array({fmt::format("ml/db-0: peak 30000 MiB > cap {:.0f} MiB", db_cap),
+                                        fmt::format("ml/db-1: peak 30000 MiB > cap {:.0f} MiB", db_cap)}));
+  EXPECT_FALSE(j["safe"]);
+}
+
+TEST_F(Rollout, SharingFlagsThatCannotWorkAreRefused) {
+  const std::string pods = " --pods " + (dir_ / "old-pods.json").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--sharing hami --emit-manifests " + (dir_ / "m").string(), "--emit-manifests needs --pods"},
+      {"--sharing kai --kai-queue Team_A!" + pods, "--kai-queue 'Team_A!' is not a valid label value"},
+      {"--sharing hami --kai-queue team-a" + pods, "--kai-queue applies to --sharing kai only"},
+      {"--sharing gpushare" + pods, "--sharing"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const CliRun r = Plan(flags);
+    EXPECT_EQ(r.exit_code, 2) << flags;
+    EXPECT_THAT(r.err, HasSubstr(message)) << flags;
+    EXPECT_FALSE(fs::exists(dir_ / "m")) << flags;
+  }
 }
 
 }  // namespace

@@ -18,8 +18,7 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
   const std::vector<std::string> fit_pods = PodsRunningIn(telemetry, split.fit_begin, split.fit_end);
   const std::vector<std::string> test_pods = PodsRunningIn(telemetry, split.test_begin, split.test_end);
   std::vector<std::string> both;
-  std::set_intersection(fit_pods.begin(), fit_pods.end(), test_pods.begin(), test_pods.end(),
-                        std::back_inserter(both));
+  std::set_intersection(fit_pods.begin(), fit_pods.end(), test_pods.begin(), test_pods.end(), std::back_inserter(both));
   std::set_difference(test_pods.begin(), test_pods.end(), fit_pods.begin(), fit_pods.end(),
                       std::back_inserter(out.unplanned));
   std::set_difference(fit_pods.begin(), fit_pods.end(), test_pods.begin(), test_pods.end(),
@@ -49,9 +48,14 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
     out.gpus_over_collision_limit += g.collisions > limit;
   }
   out.worst_over_mib = std::max(0.0, out.worst_over_mib);
+  if (!plan->memory_cap_mib.empty()) {
+    const CapReplay caps = ReplayCaps(test, {plan->memory_cap_mib.begin(), plan->memory_cap_mib.end()});
+    out.cap_overflow_samples = caps.samples_over;
+    out.over_cap = caps.pods;
+  }
   if (!r.gpus.empty())
-    out.overflow_gpu_hours_share =
-        static_cast<double>(out.overflow_samples) / (static_cast<double>(r.gpus.size()) * static_cast<double>(test.samples));
+    out.overflow_gpu_hours_share = static_cast<double>(out.overflow_samples) /
+                                   (static_cast<double>(r.gpus.size()) * static_cast<double>(test.samples));
 
   for (std::size_t i = 0; i < both.size(); ++i) {
     const RightSizing& rs = plan->right_sizing[i];
@@ -103,7 +107,7 @@ bool Backtest::safe() const {
 std::string Backtest::Guarantee() const {
   if (splits.empty()) return "No backtest: the window is too short to hold any part out.";
   double test_hours = 0;
-  std::int64_t overflows = 0;
+  std::int64_t overflows = 0, over_cap = 0;
   double worst_collision = 0;
   std::size_t outgrown = 0, lending_over = 0, right_sized = 0;
   std::string labels;
@@ -112,19 +116,22 @@ std::string Backtest::Guarantee() const {
     right_sized += s.right_sized;
     test_hours = std::max(test_hours, s.test_hours);
     overflows += s.overflow_samples;
+    over_cap += s.cap_overflow_samples;
     worst_collision = std::max(worst_collision, s.max_collision_share);
     outgrown += s.outgrown.size();
     lending_over += s.lending_over_capacity;
   }
-  const std::string sizing =
-      right_sized == 0 ? std::string("no pod was right-sized below its current GPU, so none could outgrow it")
-                       : fmt::format("{} of {} right-sized pods outgrew their GPU", outgrown, right_sized);
+  const std::string sizing = right_sized == 0
+                                 ? std::string("no pod was right-sized below its current GPU, so none could outgrow it")
+                                 : fmt::format("{} of {} right-sized pods outgrew their GPU", outgrown, right_sized);
   return fmt::format(
       "Guarantee: rebuilt with these options on one part of the window and replayed on a part it never saw ({}; "
-      "up to {:.1f} h held out), the plan {} ({} memory-overflow samples, worst GPU collides on {:.2f}% of "
+      "up to {:.1f} h held out), the plan {} ({} memory-overflow samples{}, worst GPU collides on {:.2f}% of "
       "samples, {}, {} lending samples over capacity); it covers the pods seen in both parts, not new pods or load "
       "beyond what the data showed.",
-      labels, test_hours, safe() ? "held" : "did NOT hold", overflows, 100 * worst_collision, sizing, lending_over);
+      labels, test_hours, safe() ? "held" : "did NOT hold", overflows,
+      options.memory_caps ? fmt::format(", {} samples of a pod over its memory cap", over_cap) : std::string(),
+      100 * worst_collision, sizing, lending_over);
 }
 
 Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options) {

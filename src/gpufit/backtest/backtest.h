@@ -47,6 +47,9 @@ struct SplitOutcome {
   double overflow_gpu_hours_share = 0;  // overflow samples / (shared GPUs x test samples)
   double max_collision_share = 0;
   std::size_t gpus_over_collision_limit = 0;
+  // With memory caps (PlanOptions::memory_caps): samples where a pod passed its fit-part cap.
+  std::int64_t cap_overflow_samples = 0;
+  std::vector<std::string> over_cap;  // "pod: peak X MiB > cap Y MiB"
   // Right-sizing on the test part.
   std::size_t right_sized = 0;
   std::vector<std::string> outgrown;  // "pod: test peak X MiB > gpu Y MiB"
@@ -56,8 +59,8 @@ struct SplitOutcome {
   std::size_t lending_samples = 0, lending_over_capacity = 0;
 
   bool safe(double max_collision_share_allowed) const {
-    return overflow_samples == 0 && max_collision_share <= max_collision_share_allowed + 1e-12 && outgrown.empty() &&
-           lending_over_capacity == 0;
+    return overflow_samples == 0 && cap_overflow_samples == 0 &&
+           max_collision_share <= max_collision_share_allowed + 1e-12 && outgrown.empty() && lending_over_capacity == 0;
   }
 };
 

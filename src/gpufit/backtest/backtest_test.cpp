@@ -102,5 +102,31 @@ TEST(Backtest, OutgrownRightSizing) {
   EXPECT_TRUE(held->splits[0].outgrown.empty());
 }
 
+// With memory caps each pod runs under its own cap: a pod whose later peak passes the cap
+// fitted on the earlier half breaks under HAMi or MPS even though the GPU has room. Pod p
+// peaks at 12000 MiB in the fit half (samples 0-3), so its cap is 12000 x 1.1 = 13200 (the
+// in-sample rule: no learned margin); it reaches 16000 at two samples of the test half.
+TEST(Backtest, APodOverItsFittedCapDoesNotHold) {
+  Telemetry t;
+  t.step_s = 60;
+  t.samples = 8;
+  t.pods.push_back(Pod("p", {10000, 12000, 10000, 10000, 10000, 16000, 16000, 10000}));
+  t.pods.push_back(Pod("q", {5000, 5000, 5000, 5000, 5000, 5000, 5000, 5000}));
+  PlanOptions o = Options(false);
+  o.target_gpu = "a100-80gb";
+  o.memory_caps = true;
+  const Result<Backtest> b = RunBacktest(t, GpuCatalog::Embedded(), o);
+  ASSERT_TRUE(b) << b.error().message;
+  const SplitOutcome& s = b->splits[0];
+  EXPECT_EQ(s.overflow_samples, 0);  // 16000 + 5000 fits the GPU
+  EXPECT_EQ(s.cap_overflow_samples, 2);
+  ASSERT_EQ(s.over_cap.size(), 1u);
+  EXPECT_EQ(s.over_cap[0], "p: peak 16000 MiB > cap 13200 MiB");
+  EXPECT_FALSE(b->safe());
+  EXPECT_NE(b->Guarantee().find("did NOT hold (0 memory-overflow samples, 2 samples of a pod over its memory cap"),
+            std::string::npos)
+      << b->Guarantee();
+}
+
 }  // namespace
 }  // namespace gpufit

@@ -30,7 +30,9 @@ json ToJson(const SplitOutcome& s, double share) {
             {"worst_over_mib", s.worst_over_mib},
             {"overflow_gpu_hours_share", s.overflow_gpu_hours_share},
             {"max_collision_share", s.max_collision_share},
-            {"gpus_over_collision_limit", s.gpus_over_collision_limit}}},
+            {"gpus_over_collision_limit", s.gpus_over_collision_limit},
+            {"cap_overflow_samples", s.cap_overflow_samples},
+            {"over_cap", s.over_cap}}},
           {"right_sizing", {{"right_sized_pods", s.right_sized}, {"outgrown", s.outgrown}}},
           {"lending",
            {{"planned", s.lending},
@@ -82,14 +84,15 @@ std::string BacktestToMarkdown(const Backtest& b, const std::vector<TradeoffRow>
   std::string md;
   Out(md, "\n## Backtest (walk-forward: fit on earlier telemetry, replay later telemetry)\n\n{}\n\n", b.Guarantee());
   Out(md, "{}", kHeader);
-  const std::string rule = b.options.robust ? fmt::format("robust, memory risk {:g}", b.options.memory_risk)
-                                            : std::string("in-sample");
+  const std::string rule =
+      b.options.robust ? fmt::format("robust, memory risk {:g}", b.options.memory_risk) : std::string("in-sample");
   for (const SplitOutcome& s : b.splits) Row(md, rule, s, b.options.max_collision_share);
   std::size_t unplanned = 0, dropped = 0;
   for (const SplitOutcome& s : b.splits) unplanned += s.unplanned.size(), dropped += s.dropped.size();
   if (unplanned + dropped > 0)
-    Out(md, "\nPods only in a test part (unplanned: they need a new decision): {}; pods that ended in a fit part "
-            "(dropped from both sides): {}; counted per split. Names in the JSON.\n",
+    Out(md,
+        "\nPods only in a test part (unplanned: they need a new decision): {}; pods that ended in a fit part "
+        "(dropped from both sides): {}; counted per split. Names in the JSON.\n",
         unplanned, dropped);
   for (const SplitOutcome& s : b.splits)
     for (const std::string& o : s.outgrown) Out(md, "\nOutgrown ({}): {}", s.split.label, o);

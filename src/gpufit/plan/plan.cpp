@@ -63,6 +63,56 @@ Telemetry CappedTelemetry(const Telemetry& telemetry, const std::vector<double>&
   return out;
 }
 
+// What the packer places (PlanOptions::whole_workloads): each pod alone, or the pods of one
+// workload together when their caps fit one GPU; CPU-starved pods always alone. Ascending.
+std::vector<std::vector<std::size_t>> PackingItems(const Plan& plan, const PlanOptions& options) {
+  std::vector<std::vector<std::size_t>> items;
+  std::map<std::string, std::vector<std::size_t>> by_workload;
+  for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+    const auto it = options.workload_by_pod.find(plan.pod_names[i]);
+    if (!options.whole_workloads || !options.memory_caps || plan.keeps_current_gpu(i) ||
+        it == options.workload_by_pod.end() || it->second.empty())
+      items.push_back({i});
+    else
+      by_workload[it->second].push_back(i);
+  }
+  for (const auto& [key, pods] : by_workload) {
+    double caps = 0;
+    for (std::size_t p : pods) caps += plan.memory_cap_mib[p];
+    if (caps <= plan.capacity_mib) {
+      items.push_back(pods);
+    } else {
+      for (std::size_t p : pods) items.push_back({p});
+    }
+  }
+  std::sort(items.begin(), items.end());
+  return items;
+}
+
+// One series per item: its pods' memory and duty cycles summed, over the whole window.
+Telemetry MergeItems(const Telemetry& telemetry, const std::vector<std::vector<std::size_t>>& items) {
+  Telemetry out = telemetry;
+  out.pods.clear();
+  for (const std::vector<std::size_t>& item : items) {
+    PodSeries s;
+    s.pod = telemetry.pods[item.front()].pod;
+    s.fb_used_mib.assign(telemetry.samples, 0);
+    s.gpu_util_pct.assign(telemetry.samples, 0);
+    s.first = telemetry.samples;
+    for (std::size_t p : item) {
+      const PodSeries& q = telemetry.pods[p];
+      s.first = std::min(s.first, q.first);
+      s.last = std::max(s.last, q.last);
+      for (std::size_t t = q.first; t <= q.last; ++t) {
+        s.fb_used_mib[t] += q.fb_used_mib[t];
+        if (std::isfinite(q.gpu_util_pct[t])) s.gpu_util_pct[t] += q.gpu_util_pct[t];
+      }
+    }
+    out.pods.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options,
@@ -122,7 +172,13 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     capped = CappedTelemetry(telemetry, plan.memory_cap_mib);
     plan.packing_capacity_mib = plan.capacity_mib;
   }
-  const Telemetry& packed = capped ? *capped : telemetry;
+  const Telemetry& capped_or_real = capped ? *capped : telemetry;
+  // Items the packer places: one per pod, or with whole_workloads one per workload whose
+  // caps fit one GPU (its pods' caps and duty cycles summed into one series).
+  const std::vector<std::vector<std::size_t>> items = PackingItems(plan, options);
+  const std::optional<Telemetry> merged =
+      items.size() == telemetry.pods.size() ? std::nullopt : std::optional(MergeItems(capped_or_real, items));
+  const Telemetry& packed = merged ? *merged : capped_or_real;
 
   ColocateOptions co;
   co.gpu_memory = target->memory;
@@ -133,18 +189,34 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   co.seed = options.seed;
   co.search_budget = options.search_budget;
   co.threads = options.threads;
-  co.excluded = plan.kept_on_current_gpu();
   // The lower bound first: the search stops early when it reaches it.
   std::vector<std::size_t> packable;
-  for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
-    const bool kept = plan.keeps_current_gpu(i);
-    const double peak = options.memory_caps ? plan.memory_cap_mib[i] : plan.profiles[i].fb_used_mib.peak;
-    if (!kept && peak <= plan.packing_capacity_mib) packable.push_back(i);
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const std::size_t i = items[k].front();
+    if (plan.keeps_current_gpu(i)) {
+      co.excluded.push_back(k);  // kept pods are items of their own
+      continue;
+    }
+    double peak = 0;
+    for (std::size_t p : items[k])
+      peak += options.memory_caps ? plan.memory_cap_mib[p] : plan.profiles[p].fb_used_mib.peak;
+    if (peak <= plan.packing_capacity_mib) packable.push_back(k);
   }
   plan.collision_limit_samples = CollisionLimit(telemetry.samples, options.max_collision_share);
   plan.totals.lower_bound = LowerBound(packed, packable, plan.packing_capacity_mib, plan.collision_limit_samples);
   co.stop_at_gpus = plan.totals.lower_bound.gpus();
-  const Colocation colocation = Colocate(packed, co);
+  Colocation colocation = Colocate(packed, co);
+  if (merged) {
+    auto expand = [&](const std::vector<std::size_t>& of_items) {
+      std::vector<std::size_t> pods;
+      for (std::size_t k : of_items) pods.insert(pods.end(), items[k].begin(), items[k].end());
+      std::sort(pods.begin(), pods.end());
+      return pods;
+    };
+    for (std::vector<std::size_t>& g : colocation.groups) g = expand(g);
+    std::sort(colocation.groups.begin(), colocation.groups.end());
+    colocation.too_big = expand(colocation.too_big);
+  }
   plan.collision_limit_samples = colocation.collision_limit_samples;
   plan.too_big = colocation.too_big;
   plan.search_evaluations = colocation.evaluations;

@@ -64,6 +64,11 @@ struct PlanOptions {
   // margin is inside each cap, so no margin is kept free on top. Compute is still bounded
   // by the collision rule on the real duty cycles.
   bool memory_caps = false;
+  // With memory_caps: a workload's pods go on one GPU together whenever their caps fit one
+  // (dra-mps: a pod template names one shared ResourceClaim, so replicas on different GPUs
+  // could not be expressed). Workloads too big for one GPU keep their pods as items of their own.
+  bool whole_workloads = false;
+  std::string sharing{};  // the back end the plan is for (plan/manifests/sharing_backend.h), as recorded
   // Telemetry pod name -> its workload (absent or "": the pod alone); used with memory_caps.
   std::map<std::string, std::string> workload_by_pod{};
   // CPU starvation (optimize/cpu_starvation.h): starved pods keep their current GPU, alone;

@@ -141,6 +141,7 @@ std::string PlanToJson(const Plan& plan) {
         {"max_collision_share", plan.options.max_collision_share},
         {"reserve_mib", plan.options.reserve.value},
         {"robust", plan.options.robust},
+        {"sharing", plan.options.sharing.empty() ? json(nullptr) : json(plan.options.sharing)},
         {"memory_risk", plan.options.memory_risk},
         {"min_window_hours", plan.options.min_window_hours},
         {"seed", plan.options.seed},

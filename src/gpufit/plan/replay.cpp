@@ -1,5 +1,7 @@
 #include "gpufit/plan/replay.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "gpufit/optimize/colocate.h"
@@ -44,6 +46,25 @@ Replay ReplayColocation(const Telemetry& telemetry, const std::vector<std::vecto
   std::int64_t worst = 0;
   for (const GpuReplay& g : out.gpus) worst = std::max(worst, g.collisions);
   out.safe = out.memory_overflows == 0 && worst <= CollisionLimit(telemetry.samples, max_collision_share);
+  return out;
+}
+
+CapReplay ReplayCaps(const Telemetry& telemetry, const std::vector<std::optional<double>>& cap_mib) {
+  CapReplay out;
+  for (std::size_t p = 0; p < telemetry.pods.size() && p < cap_mib.size(); ++p) {
+    if (!cap_mib[p]) continue;
+    const PodSeries& s = telemetry.pods[p];
+    std::int64_t over = 0;
+    double peak = 0;
+    for (std::size_t t = s.first; t <= s.last && t < s.fb_used_mib.size(); ++t) {
+      over += s.fb_used_mib[t] > *cap_mib[p];
+      peak = std::max(peak, static_cast<double>(s.fb_used_mib[t]));
+    }
+    if (over == 0) continue;
+    out.samples_over += over;
+    out.worst_over_mib = std::max(out.worst_over_mib, peak - *cap_mib[p]);
+    out.pods.push_back(fmt::format("{}: peak {:.0f} MiB > cap {:.0f} MiB", s.pod, peak, *cap_mib[p]));
+  }
   return out;
 }
 

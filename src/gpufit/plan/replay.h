@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "gpufit/model/telemetry.h"
@@ -34,5 +36,16 @@ struct Replay {
 
 Replay ReplayColocation(const Telemetry& telemetry, const std::vector<std::vector<std::size_t>>& groups,
                         double capacity_mib, double max_collision_share);
+
+// Plans with memory caps (hami, kai, dra-mps): the pod runs under its own cap, so what
+// breaks is a pod whose memory passes it (HAMi and MPS fail its allocations; KAI lets it
+// starve its neighbours). Per pod with a cap (`cap_mib`, one per Telemetry::pods, nullopt =
+// none), the samples of its life where fb_used_mib > cap.
+struct CapReplay {
+  std::int64_t samples_over = 0;  // summed over pods
+  std::vector<std::string> pods;  // "pod: peak X MiB > cap Y MiB", those with any
+  double worst_over_mib = 0;      // the largest peak - cap
+};
+CapReplay ReplayCaps(const Telemetry& telemetry, const std::vector<std::optional<double>>& cap_mib);
 
 }  // namespace gpufit

@@ -14,6 +14,16 @@ Telemetry TwoPods() {
   return t;
 }
 
+TEST(Replay, CountsSamplesOverEachPodsOwnCap) {
+  // a: 50, 50, 10 in its life against 45 -> 2 samples, 5 over; b has no cap.
+  const CapReplay r = ReplayCaps(TwoPods(), {45.0, std::nullopt});
+  EXPECT_EQ(r.samples_over, 2);
+  EXPECT_DOUBLE_EQ(r.worst_over_mib, 5);
+  ASSERT_EQ(r.pods.size(), 1u);
+  EXPECT_EQ(r.pods[0], "a: peak 50 MiB > cap 45 MiB");
+  EXPECT_EQ(ReplayCaps(TwoPods(), {50.0, 40.0}).samples_over, 0);  // at the cap is within it
+}
+
 TEST(Replay, CountsOverflowsAndCollisionsByHand) {
   // Sums: memory 90, 70, 30, 20 against 80 -> one overflow (sample 0);
   // duty 110, 0, 90, 90 -> one collision (sample 0), share 1/4.

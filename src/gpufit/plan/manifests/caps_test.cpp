@@ -2,9 +2,13 @@
 // that differs from the plan's. Expected values by hand from the fixture below.
 #include "gpufit/plan/manifests/caps.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
 
 #include "gpufit/plan/manifests/four_pods_test_fixture.h"
 #include "gpufit/plan/workload_keys.h"
@@ -136,7 +140,7 @@ TEST(MemoryCaps, DraMpsSharesOneClaimPerPlannedGpu) {
   EXPECT_EQ(params["kind"].as<std::string>(), "GpuConfig");
   EXPECT_EQ(params["sharing"]["strategy"].as<std::string>(), "MPS");
   EXPECT_EQ(params["sharing"]["mpsConfig"]["defaultPinnedDeviceMemoryLimit"].as<std::string>(), "22000Mi");
-  EXPECT_EQ(params["sharing"]["mpsConfig"]["defaultActiveThreadPercentage"].as<int>(), 20);
+  EXPECT_EQ(params["sharing"]["mpsConfig"]["defaultActiveThreadPercentage"].as<int>(), 100);
   const YAML::Node spec = YAML::Load(Find(m, "workload-ml-deployment-a.yaml")->yaml)["spec"]["template"]["spec"];
   EXPECT_EQ(spec["resourceClaims"][0]["resourceClaimName"].as<std::string>(), "gpufit-gpu-0");
   EXPECT_EQ(spec["containers"][0]["resources"]["claims"][0]["name"].as<std::string>(), "gpufit-gpu");
@@ -174,6 +178,62 @@ TEST(MemoryCaps, CappedBackEndsRefuseAPlanWithoutCaps) {
   ASSERT_FALSE(m);
   EXPECT_THAT(m.error().message, HasSubstr("no memory caps"));
   EXPECT_FALSE(BuildManifests({.colocation = &*plan, .pods = &pods, .sharing = "gpushare"}));
+}
+
+// dra-mps packs a workload's pods together: Deployments a and b of two pods at 30000 MiB
+// (caps 33000) and c, one pod at 10000 (cap 11000). Two of a's or b's caps fit a GPU
+// (66000), three do not (99000 > 81559): whole workloads give {a, a, c}, {b, b} or
+// {a, a}, {b, b, c}: every workload on one GPU, so each names one claim.
+TEST(MemoryCaps, DraMpsKeepsEachWorkloadOnOneGpu) {
+  Telemetry t;
+  t.step_s = 60;
+  t.samples = 10;
+  std::vector<KubePod> pods;
+  auto pod = [&](const std::string& name, const std::string& owner, float mib) {
+    PodSeries p;
+    p.pod = "ml/" + name;
+    p.fb_used_mib.assign(10, mib);
+    p.gpu_util_pct.assign(10, 10);
+    p.last = 9;
+    t.pods.push_back(p);
+    KubePod k;
+    k.namespace_name = "ml";
+    k.name = name;
+    k.owner = {"StatefulSet", owner};
+    KubeContainer c;
+    c.name = "main";
+    c.resources.devices[kGpuResource] = 1;
+    k.containers = {c};
+    pods.push_back(k);
+  };
+  pod("a-0", "a", 30000);
+  pod("b-0", "b", 30000);
+  pod("a-1", "a", 30000);
+  pod("b-1", "b", 30000);
+  pod("c-0", "c", 10000);
+  PlanOptions o;
+  o.target_gpu = "h100-80gb";
+  o.memory_caps = true;
+  o.whole_workloads = true;
+  for (const PodSeries& p : t.pods) o.workload_by_pod[p.pod] = WorkloadKeyOf(p.pod, pods);
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "test");
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->replay.gpus.size(), 2U);
+  for (const GpuReplay& g : plan->replay.gpus) {
+    std::set<char> workloads;
+    for (std::size_t p : g.pods) workloads.insert(plan->pod_names[p][3]);  // "ml/<w>-i"
+    const auto count = [&](char w) {
+      return std::count_if(g.pods.begin(), g.pods.end(), [&](std::size_t p) { return plan->pod_names[p][3] == w; });
+    };
+    for (char w : {'a', 'b'}) EXPECT_TRUE(count(w) == 0 || count(w) == 2) << "workload " << w << " split";
+  }
+  const Manifests m = Emit(*plan, pods, "dra-mps");
+  for (const char* w : {"a", "b", "c"})
+    EXPECT_NE(Find(m, fmt::format("workload-ml-statefulset-{}.yaml", w)), nullptr) << w;
+  const Result<CapCheck> check = CheckMemoryCaps(*plan, **FindSharingBackend("dra-mps"), pods, m.files);
+  ASSERT_TRUE(check) << check.error().message;
+  EXPECT_EQ(check->capped_pods, 5U);
+  EXPECT_EQ(check->uncapped_pods, 0U);
 }
 
 }  // namespace

@@ -15,11 +15,11 @@
 // defaultPinnedDeviceMemoryLimit is the largest cap of its pods; each container also sets
 // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=<cap>M" (NVIDIA MPS docs, environment variables:
 // device 0 of the claim, its own cap), so a pod's allocations past its cap fail. Compute:
-// defaultActiveThreadPercentage = the largest ceil(p99 duty cycle) of its pods, a ceiling
-// that holds no pod below its p99 need.
+// defaultActiveThreadPercentage 100. The plan bounds compute by how often the pods' duty
+// cycles (a share of time) overlap; an MPS thread percentage is a share of the SMs every
+// kernel may use, so any lower ceiling would slow each kernel even while the others idle.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <map>
 
 #include "gpufit/plan/manifests/builder.h"
@@ -64,15 +64,13 @@ Result<void> EmitDraMps(Builder& b) {
                           "is left as it is",
                           m->first.Text(), g, ns->first));
     const std::string claim = fmt::format("gpufit-gpu-{}", g);
-    double largest_cap = 0, largest_duty = 1;
+    double largest_cap = 0;
     std::vector<std::string> names;
     for (const auto* m : ns->second) {
       const KubeContainer* c = b.GpuContainer(*m->second.example, m->first);
       if (c == nullptr) continue;
       const auto cap = static_cast<std::int64_t>(plan.memory_cap_mib.at(m->second.pods.front()));
       largest_cap = std::max(largest_cap, static_cast<double>(cap));
-      for (std::size_t p : m->second.pods)
-        largest_duty = std::max(largest_duty, std::ceil(plan.profiles[p].gpu_util_pct.p99));
       Patch& patch = b.PatchOf(m->first);
       YAML::Node ref;
       ref["name"] = kClaimRef;
@@ -107,8 +105,7 @@ Result<void> EmitDraMps(Builder& b) {
     params["apiVersion"] = "resource.nvidia.com/v1beta1";
     params["kind"] = "GpuConfig";
     params["sharing"]["strategy"] = "MPS";
-    params["sharing"]["mpsConfig"]["defaultActiveThreadPercentage"] =
-        Plain(static_cast<int>(std::min(100.0, largest_duty)));
+    params["sharing"]["mpsConfig"]["defaultActiveThreadPercentage"] = Plain(100);
     params["sharing"]["mpsConfig"]["defaultPinnedDeviceMemoryLimit"] = fmt::format("{:.0f}Mi", largest_cap);
     n["spec"]["devices"]["config"].push_back(config);
     b.AddFile({.name = fmt::format("resourceclaim-{}-{}.yaml", ns->first, claim),
@@ -140,7 +137,7 @@ extern const SharingBackend kDraMps;
 const SharingBackend kDraMps = {
     .name = "dra-mps",
     .memory_enforced_by = "MPS: each client's pinned device memory limit (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)",
-    .compute_enforced_by = "MPS: active thread percentage (a ceiling)",
+    .compute_enforced_by = "nothing set (MPS runs the pods' kernels side by side; thread percentage 100)",
     .needs = "Kubernetes >= 1.34 (resource.k8s.io/v1); NVIDIA DRA driver for GPUs >= v25.8 with MPSSupport=true",
     .caps_memory = true,
     .emit = EmitDraMps,

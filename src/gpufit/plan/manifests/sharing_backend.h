@@ -8,7 +8,7 @@
 // | mig          | MIG hardware partitions               | MIG hardware partitions          |
 // | hami         | HAMi-core (CUDA interception), hard   | HAMi-core, nvidia.com/gpucores   |
 // | kai          | nothing at run time (scheduling only) | nothing                          |
-// | dra-mps      | MPS pinned device memory limit        | MPS active thread percentage     |
+// | dra-mps      | MPS pinned device memory limit        | nothing (thread percentage 100)  |
 // Sources per back end in its file and in docs/integrations.md.
 #pragma once
 
