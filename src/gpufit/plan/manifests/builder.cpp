@@ -286,6 +286,11 @@ void Builder::ConfigMap(const std::string& name, const std::string& key, const s
                         .why = why});
 }
 
+void Builder::AddContainer(Patch& patch, const KubeContainer& c, const YAML::Node& container) {
+  patch.yaml["spec"]["template"]["spec"][c.kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
+      .push_back(container);
+}
+
 const KubeContainer* Builder::GpuContainer(const KubePod& pod, const WorkloadKey& key) {
   std::vector<const KubeContainer*> found;
   for (const KubeContainer& c : pod.containers)

@@ -88,6 +88,9 @@ class Builder {
   std::set<std::string> ForeignConfigs(const char* label, const std::string& ours_prefix,
                                        const std::string& also_ok) const;
   static bool AsksForMig(const KubePod& pod);
+  // Adds `container` (a patch naming container c) under containers, or initContainers for an
+  // init container or native sidecar.
+  static void AddContainer(Patch& patch, const KubeContainer& c, const YAML::Node& container);
   // The one container of `pod` that asks for a GPU (whole or MIG), or null with a note.
   const KubeContainer* GpuContainer(const KubePod& pod, const WorkloadKey& key);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "gpufit/plan/workload_keys.h"
 
@@ -52,22 +53,24 @@ Result<CapCheck> CheckMemoryCaps(const Plan& plan, const SharingBackend& backend
                                  const std::vector<ManifestFile>& files) {
   if (plan.memory_cap_mib.size() != plan.pod_names.size())
     return FailedPrecondition("the plan has no memory caps (plan it with --sharing {})", backend.name);
-  std::map<std::string, const ManifestFile*> by_name;
-  for (const ManifestFile& f : files) by_name[f.name] = &f;
+  // Each workload patch read once: file name -> (file, the cap it sets).
+  std::map<std::string, std::pair<const ManifestFile*, std::optional<double>>> by_name;
+  for (const ManifestFile& f : files)
+    if (f.name.starts_with("workload-")) by_name[f.name] = {&f, backend.read_cap(f.yaml)};
   CapCheck check;
   for (const GpuReplay& gpu : plan.replay.gpus) {
     ++check.gpus;
     double sum = 0;
     for (std::size_t p : gpu.pods) {
-      double cap = plan.memory_cap_mib[p];
+      const double cap = plan.memory_cap_mib[p];
       const KubePod* pod = FindKubePod(pods, plan.pod_names[p]);
       const ManifestFile* file = nullptr;
+      std::optional<double> emitted;
       if (pod != nullptr) {
         const auto it = by_name.find(
             fmt::format("workload-{}-{}-{}.yaml", pod->namespace_name, Lower(pod->owner.kind), pod->owner.name));
-        if (it != by_name.end()) file = it->second;
+        if (it != by_name.end()) std::tie(file, emitted) = it->second;
       }
-      const std::optional<double> emitted = file ? backend.read_cap(file->yaml) : std::nullopt;
       if (emitted) {
         if (*emitted != cap)
           return FailedPrecondition("{}: pod {} runs under a {} cap of {:.0f} MiB, the plan's is {:.0f} MiB",

@@ -55,6 +55,14 @@ Plan CappedPlan() {
   return *plan;
 }
 
+Plan UncappedPlan() {
+  PlanOptions o;
+  o.target_gpu = "h100-80gb";
+  Result<Plan> plan = BuildPlan(FourPods(), GpuCatalog::Embedded(), o, "test");
+  EXPECT_TRUE(plan) << plan.error().message;
+  return *plan;
+}
+
 Manifests Emit(const Plan& plan, const std::vector<KubePod>& pods, const std::string& sharing) {
   Result<Manifests> m = BuildManifests({.colocation = &plan, .pods = &pods, .sharing = sharing});
   EXPECT_TRUE(m) << m.error().message;
@@ -149,12 +157,9 @@ TEST(MemoryCaps, DraMpsSharesOneClaimPerPlannedGpu) {
 }
 
 TEST(MemoryCaps, TimeSlicingRenamesTheSharedResourceAndSaysNothingCapsMemory) {
-  PlanOptions o;
-  o.target_gpu = "h100-80gb";
-  const Result<Plan> plan = BuildPlan(FourPods(), GpuCatalog::Embedded(), o, "test");
-  ASSERT_TRUE(plan);
+  const Plan plan = UncappedPlan();
   const std::vector<KubePod> pods = Pods();
-  const Manifests m = Emit(*plan, pods, "time-slicing");
+  const Manifests m = Emit(plan, pods, "time-slicing");
   const YAML::Node cm = YAML::Load(Find(m, "configmap-gpu-operator-gpufit-device-plugin-config.yaml")->yaml);
   const YAML::Node ts = YAML::Load(cm["data"]["gpufit-time-slicing"].as<std::string>())["sharing"]["timeSlicing"];
   EXPECT_TRUE(ts["renameByDefault"].as<bool>());
@@ -169,15 +174,12 @@ TEST(MemoryCaps, TimeSlicingRenamesTheSharedResourceAndSaysNothingCapsMemory) {
 }
 
 TEST(MemoryCaps, CappedBackEndsRefuseAPlanWithoutCaps) {
-  PlanOptions o;
-  o.target_gpu = "h100-80gb";
-  const Result<Plan> plan = BuildPlan(FourPods(), GpuCatalog::Embedded(), o, "test");
-  ASSERT_TRUE(plan);
+  const Plan plan = UncappedPlan();
   const std::vector<KubePod> pods = Pods();
-  const Result<Manifests> m = BuildManifests({.colocation = &*plan, .pods = &pods, .sharing = "hami"});
+  const Result<Manifests> m = BuildManifests({.colocation = &plan, .pods = &pods, .sharing = "hami"});
   ASSERT_FALSE(m);
   EXPECT_THAT(m.error().message, HasSubstr("no memory caps"));
-  EXPECT_FALSE(BuildManifests({.colocation = &*plan, .pods = &pods, .sharing = "gpushare"}));
+  EXPECT_FALSE(BuildManifests({.colocation = &plan, .pods = &pods, .sharing = "gpushare"}));
 }
 
 // dra-mps packs a workload's pods together: Deployments a and b of two pods at 30000 MiB

@@ -84,8 +84,7 @@ Result<void> EmitDraMps(Builder& b) {
       env["name"] = kPinnedLimitEnv;
       env["value"] = fmt::format("0={}M", cap);
       container["env"].push_back(env);
-      patch.yaml["spec"]["template"]["spec"][c->kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
-          .push_back(container);
+      Builder::AddContainer(patch, *c, container);
       patch.what.push_back(fmt::format("container {}: ResourceClaim {} (MPS) instead of {}, {}=0={}M", c->name, claim,
                                        kGpuResource, kPinnedLimitEnv, cap));
       b.SelectTargetModel(patch);

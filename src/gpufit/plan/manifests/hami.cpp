@@ -46,8 +46,7 @@ Result<void> EmitHami(Builder& b) {
     container["resources"]["limits"][kGpuResource] = "1";
     container["resources"]["limits"][kGpuMem] = std::to_string(cap);
     container["resources"]["limits"][kGpuCores] = std::to_string(share);
-    patch.yaml["spec"]["template"]["spec"][c->kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
-        .push_back(container);
+    Builder::AddContainer(patch, *c, container);
     patch.what.push_back(fmt::format("container {}: {} {} MiB, {} {}% (HAMi, {})", c->name, kGpuMem, cap, kGpuCores,
                                      share, kHamiScheduler));
     b.SelectTargetModel(patch);

@@ -34,8 +34,7 @@ Result<void> EmitKai(Builder& b) {
     YAML::Node container;
     container["name"] = c->name;
     for (const char* side : {"limits", "requests"}) container["resources"][side][kGpuResource] = YAML::Node();
-    patch.yaml["spec"]["template"]["spec"][c->kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
-        .push_back(container);
+    Builder::AddContainer(patch, *c, container);
     patch.what.push_back(fmt::format("{}: \"{}\" (MiB) instead of {} on container {}; queue {}, {}",
                                      kGpuMemoryAnnotation, cap, kGpuResource, c->name, queue, kKaiScheduler));
     b.SelectTargetModel(patch);

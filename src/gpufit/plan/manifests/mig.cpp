@@ -205,8 +205,7 @@ Result<void> EmitMig(Builder& b) {
       container["resources"][side][resource] = "1";
     }
     Patch& patch = b.PatchOf(key);
-    patch.yaml["spec"]["template"]["spec"][c.kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
-        .push_back(container);
+    Builder::AddContainer(patch, c, container);
     patch.what.push_back(fmt::format("container {}: {}: 1", c.name, resource));
     b.SelectTargetModel(patch);
     patch.why.push_back(

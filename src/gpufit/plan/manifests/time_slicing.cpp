@@ -97,8 +97,7 @@ Result<void> EmitTimeSlicing(Builder& b) {
       container["resources"][side][kGpuResource] = YAML::Node(YAML::NodeType::Null);
       container["resources"][side][kSharedResource] = "1";
     }
-    patch.yaml["spec"]["template"]["spec"][c->kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
-        .push_back(container);
+    Builder::AddContainer(patch, *c, container);
     patch.what.push_back(fmt::format("container {}: {}: 1 on time-sliced GPUs ({}={})", c->name, kSharedResource,
                                      kDevicePluginConfigLabel, kTimeSlicingConfig));
     b.SelectTargetModel(patch);
