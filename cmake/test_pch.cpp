@@ -1,0 +1,1 @@
+// Translation unit of the shared test precompiled header (cmake/gpufit_test.cmake).
