@@ -38,11 +38,16 @@ std::vector<std::optional<JobPlacement>> Placements(const TrainingWorkload& w) {
   std::vector<std::optional<JobPlacement>> out(w.jobs.size());
   for (std::size_t j = 0; j < w.jobs.size(); ++j) {
     if (!w.running[j]) continue;
-    const std::size_t node = w.NodeOf(j);
-    const Seconds tau = Outlook(w.jobs[j], w.nodes[node].capacity, w.interruptions, GpuPrices{}).interval;
+    const std::vector<std::size_t> on = w.NodesOf(j);
+    // A gang with a pod on spot capacity is interrupted by reclaims of its spot nodes.
+    const bool spot =
+        std::any_of(on.begin(), on.end(), [&](std::size_t n) { return w.nodes[n].capacity == CapacityType::kSpot; });
+    const Seconds tau =
+        Outlook(w.jobs[j], spot ? CapacityType::kSpot : CapacityType::kOnDemand, w.interruptions, GpuPrices{}).interval;
     out[j] = JobPlacement{
-        .node = node,
-        .schedule = CheckpointSchedule::ForRun(w.jobs[j], w.running[j]->last_checkpoint, w.running[j]->work_done, tau)};
+        .node = on.front(),
+        .schedule = CheckpointSchedule::ForRun(w.jobs[j], w.running[j]->last_checkpoint, w.running[j]->work_done, tau),
+        .other_pods = std::vector<std::size_t>(on.begin() + 1, on.end())};
   }
   return out;
 }
@@ -65,6 +70,14 @@ int RunStudy(const StudyFlags& f) {
     if (!r) return Fail(r.error());
     w = std::move(*r);
     if (w.nodes.empty()) return Fail(InvalidArgument("{}: a study needs nodes: in the workload file", f.jobs));
+    for (const TrainingJob& j : w.jobs) {
+      if (j.pods > 1) {
+        return Fail(
+            InvalidArgument("{}: job {}: the study simulates one-pod jobs; this is a gang of {} pods ({}): "
+                            "plan it with `gpufit plan --training-jobs` or `gpufit training drain`",
+                            f.jobs, j.name, j.pods, j.gang));
+      }
+    }
     source = f.jobs;
   } else {
     if (f.openb_pods.empty() || f.openb_nodes.empty()) {
@@ -158,29 +171,41 @@ int RunDrain(const DrainFlags& f) {
   nlohmann::json steps = nlohmann::json::array();
   std::string md = fmt::format(
       "# Drain of {} at {} h (now {} h): {}\n\nLost work: {:.2f} GPU-hours; down time {:.2f} GPU-hours.\n\n"
-      "| # | job | GPUs | action | stop at h | back at h | restore on | lost work min | interval min |\n"
-      "|---|---|---|---|---|---|---|---|---|\n",
+      "| # | job | pods x GPUs | action | stop at h | back at h | restore on | lost work min | lost GPU-h | interval "
+      "min "
+      "|\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n",
       fmt::join(list, ","), f.at_h, f.now_h, f.jobs, plan->lost_gpu_hours, plan->downtime_gpu_hours);
   for (const DrainStep& s : plan->steps) {
     const TrainingJob& job = w->jobs[s.job];
-    const std::string target = s.target ? w->nodes[*s.target].name : std::string();
+    std::vector<std::string> pod_nodes;
+    for (const std::size_t n : s.pod_nodes) pod_nodes.push_back(w->nodes[n].name);
+    const std::string target = fmt::format("{}", fmt::join(pod_nodes, ","));
     const double tau_min = running[s.job]->schedule.tau.count() / 60;
+    const double lost_gpu_h = s.lost_work.count() / kH * job.TotalGpus();
     steps.push_back({{"order", s.order},
                      {"job", job.name},
                      {"gpus", job.gpu_count},
+                     {"pods", job.pods},
+                     {"gang", job.gang},
                      {"action", DrainActionName(s.action)},
                      {"stop_at_h", s.stop_at.count() / kH},
                      {"resume_at_h", s.resume_at.count() / kH},
-                     {"target_node", s.target ? nlohmann::json(target) : nlohmann::json(nullptr)},
+                     {"target_node", s.target ? nlohmann::json(w->nodes[*s.target].name) : nlohmann::json(nullptr)},
+                     {"pod_nodes", pod_nodes},
                      {"lost_work_s", s.lost_work.count()},
+                     {"lost_gpu_hours", lost_gpu_h},
                      {"checkpoint_interval_s", tau_min * 60},
-                     {"disruption_group", job.disruption_group}});
-    md += fmt::format("| {} | {} | {} | {} | {:.3f} | {} | {} | {:.1f} | {:.1f} |\n", s.order, job.name, job.gpu_count,
-                      DrainActionName(s.action), s.stop_at.count() / kH,
-                      s.target || s.action == DrainAction::kFinishesFirst
+                     {"disruption_group", job.disruption_group},
+                     {"max_unavailable", job.max_unavailable},
+                     {"budget_blocks_eviction", s.budget_blocks_eviction}});
+    md += fmt::format("| {} | {} | {} x {} | {}{} | {:.3f} | {} | {} | {:.1f} | {:.2f} | {:.1f} |\n", s.order, job.name,
+                      job.pods, job.gpu_count, DrainActionName(s.action),
+                      s.budget_blocks_eviction ? " (PDB 0: stop it yourself)" : "", s.stop_at.count() / kH,
+                      !s.pod_nodes.empty() || s.action == DrainAction::kFinishesFirst
                           ? fmt::format("{:.3f}", s.resume_at.count() / kH)
                           : std::string("when room frees"),
-                      target.empty() ? "(waits)" : target, s.lost_work.count() / 60, tau_min);
+                      target.empty() ? "(waits)" : target, s.lost_work.count() / 60, lost_gpu_h, tau_min);
   }
   for (const std::string& p : plan->problems) md += "\n- " + p;
   if (!plan->problems.empty()) md += "\n";
@@ -209,16 +234,31 @@ int RunDefrag(const DefragFlags& f) {
   std::vector<TrainingJob> running;
   std::vector<std::size_t> placement;
   std::optional<TrainingJob> pending;
+  int pinned_gangs = 0;
   for (std::size_t j = 0; j < w->jobs.size(); ++j) {
     if (w->jobs[j].name == f.pending) {
       if (w->running[j]) return Fail(InvalidArgument("--pending {}: that job is running", f.pending));
       pending = w->jobs[j];
+    } else if (w->running[j] && w->jobs[j].pods > 1) {
+      // Moving one pod of a gang stops every pod: its pods stay where they are.
+      ++pinned_gangs;
+      TrainingJob pod = w->jobs[j];
+      pod.pods = 1;
+      pod.checkpointing = Checkpointing::kNone;
+      for (const std::size_t n : w->NodesOf(j)) {
+        running.push_back(pod);
+        placement.push_back(n);
+      }
     } else if (w->running[j]) {
       running.push_back(w->jobs[j]);
-      placement.push_back(w->NodeOf(j));
+      placement.push_back(w->NodesOf(j).front());
     }
   }
   if (!pending) return Fail(NotFound("--pending: no job named '{}' in {}", f.pending, f.jobs));
+  if (pending->pods > 1) {
+    return Fail(InvalidArgument("--pending {}: defrag makes room on one node; this is a gang of {} pods", f.pending,
+                                pending->pods));
+  }
   Result<DefragResult> r = PlanDefragmentation(w->nodes, running, placement, *pending, {.max_moves = f.max_moves});
   if (!r) return Fail(r.error());
   static constexpr const char* kOutcome[] = {"fits-now", "moves", "impossible", "none-within-limit",
@@ -240,6 +280,8 @@ int RunDefrag(const DefragFlags& f) {
     md += fmt::format("\nThen {} runs on {}. Cost of the moves: {:.2f} GPU-hours.\n", f.pending,
                       w->nodes[*r->target].name, r->cost_gpu_hours);
   if (!r->reason.empty()) md += r->reason + "\n";
+  if (pinned_gangs > 0)
+    md += fmt::format("\n{} gang job(s) kept in place: moving one pod stops them all.\n", pinned_gangs);
   const nlohmann::json j{
       {"source", f.jobs},
       {"pending", f.pending},

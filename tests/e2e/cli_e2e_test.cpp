@@ -659,6 +659,59 @@ TEST(TrainingDrainAndDefrag, PlansOnTheExampleCluster) {
   EXPECT_EQ(moves["moves"].size(), 1u);
 }
 
+// A PyTorchJob of 4 pods x 8 GPUs on b0..b3, given pod by pod, under a PDB that forbids
+// evictions; b4 is free.
+constexpr const char* kGangJobs = R"(nodes:
+  - {name: b0, gpus: 8, gpu_model: h100-80gb}
+  - {name: b1, gpus: 8, gpu_model: h100-80gb}
+  - {name: b2, gpus: 8, gpu_model: h100-80gb}
+  - {name: b3, gpus: 8, gpu_model: h100-80gb}
+  - {name: b4, gpus: 8, gpu_model: h100-80gb}
+jobs:
+  - {name: llm-worker-0, owner: {kind: PyTorchJob, name: llm}, gpus: 8, pods: 2, work_h: 100, checkpoint_write_s: 360,
+     restore_s: 720, disruption_group: llm-pdb, max_unavailable: 0,
+     running: {nodes: [b0, b1], last_checkpoint_h: 10, work_done_h: 9}}
+  - {name: llm-worker-2, owner: {kind: PyTorchJob, name: llm}, gpus: 8, pods: 2, work_h: 100, checkpoint_write_s: 360,
+     restore_s: 720, disruption_group: llm-pdb, max_unavailable: 0,
+     running: {nodes: [b2, b3], last_checkpoint_h: 10, work_done_h: 9}}
+)";
+
+TEST(TrainingDrainAndDefrag, ADrainedGangLosesEveryPodsWorkAndAZeroBudgetIsPlannedFor) {
+  const fs::path dir = Scratch("training-gang");
+  std::ofstream(dir / "jobs.yaml") << kGangJobs;
+  const std::string args = "training drain --jobs " + (dir / "jobs.yaml").string() + " --nodes b2 --now-h 11 --at-h 12";
+  const CliRun d = Gpufit(args + " --format json", dir);
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const nlohmann::json plan = nlohmann::json::parse(d.out);
+  ASSERT_EQ(plan["steps"].size(), 1u);
+  const nlohmann::json& s = plan["steps"][0];
+  EXPECT_EQ(s["job"], "llm");
+  EXPECT_EQ(s["pods"], 4);
+  EXPECT_EQ(s["budget_blocks_eviction"], true);
+  // The gang's interval (Daly at M = 50,000 h / 32 GPUs, about 17.7 h) ends no checkpoint
+  // in [11 h, 12 h]: it stops at 11 h and all 32 GPUs lose the hour since the 10 h
+  // checkpoint: 32 GPU-hours. The pod on b2 moves to b4, the others stay.
+  EXPECT_EQ(s["action"], "stop-and-lose");
+  EXPECT_NEAR(plan["lost_gpu_hours"].get<double>(), 32.0, 1e-9);
+  EXPECT_EQ(s["pod_nodes"], nlohmann::json({"b0", "b1", "b4", "b3"}));
+  const CliRun md = Gpufit(args, dir);
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(
+      md.out.find("PodDisruptionBudget 'llm-pdb' has maxUnavailable 0, so the drain cannot evict any of its 4 pods and "
+                  "waits"),
+      std::string::npos)
+      << md.out;
+  EXPECT_NE(md.out.find("relax the budget to maxUnavailable >= 1 for the drain; otherwise the drain waits"),
+            std::string::npos);
+  // The simulator runs one-pod jobs: a gang is refused there with the way to plan it.
+  const CliRun study = Gpufit("training study --jobs " + (dir / "jobs.yaml").string(), dir);
+  EXPECT_EQ(study.exit_code, 2);
+  EXPECT_NE(
+      study.err.find("job llm: the study simulates one-pod jobs; this is a gang of 4 pods (owner PyTorchJob/llm)"),
+      std::string::npos)
+      << study.err;
+}
+
 TEST(TrainingStudy, OpenbAtThreeBandsCostsTwentyToFortyPercent) {
   const char* env = std::getenv("GPUFIT_DATA");
   const std::string openb = std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/openb/";

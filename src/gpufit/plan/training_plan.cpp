@@ -149,6 +149,8 @@ std::string TrainingPlanToJson(const TrainingPlan& plan) {
     jobs.push_back(
         {{"job", job.name},
          {"gpus", job.gpu_count},
+         {"pods", job.pods},
+         {"gang", job.gang},
          {"gpu_model", job.gpu_model},
          {"checkpointing", CheckpointingName(job.checkpointing)},
          {"recommendation", SpotChoiceName(r.decision.choice)},
@@ -193,10 +195,12 @@ std::string TrainingPlanToMarkdown(const TrainingPlan& plan) {
   for (const TrainingRecommendation& r : plan.jobs) {
     const TrainingJob& job = plan.workload.jobs[r.job];
     const RunOutlook& o = r.decision.choice == SpotChoice::kOnDemand ? r.decision.on_demand : r.decision.spot;
-    md += fmt::format("| {} | {} | {} | {} | {:.1f} min | {:.2f} h | {:.2f} | {:.2f} USD | {:.2f} USD | {:.2g} |\n",
-                      job.name, job.gpu_count, CheckpointingName(job.checkpointing), SpotChoiceName(r.decision.choice),
-                      r.interval.count() / 60, o.expected_wall.count() / 3600, o.expected_lost_gpu_hours,
-                      o.expected_cost.value, r.decision.expected_saving.value, r.decision.miss_risk);
+    md += fmt::format(
+        "| {} | {} | {} | {} | {:.1f} min | {:.2f} h | {:.2f} | {:.2f} USD | {:.2f} USD | {:.2g} |\n", job.name,
+        job.pods > 1 ? fmt::format("{} pods x {}", job.pods, job.gpu_count) : std::to_string(job.gpu_count),
+        CheckpointingName(job.checkpointing), SpotChoiceName(r.decision.choice), r.interval.count() / 60,
+        o.expected_wall.count() / 3600, o.expected_lost_gpu_hours, o.expected_cost.value,
+        r.decision.expected_saving.value, r.decision.miss_risk);
   }
   md += "\nEach job reads its interval from the annotation `" + std::string(kCheckpointIntervalAnnotation) +
         "` or the environment variable `" + kCheckpointIntervalEnv + "`; the JSON has the podSpec fields.\n";

@@ -88,12 +88,14 @@ RunOutlook Outlook(const TrainingJob& job, CapacityType capacity, const Interrup
                    const GpuPrices& prices, std::optional<Seconds> interval) {
   RunOutlook o;
   o.capacity = capacity;
-  const double hw_rate = job.gpu_count / (model.gpu_mtbf_hours * 3600);  // per second
+  // A gang stops when any of its GPUs fails or any of its pods' nodes is reclaimed: the
+  // rates add up over all of them (one pod per node).
+  const double hw_rate = job.TotalGpus() / (model.gpu_mtbf_hours * 3600);  // per second
   double spot_rate = 0;
   Seconds notice{0};
   if (capacity == CapacityType::kSpot) {
     const SpotMarket& market = model.SpotFor(job.gpu_model);
-    spot_rate = market.interruptions_per_hour / 3600;
+    spot_rate = job.pods * market.interruptions_per_hour / 3600;
     notice = market.notice;
   }
   const bool can_checkpoint = job.checkpointing != Checkpointing::kNone;
@@ -120,7 +122,7 @@ RunOutlook Outlook(const TrainingJob& job, CapacityType capacity, const Interrup
   }
   o.expected_wall = wall;
   o.expected_interruptions = wall.count() * (hw_rate + spot_rate);
-  const double gpus = job.gpu_count;
+  const double gpus = job.TotalGpus();  // every pod of a gang stops, redoes and is billed
   // Daly's model writes T_s / tau checkpoints (a fraction for a short last segment): the
   // failure-free run and the loss use the same count, so the loss is >= 0 by construction.
   const Seconds free_wall = can_checkpoint ? job.work + (job.work / o.interval) * job.checkpoint_write : job.work;

@@ -4,6 +4,14 @@
 //
 // Model (stated; formulas in training/checkpoint.h):
 //  * Hardware failures: per-GPU MTBF m, so the job's MTBF is m / gpus; no notice.
+//  * Gangs (model/training_job.h): n pods of g GPUs, one pod per node. Any failure or
+//    reclaim of one member stops all n and all lose the work since the last checkpoint, so
+//    the gang is one job of N = n g GPUs on n nodes: hardware rate n g / m, spot rate
+//    n lambda_spot, and Young/Daly use the gang's MTBF
+//      M_gang = 1 / (n g / m + n lambda_spot)
+//    (N independent exponential components fail at the sum of their rates: formulas.md
+//    1.4, "job MTBF M = m / N"; Young 1974 and Daly 2006 take the MTBF of the whole job).
+//    Lost work, checkpoint writes and cost count all n g GPUs.
 //  * Spot reclaims: Poisson at the market's rate. When the job can checkpoint on demand
 //    (kTransparent) and delta + margin fits in the notice, a reclaim costs only the
 //    emergency write and the restart: T_w = T_w,Daly(M_hw) / (1 - lambda_spot (delta + R))

@@ -53,6 +53,25 @@ TEST(OutlookTest, OnDemandSeesOnlyHardwareFailuresAtThePerGpuMtbf) {
   EXPECT_FALSE(o.uses_notice);
 }
 
+TEST(OutlookTest, AGangFailsWhenAnyPodsNodeDoesSoYoungDalyUseTheGangsMtbf) {
+  // 4 pods x 8 GPUs on 4 spot nodes, each node reclaimed every 500 h, 50,000 h per GPU.
+  // By hand: lambda = 4 x 8 / 50,000 + 4 / 500 = 0.00864 /h, M = 115.7407 h = 416,666.67 s
+  // (one pod alone: 8 / 50,000 + 1 / 500 = 0.00216 /h, M = 462.96 h).
+  // Young: sqrt(2 x 300 x 416,666.67) = sqrt(2.5e8) = 15,811.39 s.
+  // Daly: x = 300 / (2 M) = 3.6e-4; 15,811.39 (1 + sqrt(x)/3 + x/9) - 300 = 15,612.02 s.
+  // Daly's T_w = M e^(600/M) (e^((tau + 300)/M) - 1) 48 h / tau = 49.9404 h; lost GPU-hours
+  // = 32 GPUs x (T_w - 48 h - (48 h / tau) 300 s) = 32.576; cost 32 x 49.9404 h x 0.9 USD.
+  TrainingJob gang = Job();
+  gang.pods = 4;
+  const RunOutlook o = Outlook(gang, CapacityType::kSpot, Market(500), kPrices);
+  EXPECT_NEAR(o.mtbf.count(), 416666.67, 0.01);
+  EXPECT_NEAR(o.young_interval.count(), 15811.39, 0.01);
+  EXPECT_NEAR(o.interval.count(), 15612.02, 0.01);
+  EXPECT_NEAR(o.expected_wall.count() / kH, 49.9404, 1e-4);
+  EXPECT_NEAR(o.expected_lost_gpu_hours, 32.576, 1e-3);
+  EXPECT_NEAR(o.expected_cost.value, 1438.28, 0.01);
+}
+
 TEST(OutlookTest, SpotReclaimsAreFailuresUnlessTheNoticeSavesTheWork) {
   // Application checkpoints: a reclaim loses work; M = 1 / (1/10 h + 8/50,000 h).
   const RunOutlook app = Outlook(Job(), CapacityType::kSpot, Market(10), kPrices);

@@ -14,6 +14,7 @@
 
 #include "gpufit/ingest/internal/yaml_fields.h"
 #include "gpufit/training/checkpoint.h"
+#include "gpufit/training/gang.h"
 
 namespace gpufit {
 using internal::Fields;
@@ -48,6 +49,185 @@ Result<SpotMarket> ParseMarket(const YAML::Node& node, const std::string& where)
   return SpotMarket{.interruptions_per_hour = 1 / mtbi,
                     .notice = Seconds{notice_s},
                     .basis = fmt::format("mean time between interruptions {} h", mtbi)};
+}
+
+// One entry of `jobs:` before gangs are merged; checkpoint times are derived after, from
+// the GPUs of the whole gang.
+struct Entry {
+  TrainingJob job;
+  double size_gib = 0;
+  std::optional<double> write_s, restore_s;
+  std::optional<RunningState> running;
+  std::optional<GangRef> gang;
+  std::string where;
+};
+
+Result<std::map<std::string, std::string>> StringMap(const YAML::Node& node, const std::string& where) {
+  std::map<std::string, std::string> out;
+  if (!node) return out;
+  if (!node.IsMap()) return InvalidArgument("{}: must be a mapping of strings", where);
+  for (const auto& kv : node) {
+    if (!kv.second.IsScalar()) return InvalidArgument("{}: '{}' must be a string", where, kv.first.Scalar());
+    out[kv.first.Scalar()] = kv.second.Scalar();
+  }
+  return out;
+}
+
+Result<Entry> ParseJobEntry(const YAML::Node& node, const std::string& path, std::size_t index,
+                            const std::set<std::string>& node_names) {
+  const Fields f0(node, fmt::format("{}: jobs[{}]", path, index));
+  GPUFIT_TRY(name, f0.Text("name"));
+  const Fields f(node, fmt::format("{}: job {}", path, name));
+  GPUFIT_CHECK(f.Only({"name", "gpus", "pods", "gpu_model", "work_h", "checkpoint_size_gib", "checkpoint_write_s",
+                       "restore_s", "submit_h", "deadline_h", "checkpointing", "disruption_group", "max_unavailable",
+                       "labels", "annotations", "owner", "running"}));
+  if (name.empty()) return InvalidArgument("{}: name must not be empty", f0.where());
+  GPUFIT_TRY(gpus, f.Number("gpus", std::nullopt, 1));
+  if (gpus != std::floor(gpus) || gpus > kMaxGpusPerNode) {
+    return InvalidArgument("{}: gpus must be a whole number 1..{}, got {}", f.where(), kMaxGpusPerNode, gpus);
+  }
+  GPUFIT_TRY(pods, f.Number("pods", 1.0, 1));
+  if (pods != std::floor(pods) || pods > kMaxGangPods) {
+    return InvalidArgument("{}: pods must be a whole number 1..{}, got {}", f.where(), kMaxGangPods, pods);
+  }
+  Entry e;
+  e.where = f.where();
+  GPUFIT_TRY(model, f.Text("gpu_model", ""));
+  GPUFIT_TRY(work_h, f.Number("work_h"));
+  if (work_h <= 0) return InvalidArgument("{}: work_h must be > 0", f.where());
+  if (!f.Has("checkpoint_size_gib") && (!f.Has("checkpoint_write_s") || !f.Has("restore_s"))) {
+    return InvalidArgument("{}: give checkpoint_size_gib, or both checkpoint_write_s and restore_s", f.where());
+  }
+  GPUFIT_TRY(size_gib, f.Number("checkpoint_size_gib", 0.0));
+  e.size_gib = size_gib;
+  if (f.Has("checkpoint_write_s")) {
+    GPUFIT_TRY(write_s, f.Number("checkpoint_write_s"));
+    e.write_s = write_s;
+  }
+  if (f.Has("restore_s")) {
+    GPUFIT_TRY(restore_s, f.Number("restore_s"));
+    e.restore_s = restore_s;
+  }
+  GPUFIT_TRY(submit_h, f.Number("submit_h", 0.0));
+  GPUFIT_TRY(how, f.Text("checkpointing", "application"));
+  GPUFIT_TRY(checkpointing, ParseCheckpointing(how, f.where()));
+  GPUFIT_TRY(group, f.Text("disruption_group", ""));
+  GPUFIT_TRY(max_unavailable, f.Number("max_unavailable", 1.0, 0));
+  if (max_unavailable != std::floor(max_unavailable)) {
+    return InvalidArgument("{}: max_unavailable must be a whole number of pods, got {}", f.where(), max_unavailable);
+  }
+  GPUFIT_TRY(labels, StringMap(node["labels"], f.where() + ": labels"));
+  GPUFIT_TRY(annotations, StringMap(node["annotations"], f.where() + ": annotations"));
+  WorkloadRef owner;
+  if (const YAML::Node o = node["owner"]; o) {
+    const Fields of(o, f.where() + ": owner");
+    GPUFIT_CHECK(of.Only({"kind", "name"}));
+    GPUFIT_TRY(kind, of.Text("kind"));
+    GPUFIT_TRY(owner_name, of.Text("name"));
+    owner = WorkloadRef{.kind = kind, .name = owner_name};
+  }
+  e.gang = GangOf("", labels, annotations, owner);
+  e.job = TrainingJob{.name = name,
+                      .gpu_count = static_cast<int>(gpus),
+                      .gpu_model = model,
+                      .work = Seconds{work_h * kH},
+                      .checkpoint_write = Seconds{0},
+                      .restore = Seconds{0},
+                      .checkpoint_size = MiB{static_cast<std::int64_t>(size_gib * 1024)},
+                      .submit = Seconds{submit_h * kH},
+                      .deadline = std::nullopt,
+                      .checkpointing = checkpointing,
+                      .disruption_group = group,
+                      .max_unavailable = static_cast<int>(max_unavailable),
+                      .pods = static_cast<int>(pods),
+                      .gang = pods > 1 ? fmt::format("pods: {} in the file", pods) : std::string()};
+  if (f.Has("deadline_h")) {
+    GPUFIT_TRY(deadline_h, f.Number("deadline_h"));
+    if (deadline_h <= submit_h) return InvalidArgument("{}: deadline_h must be after submit_h", f.where());
+    e.job.deadline = Seconds{deadline_h * kH};
+  }
+  if (const YAML::Node r = node["running"]; r) {
+    const Fields rf(r, f.where() + ": running");
+    GPUFIT_CHECK(rf.Only({"node", "nodes", "last_checkpoint_h", "work_done_h"}));
+    std::vector<std::string> on;
+    if (rf.Has("node") == rf.Has("nodes")) return InvalidArgument("{}: give node or nodes (one per pod)", rf.where());
+    if (rf.Has("node")) {
+      GPUFIT_TRY(one, rf.Text("node"));
+      on.push_back(one);
+    } else {
+      if (!r["nodes"].IsSequence()) return InvalidArgument("{}: nodes must be a list of node names", rf.where());
+      for (const auto& n : r["nodes"]) {
+        if (!n.IsScalar()) return InvalidArgument("{}: nodes must be a list of node names", rf.where());
+        on.push_back(n.Scalar());
+      }
+    }
+    if (on.size() != static_cast<std::size_t>(pods)) {
+      return InvalidArgument("{}: {} node(s) for {} pod(s): give one node per pod", rf.where(), on.size(), pods);
+    }
+    for (const std::string& n : on) {
+      if (!node_names.contains(n)) return InvalidArgument("{}: unknown node '{}'", rf.where(), n);
+    }
+    GPUFIT_TRY(last_h, rf.Number("last_checkpoint_h", submit_h));
+    GPUFIT_TRY(done_h, rf.Number("work_done_h", 0.0));
+    if (done_h >= work_h) return InvalidArgument("{}: work_done_h must be < work_h", rf.where());
+    if (last_h < submit_h) return InvalidArgument("{}: last_checkpoint_h must be >= submit_h", rf.where());
+    if (done_h > last_h - submit_h + 1e-9) {
+      return InvalidArgument("{}: work_done_h {} is more than the {} h since submit_h", rf.where(), done_h,
+                             last_h - submit_h);
+    }
+    e.running = RunningState{.nodes = on, .last_checkpoint = Seconds{last_h * kH}, .work_done = Seconds{done_h * kH}};
+  }
+  return e;
+}
+
+// Entries of one gang (same GangOf key) become one job named after the gang: their pods add
+// up, every other field must agree.
+Result<std::vector<Entry>> MergeGangs(std::vector<Entry> entries, const std::string& path) {
+  std::vector<Entry> out;
+  std::map<std::string, std::size_t> by_key;
+  for (Entry& e : entries) {
+    if (!e.gang) {
+      out.push_back(std::move(e));
+      continue;
+    }
+    const auto [it, fresh] = by_key.emplace(e.gang->key, out.size());
+    if (fresh) {
+      e.job.name = e.gang->name;
+      e.job.gang = e.gang->how;
+      out.push_back(std::move(e));
+      continue;
+    }
+    Entry& g = out[it->second];
+    const TrainingJob &a = g.job, &b = e.job;
+    const std::pair<const char*, bool> same[] = {
+        {"gpus", a.gpu_count == b.gpu_count},
+        {"gpu_model", a.gpu_model == b.gpu_model},
+        {"work_h", a.work == b.work},
+        {"checkpoint_size_gib", g.size_gib == e.size_gib},
+        {"checkpoint_write_s", g.write_s == e.write_s},
+        {"restore_s", g.restore_s == e.restore_s},
+        {"submit_h", a.submit == b.submit},
+        {"deadline_h", a.deadline == b.deadline},
+        {"checkpointing", a.checkpointing == b.checkpointing},
+        {"disruption_group", a.disruption_group == b.disruption_group},
+        {"max_unavailable", a.max_unavailable == b.max_unavailable},
+        {"running", g.running.has_value() == e.running.has_value()},
+        {"running.last_checkpoint_h",
+         !g.running || !e.running || g.running->last_checkpoint == e.running->last_checkpoint},
+        {"running.work_done_h", !g.running || !e.running || g.running->work_done == e.running->work_done}};
+    for (const auto& [field, equal] : same) {
+      if (!equal) {
+        return InvalidArgument("{}: {} differs from the other pods of gang '{}' ({}); a gang's pods must agree",
+                               e.where, field, g.job.name, e.gang->how);
+      }
+    }
+    g.job.pods += b.pods;
+    if (g.job.pods > kMaxGangPods) {
+      return InvalidArgument("{}: gang '{}' has more than {} pods", path, g.job.name, kMaxGangPods);
+    }
+    if (g.running) g.running->nodes.insert(g.running->nodes.end(), e.running->nodes.begin(), e.running->nodes.end());
+  }
+  return out;
 }
 
 Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string& path) {
@@ -137,76 +317,29 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
   const YAML::Node jobs = root["jobs"];
   if (!jobs || !jobs.IsSequence() || jobs.size() == 0)
     return InvalidArgument("{}: 'jobs' must be a non-empty list", path);
-  std::set<std::string> job_names;
+  std::vector<Entry> entries;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const Fields f0(jobs[i], fmt::format("{}: jobs[{}]", path, i));
-    GPUFIT_TRY(name, f0.Text("name"));
-    const Fields f(jobs[i], fmt::format("{}: job {}", path, name));
-    GPUFIT_CHECK(
-        f.Only({"name", "gpus", "gpu_model", "work_h", "checkpoint_size_gib", "checkpoint_write_s", "restore_s",
-                "submit_h", "deadline_h", "checkpointing", "disruption_group", "max_unavailable", "running"}));
-    if (name.empty()) return InvalidArgument("{}: name must not be empty", f0.where());
-    if (!job_names.insert(name).second) return InvalidArgument("{}: duplicate job name '{}'", path, name);
-    GPUFIT_TRY(gpus, f.Number("gpus", std::nullopt, 1));
-    if (gpus != std::floor(gpus) || gpus > kMaxGpusPerNode) {
-      return InvalidArgument("{}: gpus must be a whole number 1..{}, got {}", f.where(), kMaxGpusPerNode, gpus);
-    }
-    const int k = static_cast<int>(gpus);
-    GPUFIT_TRY(model, f.Text("gpu_model", ""));
-    GPUFIT_TRY(work_h, f.Number("work_h"));
-    if (work_h <= 0) return InvalidArgument("{}: work_h must be > 0", f.where());
-    GPUFIT_TRY(size_gib, f.Number("checkpoint_size_gib", 0.0));
-    if (!f.Has("checkpoint_size_gib") && (!f.Has("checkpoint_write_s") || !f.Has("restore_s"))) {
-      return InvalidArgument("{}: give checkpoint_size_gib, or both checkpoint_write_s and restore_s", f.where());
-    }
-    GPUFIT_TRY(write_s, f.Number("checkpoint_write_s", storage.Write(size_gib, k).count()));
-    GPUFIT_TRY(restore_s, f.Number("restore_s", storage.Restore(size_gib, k).count()));
-    GPUFIT_TRY(submit_h, f.Number("submit_h", 0.0));
-    GPUFIT_TRY(how, f.Text("checkpointing", "application"));
-    GPUFIT_TRY(checkpointing, ParseCheckpointing(how, f.where()));
-    if (checkpointing != Checkpointing::kNone && write_s < 1) {
+    Result<Entry> e = ParseJobEntry(jobs[i], path, i, node_names);
+    if (!e) return e.error();
+    entries.push_back(std::move(*e));
+  }
+  Result<std::vector<Entry>> merged = MergeGangs(std::move(entries), path);
+  if (!merged) return merged.error();
+  std::set<std::string> job_names;
+  for (Entry& e : *merged) {
+    TrainingJob& job = e.job;
+    if (!job_names.insert(job.name).second) return InvalidArgument("{}: duplicate job name '{}'", path, job.name);
+    // The checkpoint is sharded over every GPU of every pod, each writing and reading its shard.
+    job.checkpoint_write = Seconds{e.write_s.value_or(storage.Write(e.size_gib, job.TotalGpus()).count())};
+    job.restore = Seconds{e.restore_s.value_or(storage.Restore(e.size_gib, job.TotalGpus()).count())};
+    if (job.checkpointing != Checkpointing::kNone && job.checkpoint_write < Seconds{1}) {
       return InvalidArgument(
           "{}: a job that checkpoints needs a checkpoint write of at least 1 s (checkpoint_write_s, or "
           "checkpoint_size_gib large enough), got {} s; use checkpointing: none for a job that does not",
-          f.where(), write_s);
-    }
-    GPUFIT_TRY(group, f.Text("disruption_group", ""));
-    GPUFIT_TRY(max_unavailable, f.Number("max_unavailable", 1.0, 1));
-    TrainingJob job{.name = name,
-                    .gpu_count = k,
-                    .gpu_model = model,
-                    .work = Seconds{work_h * kH},
-                    .checkpoint_write = Seconds{write_s},
-                    .restore = Seconds{restore_s},
-                    .checkpoint_size = MiB{static_cast<std::int64_t>(size_gib * 1024)},
-                    .submit = Seconds{submit_h * kH},
-                    .deadline = std::nullopt,
-                    .checkpointing = checkpointing,
-                    .disruption_group = group,
-                    .max_unavailable = static_cast<int>(max_unavailable)};
-    if (f.Has("deadline_h")) {
-      GPUFIT_TRY(deadline_h, f.Number("deadline_h"));
-      if (deadline_h <= submit_h) return InvalidArgument("{}: deadline_h must be after submit_h", f.where());
-      job.deadline = Seconds{deadline_h * kH};
-    }
-    std::optional<RunningState> running;
-    if (const YAML::Node r = jobs[i]["running"]; r) {
-      const Fields rf(r, f.where() + ": running");
-      GPUFIT_CHECK(rf.Only({"node", "last_checkpoint_h", "work_done_h"}));
-      GPUFIT_TRY(node, rf.Text("node"));
-      if (!node_names.contains(node)) return InvalidArgument("{}: unknown node '{}'", rf.where(), node);
-      GPUFIT_TRY(last_h, rf.Number("last_checkpoint_h", submit_h));
-      GPUFIT_TRY(done_h, rf.Number("work_done_h", 0.0));
-      if (done_h >= work_h) return InvalidArgument("{}: work_done_h must be < work_h", rf.where());
-      if (last_h < submit_h) return InvalidArgument("{}: last_checkpoint_h must be >= submit_h", rf.where());
-      if (done_h > last_h - submit_h + 1e-9) {
-        return InvalidArgument("{}: work_done_h {} is more than the {} h since submit_h", rf.where(), done_h,
-                               last_h - submit_h);
-      }
-      running = RunningState{.node = node, .last_checkpoint = Seconds{last_h * kH}, .work_done = Seconds{done_h * kH}};
+          e.where, job.checkpoint_write.count());
     }
     w.jobs.push_back(std::move(job));
-    w.running.push_back(std::move(running));
+    w.running.push_back(std::move(e.running));
   }
   for (const SpotReclaim& e : w.preemptions) {
     if (!node_names.contains(e.node))
@@ -216,20 +349,22 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
     if (!node_names.contains(e.node))
       return InvalidArgument("{}: interruptions.maintenance: unknown node '{}'", path, e.node);
   }
-  // Running jobs must fit their nodes: GPU model and GPU count.
+  // Running jobs must fit their nodes: GPU model and GPU count, per pod.
   std::map<std::string, int> used;
   for (std::size_t j = 0; j < w.jobs.size(); ++j) {
     if (!w.running[j]) continue;
     const TrainingJob& job = w.jobs[j];
-    const auto node = std::find_if(w.nodes.begin(), w.nodes.end(),
-                                   [&](const TrainingNode& n) { return n.name == w.running[j]->node; });
-    if (!job.gpu_model.empty() && job.gpu_model != node->gpu_model) {
-      return InvalidArgument("{}: job {} needs {} GPUs but runs on node {} ({})", path, job.name, job.gpu_model,
-                             node->name, node->gpu_model);
-    }
-    if ((used[node->name] += job.gpu_count) > node->gpu_count) {
-      return InvalidArgument("{}: node {} has {} GPUs but its running jobs use {}", path, node->name, node->gpu_count,
-                             used[node->name]);
+    for (const std::string& name : w.running[j]->nodes) {
+      const auto node =
+          std::find_if(w.nodes.begin(), w.nodes.end(), [&](const TrainingNode& n) { return n.name == name; });
+      if (!job.gpu_model.empty() && job.gpu_model != node->gpu_model) {
+        return InvalidArgument("{}: job {} needs {} GPUs but runs on node {} ({})", path, job.name, job.gpu_model,
+                               node->name, node->gpu_model);
+      }
+      if ((used[node->name] += job.gpu_count) > node->gpu_count) {
+        return InvalidArgument("{}: node {} has {} GPUs but its running jobs use {}", path, node->name, node->gpu_count,
+                               used[node->name]);
+      }
     }
   }
   return w;
@@ -300,7 +435,9 @@ std::vector<TrainingJob> TrainingJobsFromOpenb(const std::vector<PodSpec>& pods,
                   .deadline = std::nullopt,
                   .checkpointing = o.checkpointing,
                   .disruption_group = "",
-                  .max_unavailable = 1};
+                  .max_unavailable = 1,
+                  .pods = 1,
+                  .gang = ""};
     if (o.deadline_factor > 0) j.deadline = p.creation + o.deadline_factor * life;
     jobs.push_back(std::move(j));
   }

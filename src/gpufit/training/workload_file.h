@@ -7,7 +7,8 @@
 //     - {name: gpu-0, gpus: 8, gpu_model: a100-80gb, capacity: spot}   # or on-demand
 //   jobs:
 //     - name: llm-ft             # unique
-//       gpus: 8                  # whole GPUs on one node
+//       gpus: 8                  # whole GPUs per pod, on its node
+//       pods: 1                  # > 1: a gang of that many pods (see below)
 //       gpu_model: a100-80gb     # optional; a catalog id prices it
 //       work_h: 48               # failure-free compute
 //       checkpoint_size_gib: 120 # optional when both times below are given
@@ -17,8 +18,15 @@
 //       deadline_h: 60           # optional, trace time
 //       checkpointing: application   # transparent | application | none
 //       disruption_group: llm-ft     # PodDisruptionBudget; default: the job alone
-//       max_unavailable: 1
+//       max_unavailable: 1           # pods; 0 (no eviction allowed) is planned for, see drain_plan.h
 //       running: {node: gpu-0, last_checkpoint_h: 10, work_done_h: 9.5}   # optional: running now
+//     - name: pretrain-worker-0      # a gang given pod by pod: entries of one gang merge
+//       labels: {kueue.x-k8s.io/pod-group-name: pretrain}   # or annotations:, or
+//       owner: {kind: PyTorchJob, name: pretrain}           # the pod's controller owner
+//       gpus: 8
+//       pods: 2                      # this entry stands for 2 pods of the gang
+//       ...                          # the other fields as above, equal in every entry
+//       running: {nodes: [gpu-2, gpu-3], last_checkpoint_h: 10, work_done_h: 9.5}   # one per pod
 //   interruptions:
 //     spot: {band: "5-10%", notice_s: 120}   # or monthly_fraction: 0.07, or mtbi_h: 500
 //     spot_by_gpu_model: {a100-80gb: {mtbi_h: 300, notice_s: 30}}
@@ -32,6 +40,14 @@
 // interruption frequency) is read at its upper bound, the cautious end, and converted with
 // RatePerHourFromMonthlyFraction (an assumption, stated in the basis). ">20%" has no upper
 // bound: give monthly_fraction or mtbi_h instead.
+//
+// Gangs: a job of several pods on several nodes that stop together (model/training_job.h).
+// Either `pods: N` on one entry, or several entries whose labels, annotations or owner name
+// the same gang (training/gang.h): they become one job named after the gang, their pods
+// add up, and every other field must be equal (else an error naming the field). The
+// checkpoint is sharded over all GPUs of all pods: the default write time is
+// size / (gpus x pods x write_gib_per_s), the restore reschedule_s + size / (gpus x pods x
+// read_gib_per_s).
 //
 // Errors name the file and the job or node and field: kNotFound (missing file),
 // kInvalidArgument (malformed YAML with its line, missing or negative field, unknown
@@ -47,6 +63,7 @@
 #include "gpufit/core/result.h"
 #include "gpufit/model/cluster.h"
 #include "gpufit/model/training_job.h"
+#include "gpufit/training/gang.h"
 #include "gpufit/training/interruptions.h"
 #include "gpufit/training/spot_decision.h"
 
@@ -54,9 +71,9 @@ namespace gpufit {
 
 // Where a running job is and what it has saved.
 struct RunningState {
-  std::string node;
-  Seconds last_checkpoint{0};  // trace time its last checkpoint finished (or its run began)
-  Seconds work_done{0};        // work saved in that checkpoint
+  std::vector<std::string> nodes;  // the node of each pod (one for a one-pod job)
+  Seconds last_checkpoint{0};      // trace time its last checkpoint finished (or its run began)
+  Seconds work_done{0};            // work saved in that checkpoint
 };
 
 struct TrainingWorkload {
@@ -68,12 +85,15 @@ struct TrainingWorkload {
   std::vector<MaintenanceWindow> maintenance;
   std::map<std::string, GpuPrices> prices;  // by GPU model; others come from the catalog
 
-  // Index in `nodes` of the node running job j (running[j] must be set; the reader checks
-  // that the node exists).
-  std::size_t NodeOf(std::size_t j) const {
-    const auto it =
-        std::find_if(nodes.begin(), nodes.end(), [&](const TrainingNode& n) { return n.name == running[j]->node; });
-    return static_cast<std::size_t>(it - nodes.begin());
+  // Index in `nodes` of the node of each pod of job j (running[j] must be set; the reader
+  // checks that the nodes exist).
+  std::vector<std::size_t> NodesOf(std::size_t j) const {
+    std::vector<std::size_t> out;
+    for (const std::string& name : running[j]->nodes) {
+      const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const TrainingNode& n) { return n.name == name; });
+      out.push_back(static_cast<std::size_t>(it - nodes.begin()));
+    }
+    return out;
   }
 };
 

@@ -61,7 +61,7 @@ TEST(WorkloadFileTest, ReadsEveryField) {
   EXPECT_EQ(a.checkpointing, Checkpointing::kTransparent);
   EXPECT_EQ(a.disruption_group, "llm");
   ASSERT_TRUE(w->running[0]);
-  EXPECT_EQ(w->running[0]->node, "gpu-0");
+  EXPECT_EQ(w->running[0]->nodes, std::vector<std::string>{"gpu-0"});
   EXPECT_DOUBLE_EQ(w->running[0]->work_done.count(), 8.5 * 3600);
   EXPECT_FALSE(w->running[1]);
   EXPECT_DOUBLE_EQ(w->jobs[1].checkpoint_write.count(), 30);
@@ -138,6 +138,82 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
   const auto missing = ReadTrainingWorkload("/nonexistent/jobs.yaml");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, Code::kNotFound);
+}
+
+constexpr const char* kGangFile = R"(
+nodes:
+  - {name: g0, gpus: 8, gpu_model: h100-80gb}
+  - {name: g1, gpus: 8, gpu_model: h100-80gb}
+  - {name: g2, gpus: 8, gpu_model: h100-80gb}
+  - {name: g3, gpus: 8, gpu_model: h100-80gb}
+jobs:
+  - name: pretrain-worker-0
+    labels: {kueue.x-k8s.io/pod-group-name: pretrain}
+    gpus: 8
+    pods: 2
+    work_h: 100
+    checkpoint_size_gib: 64
+    disruption_group: pretrain-pdb
+    max_unavailable: 0
+    running: {nodes: [g0, g1], last_checkpoint_h: 10, work_done_h: 9.5}
+  - name: pretrain-worker-2
+    labels: {kueue.x-k8s.io/pod-group-name: pretrain}
+    gpus: 8
+    pods: 2
+    work_h: 100
+    checkpoint_size_gib: 64
+    disruption_group: pretrain-pdb
+    max_unavailable: 0
+    running: {nodes: [g2, g3], last_checkpoint_h: 10, work_done_h: 9.5}
+  - name: eval
+    owner: {kind: Deployment, name: eval}
+    gpus: 1
+    work_h: 1
+    checkpoint_size_gib: 4
+)";
+
+TEST(WorkloadFileTest, EntriesOfOneGangMergeIntoOneJobOfAllTheirPods) {
+  const testing::TempDir dir;
+  const auto w = ReadTrainingWorkload(dir.Write("jobs.yaml", kGangFile));
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_EQ(w->jobs.size(), 2u);  // the Deployment's pod is no gang: its own job
+  const TrainingJob& g = w->jobs[0];
+  EXPECT_EQ(g.name, "pretrain");
+  EXPECT_EQ(g.pods, 4);
+  EXPECT_EQ(g.TotalGpus(), 32);
+  EXPECT_EQ(g.gang, "label kueue.x-k8s.io/pod-group-name=pretrain");
+  EXPECT_EQ(g.max_unavailable, 0);  // a PDB that forbids evictions is read, not refused
+  // The checkpoint is sharded over 32 GPUs: 64 GiB / (32 x 0.25 GiB/s) = 8 s; restore
+  // 120 s + 64 / (32 x 0.5) = 124 s.
+  EXPECT_DOUBLE_EQ(g.checkpoint_write.count(), 8);
+  EXPECT_DOUBLE_EQ(g.restore.count(), 124);
+  ASSERT_TRUE(w->running[0]);
+  EXPECT_EQ(w->running[0]->nodes, (std::vector<std::string>{"g0", "g1", "g2", "g3"}));
+  EXPECT_EQ(w->NodesOf(0), (std::vector<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(w->jobs[1].name, "eval");
+  EXPECT_EQ(w->jobs[1].pods, 1);
+}
+
+TEST(WorkloadFileTest, GangErrorsNameTheFieldThatDisagrees) {
+  const testing::TempDir dir;
+  const auto err = [&](const std::string& text) {
+    const auto w = ReadTrainingWorkload(dir.Write("jobs.yaml", text));
+    EXPECT_FALSE(w);
+    return w ? std::string() : w.error().message;
+  };
+  std::string differ = kGangFile;
+  differ.replace(differ.rfind("work_h: 100"), 11, "work_h: 90");
+  EXPECT_NE(err(differ).find("job pretrain-worker-2: work_h differs from the other pods of gang 'pretrain'"),
+            std::string::npos);
+  std::string short_list = kGangFile;
+  short_list.replace(short_list.find("[g2, g3]"), 8, "[g2]");
+  EXPECT_NE(err(short_list).find("1 node(s) for 2 pod(s): give one node per pod"), std::string::npos);
+  EXPECT_NE(
+      err("jobs:\n  - {name: a, gpus: 1, pods: 0, work_h: 1, checkpoint_size_gib: 1}\n").find("'pods' must be >= 1"),
+      std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1, max_unavailable: -1}\n")
+                .find("'max_unavailable' must be >= 0"),
+            std::string::npos);
 }
 
 TEST(OpenbTrainingTest, TakesWholeGpuPodsWithTrainingLifetimes) {
