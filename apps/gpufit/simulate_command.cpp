@@ -26,8 +26,14 @@ struct SimulateFlags {
 int Run(const SimulateFlags& f) {
   Result<std::vector<NodeSpec>> nodes = ReadOpenbNodes(f.nodes);
   if (!nodes) return Fail(nodes.error());
-  Result<std::vector<PodSpec>> pods = ReadOpenbPods(f.pods);
+  OpenbPodColumns columns;
+  Result<std::vector<PodSpec>> pods = ReadOpenbPods(f.pods, &columns);
   if (!pods) return Fail(pods.error());
+  if (f.mode == "replay" && !columns.creation_time)
+    return Fail(
+        InvalidArgument("{}: --mode replay needs a creation_time column, which this pod list lacks "
+                        "(--mode saturation does not use the times)",
+                        f.pods));
   const std::vector<std::string> policies = SplitList(f.policies, ',');
   if (policies.empty()) return Fail(InvalidArgument("--policy: give at least one policy"));
   const std::vector<std::string> known = PolicyNames();

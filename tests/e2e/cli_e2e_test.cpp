@@ -461,6 +461,34 @@ TEST(SimulateBadInput, ClearErrorsAndExitTwo) {
   }
 }
 
+// The openb multigpu lists are published as name,cpu_milli,memory_mib,num_gpu,gpu_milli.
+TEST(Simulate, PodListWithOnlyTheRequiredColumnsRunsInSaturationNotReplay) {
+  const fs::path dir = Scratch("simulate-required-only");
+  std::ofstream(dir / "nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,10000,2,T4\nn1,8000,10000,1,T4\n";
+  std::ofstream(dir / "pods.csv")
+      << "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,10,2,1000\np1,1000,10,1,500\n";
+  const std::string files = "--nodes " + (dir / "nodes.csv").string() + " --pods " + (dir / "pods.csv").string();
+  const CliRun r = Gpufit("simulate " + files + " --policy random,fgd --seeds 1 --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["gpus"], 3);
+  const CliRun replay = Gpufit("simulate " + files + " --mode replay --out " + (dir / "out").string(), dir);
+  EXPECT_EQ(replay.exit_code, 2);
+  EXPECT_THAT(replay.err, HasSubstr("pods.csv: --mode replay needs a creation_time column"));
+  EXPECT_FALSE(fs::exists(dir / "out" / "simulate.json"));
+}
+
+TEST(Simulate, ReadsThePublishedMultigpu50ListAndCutsItTo130Percent) {
+  if (!fs::exists(Openb("openb_pod_list_multigpu50.csv"))) GTEST_SKIP() << "no openb multigpu50 list";
+  const fs::path dir = Scratch("simulate-multigpu50");
+  const CliRun r = Gpufit("simulate --nodes " + Openb("openb_node_list_gpu_node.csv") + " --pods " +
+                              Openb("openb_pod_list_multigpu50.csv") + " --policy fgd --seeds 42 --format json",
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 9061 pods asking for 183% of the 6212 GPUs, cut at random to 130%: about 9061 x 130/183.
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["policies"][0]["runs"][0]["pods_submitted"].get<double>(), 9061 * 1.3 * 6212 / 11358.8, 300);
+}
+
 TEST(Simulate, WarnsAboutPodsNoNodeCanTakeAndReplacesOldStepFiles) {
   const fs::path dir = Scratch("simulate-small");
   std::ofstream(dir / "nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,10000,2,T4\nn1,8000,10000,1,T4\n";

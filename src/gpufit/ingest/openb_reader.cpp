@@ -72,12 +72,19 @@ Result<std::vector<NodeSpec>> ReadOpenbNodes(const std::string& path) {
   return nodes;
 }
 
-Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
+Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path, OpenbPodColumns* present) {
+  // The first five are required; the trace's own converter (pod_csv_to_yaml.py of the FGD
+  // simulator) uses gpu_spec and the times only `if` the row has them.
   static constexpr std::array<const char*, 8> kColumns = {"name",      "cpu_milli", "memory_mib",    "num_gpu",
                                                           "gpu_milli", "gpu_spec",  "creation_time", "deletion_time"};
+  static constexpr std::size_t kRequired = 5;
   std::vector<PodSpec> pods;
   std::unordered_set<std::string> names;
-  Result<void> ok = ForEachCsvRow<8>(path, kColumns, [&](const CsvRow<8>& row) -> Result<void> {
+  OpenbPodColumns seen;
+  const auto parse_row = [&](const CsvRow<8>& row) -> Result<void> {
+    seen = {.gpu_spec = row.cells[5] != nullptr,
+            .creation_time = row.cells[6] != nullptr,
+            .deletion_time = row.cells[7] != nullptr};
     const Result<std::string_view> name = row.Text(0);
     if (!name) return name.error();
     const Result<std::array<std::int64_t, 4>> numbers = WholeNumbers<4>(row, 1);
@@ -95,15 +102,19 @@ Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
     if (num_gpu > 1 && milli != 1000)
       return InvalidArgument("{}:{}: column 'gpu_milli': a pod with {} GPUs takes whole GPUs (1000), got {}", path,
                              row.line, num_gpu, milli);
-    const Result<std::int64_t> created = WholeNumber(row, 6);
-    if (!created) return created.error();
+    std::int64_t created = 0;  // no creation_time column: every pod arrives at 0
+    if (row.cells[6]) {
+      const Result<std::int64_t> c = WholeNumber(row, 6);
+      if (!c) return c.error();
+      created = *c;
+    }
     std::optional<Seconds> deletion;
     if (row.cells[7] && *row.cells[7]) {
       const Result<std::int64_t> deleted = WholeNumber(row, 7);
       if (!deleted) return deleted.error();
-      if (*deleted < *created)
+      if (*deleted < created)
         return InvalidArgument("{}:{}: column 'deletion_time': {} is before creation_time {}", path, row.line, *deleted,
-                               *created);
+                               created);
       deletion = Seconds(static_cast<double>(*deleted));
     }
     if (!names.emplace(*name).second)
@@ -114,12 +125,14 @@ Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path) {
                     .gpu_count = static_cast<int>(num_gpu),
                     .gpu_per_gpu = GpuMilli{milli},
                     .gpu_models = SplitList(row.cells[5] ? row.cells[5] : "", '|'),
-                    .creation = Seconds(static_cast<double>(*created)),
+                    .creation = Seconds(static_cast<double>(created)),
                     .deletion = deletion});
     return {};
-  });
+  };
+  Result<void> ok = ForEachCsvRow<8>(path, kColumns, parse_row, kRequired);
   if (!ok) return ok.error();
   if (pods.empty()) return InvalidArgument("{}: no pods (the file has a header only)", path);
+  if (present) *present = seen;
   return pods;
 }
 

@@ -19,6 +19,26 @@ std::vector<std::size_t> SaturationArrivals(const std::vector<PodSpec>& trace, G
   // Without a GPU pod to draw, copies could never reach the target.
   const bool any_gpu = std::any_of(trace.begin(), trace.end(), [](const PodSpec& p) { return p.gpu_count > 0; });
   if (by_name.empty() || !any_gpu) return order;
+  if (static_cast<double>(requested) > target) {
+    // The simulator's tuneDownPods: while the pods ask for more than the target, remove one
+    // drawn uniformly from those left (a CPU-only pod too: it frees no GPU and the loop goes
+    // on). The rest keep their shuffled order.
+    std::vector<std::size_t> left(order.size());  // positions in `order` not yet removed
+    std::iota(left.begin(), left.end(), std::size_t{0});
+    std::vector<bool> removed(order.size(), false);
+    while (static_cast<double>(requested) > target) {
+      const std::size_t k = static_cast<std::size_t>(rng.Below(left.size()));
+      removed[left[k]] = true;
+      requested -= trace[order[left[k]]].TotalGpu().value;
+      left[k] = left.back();
+      left.pop_back();
+    }
+    std::vector<std::size_t> kept;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (!removed[i]) kept.push_back(order[i]);
+    }
+    return kept;
+  }
   while (true) {
     const std::size_t copy = by_name[rng.Below(by_name.size())];
     if (static_cast<double>(requested + trace[copy].gpu_per_gpu.value) > target) break;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <numeric>
 
 #include "gpufit/core/test_support.h"
 #include "gpufit/ingest/openb_reader.h"
@@ -91,6 +92,70 @@ TEST(SaturationArrivals, OpenbDefaultInflatesToAbout10866Pods) {
   }
   EXPECT_NEAR(expected, 10815.6, 0.5);
   EXPECT_NEAR(mean, expected, 60);
+}
+
+// A trace that asks for more than the target is cut down (the simulator's tuneDownPods):
+// ten one-GPU pods on 4 GPUs at 150% keep six, in the order the seed shuffled them.
+TEST(SaturationArrivals, TraceAboveTheTargetLosesRandomPodsDownToIt) {
+  std::vector<PodSpec> trace;
+  for (int i = 0; i < 10; ++i) trace.push_back(Pod("p" + std::to_string(i), 1, 1000));
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(seed);
+    Rng rng(seed);
+    const std::vector<std::size_t> order = SaturationArrivals(trace, GpuMilli{4000}, 1.5, rng);
+    ASSERT_EQ(order.size(), 6u);  // 6 x 1000 = 6000 = 1.5 x 4000
+    Rng again(seed);              // the names are already sorted: the first draws shuffle them
+    std::vector<std::size_t> shuffled(trace.size());
+    std::iota(shuffled.begin(), shuffled.end(), std::size_t{0});
+    again.Shuffle(shuffled);
+    auto next = shuffled.begin();  // the kept pods are a subsequence of the shuffled trace
+    for (const std::size_t pod : order) {
+      next = std::find(next, shuffled.end(), pod);
+      ASSERT_NE(next, shuffled.end()) << pod << " out of order or kept twice";
+      ++next;
+    }
+  }
+}
+
+TEST(SaturationArrivals, CutStopsAtTheFirstRemovalThatReachesTheTarget) {
+  // 2 x 2000 + 3 x 1000 + 4 CPU-only = 7000 milli-GPU against a target of 4000: removals go
+  // on (CPU-only ones free nothing) until at most 4000 is left, and the last one removed
+  // took the total from above 4000, so more than 4000 - 2000 (the largest pod) is left.
+  const std::vector<PodSpec> trace = {Pod("a", 2, 1000), Pod("b", 2, 1000), Pod("c", 1, 1000),
+                                      Pod("d", 1, 1000), Pod("e", 1, 1000), Pod("f", 0, 0),
+                                      Pod("g", 0, 0),    Pod("h", 0, 0),    Pod("i", 0, 0)};
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    SCOPED_TRACE(seed);
+    Rng rng(seed);
+    const std::vector<std::size_t> order = SaturationArrivals(trace, GpuMilli{4000}, 1.0, rng);
+    std::int64_t requested = 0;
+    for (const std::size_t pod : order) requested += trace[pod].TotalGpu().value;
+    EXPECT_LE(requested, 4000);
+    EXPECT_GT(requested, 2000);
+    std::vector<std::size_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());  // no pod twice
+  }
+}
+
+TEST(SaturationArrivals, OpenbMultigpu50IsCutTo130PercentOfTheGpus) {
+  const std::string pods_path = testing::DataDir() + "/openb/openb_pod_list_multigpu50.csv";
+  if (!std::filesystem::exists(pods_path)) GTEST_SKIP() << "no " << pods_path;
+  const std::vector<PodSpec> pods = *ReadOpenbPods(pods_path);
+  const double target = 1.3 * 6212 * 1000;  // the list asks for 11,358,800 milli-GPU, 183%
+  double mean = 0;
+  for (std::uint64_t seed = 42; seed <= 51; ++seed) {
+    SCOPED_TRACE(seed);
+    Rng rng(seed);
+    const std::vector<std::size_t> order = SaturationArrivals(pods, GpuMilli{6212 * 1000}, 1.3, rng);
+    double requested = 0;
+    for (const std::size_t pod : order) requested += static_cast<double>(pods[pod].TotalGpu().value);
+    EXPECT_LE(requested, target);
+    EXPECT_GT(requested, target - 8000);  // within the largest pod (8 GPUs) of the target
+    mean += static_cast<double>(order.size()) / 10;
+  }
+  // A uniform random subset keeps pods in proportion to the GPUs kept: 9061 x 130/182.9.
+  EXPECT_NEAR(mean, 9061 * target / 11358800, 100);
 }
 
 TEST(ReplayEvents, PodThatComesAndGoesAtOnceArrivesFirst) {

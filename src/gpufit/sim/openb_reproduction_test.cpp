@@ -1,8 +1,10 @@
 // The FGD paper's saturation experiment on the openb trace, 10 seeds (42-51), against the
-// means its simulator's own result files report (experiments/analysis/expected_results of
-// github.com/hkust-adsl/kubernetes-scheduler-simulator, as quoted in issue 3): GPU
-// allocation when arrivals reach 130% of the cluster's GPUs. Each baseline must land within
-// half a percentage point; gpufit's own policy must leave fewer GPUs unallocated than FGD.
+// means its simulator's own result files report (experiments/analysis/expected_results/
+// analysis_allo_discrete.csv of github.com/hkust-adsl/kubernetes-scheduler-simulator, the
+// column "130" averaged over seeds 42-51; as quoted in issue 3 and in the data README):
+// GPU allocation when arrivals reach 130% of the cluster's GPUs. Each baseline must land
+// within half a percentage point; gpufit's own policy must leave fewer GPUs unallocated
+// than FGD.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -64,6 +66,27 @@ TEST_F(OpenbSaturation, Gpuspec33FgdMatchesThePaperAndGpufitLeavesAFifthFewerGpu
   const std::vector<PolicySummary> s = Run("openb_pod_list_gpuspec33.csv", {"fgd", "gpufit"}, runs);
   EXPECT_NEAR(100 * s[0].alloc_ratio.mean, 94.55, 0.5);
   EXPECT_LT(s[1].unallocated_gpus.mean, 0.8 * s[0].unallocated_gpus.mean);
+}
+
+// The multigpu50 list asks for 183% of the GPUs, so saturation cuts it down to 130% (the
+// simulator's tuneDownPods) instead of adding copies; random-fit, whose allocation still
+// grows past 130% arrivals, is the policy that shows it (measured before the cut: 91.6%).
+TEST_F(OpenbSaturation, Multigpu50BaselinesMatchThePaperAndGpufitBeatsFgd) {
+  if (!std::filesystem::exists(testing::DataDir() + "/openb/openb_pod_list_multigpu50.csv"))
+    GTEST_SKIP() << "no openb multigpu50 list";
+  const Published published[] = {{"fgd", 97.18},         {"best-fit", 95.74},
+                                 {"gpu-packing", 96.18}, {"gpu-clustering", 95.81},
+                                 {"dot-product", 94.85}, {"random", 90.27}};
+  std::vector<std::string> policies;
+  for (const Published& p : published) policies.push_back(p.policy);
+  policies.push_back("gpufit");
+  std::vector<RunResult> runs;
+  const std::vector<PolicySummary> s = Run("openb_pod_list_multigpu50.csv", policies, runs);
+  for (std::size_t i = 0; i < std::size(published); ++i) {
+    SCOPED_TRACE(published[i].policy);
+    EXPECT_NEAR(100 * s[i].alloc_ratio.mean, published[i].alloc_pct, 0.5);
+  }
+  EXPECT_LT(s.back().unallocated_gpus.mean, s[0].unallocated_gpus.mean);
 }
 
 }  // namespace

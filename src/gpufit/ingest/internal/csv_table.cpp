@@ -39,8 +39,8 @@ Result<std::string_view> CsvRow<N>::Text(std::size_t column) const {
 namespace {
 
 template <class Reader, std::size_t N, std::size_t... I>
-void ReadHeader(Reader& in, const std::array<const char*, N>& c, std::index_sequence<I...>) {
-  in.read_header(io::ignore_extra_column, c[I]...);
+void ReadHeader(Reader& in, const std::array<const char*, N>& c, io::ignore_column policy, std::index_sequence<I...>) {
+  in.read_header(policy, c[I]...);
 }
 
 template <class Reader, std::size_t N, std::size_t... I>
@@ -55,14 +55,23 @@ bool ReadRow(Reader& in, std::array<const char*, N>& cells, std::index_sequence<
 
 template <std::size_t N>
 Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*, N>& columns,
-                           const std::function<Result<void>(const CsvRow<N>&)>& on_row) {
+                           const std::function<Result<void>(const CsvRow<N>&)>& on_row, std::size_t required) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFound("{}: no such file", path);
   if (!std::filesystem::is_regular_file(path, ec)) return InvalidArgument("{}: not a regular file", path);
   if (std::filesystem::file_size(path, ec) == 0) return InvalidArgument("{}: empty file (expected a CSV header)", path);
   try {
     io::CSVReader<static_cast<unsigned>(N)> in(path);
-    ReadHeader(in, columns, std::make_index_sequence<N>());
+    ReadHeader(in, columns,
+               required < N ? io::ignore_extra_column | io::ignore_missing_column : io::ignore_extra_column,
+               std::make_index_sequence<N>());
+    for (std::size_t k = 0; k < required && k < N; ++k) {
+      if (in.has_column(columns[k])) continue;
+      io::error::missing_column_in_header missing;  // the message libfccp gives when all are required
+      missing.set_column_name(columns[k]);
+      missing.set_file_name(path.c_str());
+      throw missing;
+    }
     CsvRow<N> row{&path, 0, &columns, {}};
     while (ReadRow(in, row.cells, std::make_index_sequence<N>())) {
       row.line = in.get_file_line();
@@ -84,21 +93,21 @@ Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*
 
 template struct CsvRow<1>;
 template Result<void> ForEachCsvRow<1>(const std::string&, const std::array<const char*, 1>&,
-                                       const std::function<Result<void>(const CsvRow<1>&)>&);
+                                       const std::function<Result<void>(const CsvRow<1>&)>&, std::size_t);
 template struct CsvRow<3>;
 template struct CsvRow<4>;
 template Result<void> ForEachCsvRow<3>(const std::string&, const std::array<const char*, 3>&,
-                                       const std::function<Result<void>(const CsvRow<3>&)>&);
+                                       const std::function<Result<void>(const CsvRow<3>&)>&, std::size_t);
 template Result<void> ForEachCsvRow<4>(const std::string&, const std::array<const char*, 4>&,
-                                       const std::function<Result<void>(const CsvRow<4>&)>&);
+                                       const std::function<Result<void>(const CsvRow<4>&)>&, std::size_t);
 template struct CsvRow<5>;
 template Result<void> ForEachCsvRow<5>(const std::string&, const std::array<const char*, 5>&,
-                                       const std::function<Result<void>(const CsvRow<5>&)>&);
+                                       const std::function<Result<void>(const CsvRow<5>&)>&, std::size_t);
 template struct CsvRow<6>;
 template Result<void> ForEachCsvRow<6>(const std::string&, const std::array<const char*, 6>&,
-                                       const std::function<Result<void>(const CsvRow<6>&)>&);
+                                       const std::function<Result<void>(const CsvRow<6>&)>&, std::size_t);
 template struct CsvRow<8>;
 template Result<void> ForEachCsvRow<8>(const std::string&, const std::array<const char*, 8>&,
-                                       const std::function<Result<void>(const CsvRow<8>&)>&);
+                                       const std::function<Result<void>(const CsvRow<8>&)>&, std::size_t);
 
 }  // namespace gpufit::internal

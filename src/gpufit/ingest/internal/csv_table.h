@@ -28,10 +28,12 @@ struct CsvRow {
 };
 
 // Calls `on_row` for each data row of `path`, stopping at the first error it returns.
-// Errors: kNotFound (file missing or unreadable), kInvalidArgument (empty file, a missing
-// column, a malformed line), or whatever `on_row` returns.
+// Columns [0, required) must be in the header; columns from `required` on are optional: one
+// the header lacks has a null cell in every row (a column that is there gives "" for an
+// empty cell). Errors: kNotFound (file missing or unreadable), kInvalidArgument (empty file,
+// a missing required column, a malformed line), or whatever `on_row` returns.
 template <std::size_t N>
 Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*, N>& columns,
-                           const std::function<Result<void>(const CsvRow<N>&)>& on_row);
+                           const std::function<Result<void>(const CsvRow<N>&)>& on_row, std::size_t required = N);
 
 }  // namespace gpufit::internal
