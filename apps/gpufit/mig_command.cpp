@@ -26,11 +26,14 @@ namespace {
 using nlohmann::json;
 
 struct MigFlags {
-  std::string gpu, profiles, instances, want, format = "text", telemetry, out_dir, strategy = "mixed", current, target,
-                                              objective = "gpus", max_gpus;
+  std::vector<std::string> layouts;  // mig check: one --profiles per GPU of the node
+  std::string node;
+  std::string gpu, instances, want, format = "text", telemetry, out_dir, strategy = "mixed", current, target,
+                                    objective = "gpus", max_gpus;
   double headroom = 0.10;
   double max_seconds = 30;
   int compute_slices = 0;
+  int gpus_per_node = 1;
 };
 
 json Instances(const std::vector<MigInstance>& xs) {
@@ -40,7 +43,7 @@ json Instances(const std::vector<MigInstance>& xs) {
                  {"start", i.start},
                  {"resource", i.profile->resource_name()},
                  {"memory_mib", i.profile->memory.value},
-                 {"memory_estimated", i.profile->memory_estimated},
+                 {"memory_derived", i.profile->memory_derived},
                  {"placement_inferred", i.profile->placement_inferred}});
   return a;
 }
@@ -51,43 +54,123 @@ std::string Words(const std::vector<MigInstance>& xs) {
   return out.empty() ? "none" : out;
 }
 
+// One GPU of `mig check`: its profiles ("none" under --node: MIG disabled) and the verdict.
+struct CheckedGpu {
+  std::vector<const MigProfile*> profiles;
+  MigLayoutCheck check;
+};
+
+Result<CheckedGpu> CheckGpuLayout(const MigGpu& gpu, const std::string& text, const std::string& flag, bool node) {
+  CheckedGpu out;
+  if (node && text == "none") {  // MIG disabled: a whole GPU
+    out.check.valid = true;
+    return out;
+  }
+  int media = 0;
+  for (const std::string& name : SplitList(text, ',')) {
+    Result<const MigProfile*> p = gpu.Profile(name);
+    if (!p) return Error{p.error().code, flag + ": " + p.error().message};
+    media += (*p)->media_extension();
+    out.profiles.push_back(*p);
+  }
+  if (out.profiles.empty())
+    return InvalidArgument("{}: give at least one profile{}", flag, node ? " (or none: MIG disabled)" : "");
+  if (media > 1) return InvalidArgument("{}: {} media-extension (+me) instances, a GPU holds at most one", flag, media);
+  out.check = CheckMigLayout(gpu, out.profiles);
+  return out;
+}
+
+json GpuJson(const CheckedGpu& g) {
+  const MigLayoutCheck& c = g.check;
+  return {{"valid", c.valid},
+          {"reason", c.valid ? json(nullptr) : json(c.reason)},
+          {"placements", Instances(c.placements)},
+          {"creation_order", Instances(c.creation_order)},
+          {"stranded_compute_slices", c.valid ? json(c.stranded_compute_slices) : json(nullptr)}};
+}
+
+std::string GpuText(const MigLayoutCheck& c) {
+  return fmt::format(
+      "placements (profile@first memory slice): {}\ncreate in this order: {}\nstranded compute slices: {}\n",
+      Words(c.placements), Words(c.creation_order), c.stranded_compute_slices);
+}
+
+// `mig check`: one GPU (--profiles once), or a node (--node, one --profiles per GPU in index
+// order): each GPU's layout, then the node against the strategy's rules across its GPUs.
 int Check(const MigFlags& f) {
   Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
   if (!gpu) return Fail(gpu.error());
-  std::vector<const MigProfile*> profiles;
-  int media = 0;
-  for (const std::string& name : SplitList(f.profiles, ',')) {
-    Result<const MigProfile*> p = (*gpu)->Profile(name);
-    if (!p) return Fail(Error{p.error().code, "--profiles: " + p.error().message});
-    media += (*p)->media_extension();
-    profiles.push_back(*p);
+  const bool node = !f.node.empty();
+  if (!node && f.layouts.size() > 1)
+    return Fail(InvalidArgument(
+        "--profiles given {} times: name the node with --node to check one layout per GPU (GPU 0, 1, ... in order)",
+        f.layouts.size()));
+  std::vector<CheckedGpu> gpus;
+  for (std::size_t g = 0; g < f.layouts.size(); ++g) {
+    Result<CheckedGpu> c =
+        CheckGpuLayout(**gpu, f.layouts[g], node ? fmt::format("--profiles (GPU {})", g) : "--profiles", node);
+    if (!c) return Fail(c.error());
+    gpus.push_back(std::move(*c));
   }
-  if (profiles.empty()) return Fail(InvalidArgument("--profiles: give at least one profile"));
-  if (media > 1)
-    return Fail(InvalidArgument("--profiles: {} media-extension (+me) instances, a GPU holds at most one", media));
-  MigLayoutCheck c = CheckMigLayout(**gpu, profiles);
   const MigStrategy strategy = f.strategy == "single" ? MigStrategy::kSingle : MigStrategy::kMixed;
-  if (const std::string broken = MigStrategyProblem(strategy, {profiles}); c.valid && !broken.empty()) {
-    c = MigLayoutCheck{};
-    c.reason = broken;
+  std::vector<std::vector<const MigProfile*>> layouts;
+  for (const CheckedGpu& g : gpus) layouts.push_back(g.profiles);
+  const std::string broken = MigStrategyProblem(strategy, layouts, f.node);
+  if (!node) {
+    MigLayoutCheck c = gpus[0].check;
+    if (c.valid && !broken.empty()) {
+      c = MigLayoutCheck{};
+      c.reason = broken;
+    }
+    if (f.format == "json") {
+      json j = GpuJson({gpus[0].profiles, c});
+      j["gpu"] = f.gpu;
+      std::cout << j.dump(2) << "\n";
+    } else if (c.valid) {
+      std::cout << fmt::format("valid on {}\n{}", f.gpu, GpuText(c));
+    } else {
+      std::cout << fmt::format("not valid on {}: {}\n", f.gpu, c.reason);
+    }
+    return c.valid ? 0 : 3;
   }
+  // The node: the first GPU whose own layout is invalid, else the rule across its GPUs.
+  std::string reason;
+  for (std::size_t g = 0; g < gpus.size() && reason.empty(); ++g)
+    if (!gpus[g].check.valid) reason = fmt::format("node {}: GPU {}: {}", f.node, g, gpus[g].check.reason);
+  if (reason.empty()) reason = broken;
+  const bool valid = reason.empty();
   if (f.format == "json") {
-    json j = {{"gpu", f.gpu},
-              {"valid", c.valid},
-              {"reason", c.valid ? json(nullptr) : json(c.reason)},
-              {"placements", Instances(c.placements)},
-              {"creation_order", Instances(c.creation_order)},
-              {"stranded_compute_slices", c.valid ? json(c.stranded_compute_slices) : json(nullptr)}};
+    json per_gpu = json::array();
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      json one = GpuJson(gpus[g]);
+      one["index"] = g;
+      one["mig_enabled"] = !gpus[g].profiles.empty();
+      per_gpu.push_back(std::move(one));
+    }
+    const json j = {{"node", f.node},
+                    {"gpu", f.gpu},
+                    {"strategy", f.strategy},
+                    {"valid", valid},
+                    {"reason", valid ? json(nullptr) : json(reason)},
+                    {"gpus", std::move(per_gpu)}};
     std::cout << j.dump(2) << "\n";
-  } else if (c.valid) {
-    std::cout << fmt::format(
-        "valid on {}\nplacements (profile@first memory slice): {}\ncreate in this order: {}\n"
-        "stranded compute slices: {}\n",
-        f.gpu, Words(c.placements), Words(c.creation_order), c.stranded_compute_slices);
   } else {
-    std::cout << fmt::format("not valid on {}: {}\n", f.gpu, c.reason);
+    std::string text =
+        valid ? fmt::format("node {} ({} x {}, {} strategy): valid\n", f.node, gpus.size(), f.gpu, f.strategy)
+              : fmt::format("node {} ({} x {}, {} strategy): not valid: {}\n", f.node, gpus.size(), f.gpu, f.strategy,
+                            reason);
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      const MigLayoutCheck& c = gpus[g].check;
+      if (gpus[g].profiles.empty())
+        text += fmt::format("GPU {}: MIG disabled\n", g);
+      else if (c.valid)
+        text += fmt::format("GPU {}: valid\n{}", g, GpuText(c));
+      else
+        text += fmt::format("GPU {}: not valid: {}\n", g, c.reason);
+    }
+    std::cout << text;
   }
-  return c.valid ? 0 : 3;
+  return valid ? 0 : 3;
 }
 
 Result<std::vector<MigInstance>> ParseInstances(const MigGpu& gpu, const std::string& text, const char* flag) {
@@ -198,6 +281,11 @@ int Plan(const MigFlags& f) {
   options.max_seconds = f.max_seconds;
   options.strategy = f.strategy == "single" ? MigStrategy::kSingle : MigStrategy::kMixed;
   options.minimize_cost = f.objective == "cost";
+  options.gpus_per_node = f.gpus_per_node;
+  if (f.gpus_per_node > 1 && options.strategy == MigStrategy::kMixed)
+    return Fail(InvalidArgument(
+        "--gpus-per-node {}: only the single strategy has a rule across a node's GPUs; add --strategy single",
+        f.gpus_per_node));
   const Result<MigPlan> plan = PlanMigPool(pool, workloads, options);
   if (!plan) return Fail(plan.error());
   // Replay: every sample of every pod against its instance's memory.
@@ -226,7 +314,10 @@ int Plan(const MigFlags& f) {
       inst.push_back({{"profile", g.instances[i].profile->name},
                       {"start", g.instances[i].start},
                       {"workload", g.workloads[i].empty() ? json(nullptr) : json(g.workloads[i])}});
-    gpus.push_back({{"config", g.config}, {"gpu_model", g.gpu_model}, {"instances_in_creation_order", inst}});
+    gpus.push_back({{"config", g.config},
+                    {"gpu_model", g.gpu_model},
+                    {"node", g.node < 0 ? json(nullptr) : json(g.node)},
+                    {"instances_in_creation_order", inst}});
   }
   json labels = json::object();  // what the GPU Operator's MIG manager reads on a node
   for (const auto& [name, layout] : plan->configs) labels[name] = {{"nvidia.com/mig.config", name}};
@@ -242,6 +333,8 @@ int Plan(const MigFlags& f) {
                   {"headroom", f.headroom},
                   {"workloads", workloads.size()},
                   {"gpus", plan->gpus},
+                  {"gpus_per_node", f.gpus_per_node},
+                  {"nodes", f.gpus_per_node > 1 ? json(plan->nodes) : json(nullptr)},
                   {"lower_bound", plan->lower_bound},
                   {"bound", plan->bound},
                   {"optimal", plan->optimal},
@@ -261,12 +354,16 @@ int Plan(const MigFlags& f) {
       "MIG plan on {}: {} GPUs for {} pods ({} {:.2f}, proven bound {:.2f}, gap {:.1f}%, {}); "
       "first-fit decreasing on {}: {} GPUs\n"
       "soft sharing on the same GPU model (gpufit plan): {}\n"
-      "replay: {} pods exceed their instance's memory\n{} distinct layouts: {}\n",
+      "replay: {} pods exceed their instance's memory\n{} distinct layouts: {}\n{}",
       f.gpu, plan->gpus, workloads.size(), f.objective == "cost" ? "USD/hour" : "GPUs", plan->objective, plan->bound,
       100 * plan->gap, plan->optimal ? "optimal" : "time limit", ids.front(), plan->first_fit_gpus,
       soft.is_null() ? std::string(pool.size() > 1 ? "n/a (a pool of several models)" : "n/a (no catalog price)")
                      : fmt::format("{} GPUs", soft["gpus"].get<int>()),
-      exceeding, plan->configs.size(), nlohmann::json(plan->configs).dump());
+      exceeding, plan->configs.size(), nlohmann::json(plan->configs).dump(),
+      f.gpus_per_node > 1
+          ? fmt::format("{} nodes of {} GPUs, each of one layout (single strategy: one MIG device type per node)\n",
+                        plan->nodes, f.gpus_per_node)
+          : std::string());
   if (!f.out_dir.empty()) {
     const std::filesystem::path dir(f.out_dir);
     if (Result<void> w =
@@ -343,13 +440,20 @@ void AddMigCommand(CLI::App& app, int& rc) {
   CLI::App* mig = app.add_subcommand("mig", "NVIDIA MIG layouts: check a layout, see what still fits");
   mig->require_subcommand(1);
   CLI::App* check = mig->add_subcommand("check",
-                                        "is this multiset of MIG profiles valid on one GPU; where and in "
-                                        "what order to create it (exit 3 if not valid)");
+                                        "is this multiset of MIG profiles valid on one GPU (or these layouts on the "
+                                        "GPUs of a node); where and in what order to create it (exit 3 if not valid)");
   check->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
-  check->add_option("--profiles", flags->profiles, "profiles as NVIDIA names them, e.g. 3g.40gb,2g.20gb,1g.10gb")
-      ->required();
+  check
+      ->add_option("--profiles", flags->layouts,
+                   "profiles as NVIDIA names them, e.g. 3g.40gb,2g.20gb,1g.10gb; with --node once per GPU in index "
+                   "order, none for a GPU with MIG disabled")
+      ->required()
+      ->allow_extra_args(false);
+  check->add_option("--node", flags->node, "check a node: its name; one --profiles per GPU, then the strategy's rules");
   check->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  check->add_option("--strategy", flags->strategy, "GPU Operator MIG strategy: mixed or single (one profile per node)")
+  check
+      ->add_option("--strategy", flags->strategy,
+                   "GPU Operator MIG strategy: mixed or single (one MIG device type across the node's GPUs)")
       ->check(CLI::IsMember({"mixed", "single"}));
   check->callback([flags, &rc] { rc = Check(*flags); });
   CLI::App* free = mig->add_subcommand("free", "what can still be created next to existing instances");
@@ -374,6 +478,9 @@ void AddMigCommand(CLI::App& app, int& rc) {
   plan->add_option("--out", flags->out_dir, "also write mig-plan.json and mig-parted.yaml here (atomically)");
   plan->add_option("--strategy", flags->strategy, "GPU Operator MIG strategy: mixed or single (one profile per node)")
       ->check(CLI::IsMember({"mixed", "single"}));
+  plan->add_option("--gpus-per-node", flags->gpus_per_node,
+                   "with --strategy single: GPUs per node; plans whole nodes, each of one MIG device type")
+      ->check(CLI::Range(1, 1024));
   plan->callback([flags, &rc] { rc = Plan(*flags); });
   CLI::App* re = mig->add_subcommand("reconfigure",
                                      "from the current instances to a target layout: what to keep, "

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -539,6 +540,35 @@ TEST(MigCheck, InvalidLayoutExitsThreeWithAReason) {
   EXPECT_THAT(j["reason"].get<std::string>(), HasSubstr("memory slices"));
 }
 
+TEST(MigCheck, NodeFormAppliesTheSingleStrategyAcrossGpus) {
+  const fs::path dir = Scratch("mig-node");
+  const std::string gpus =
+      " --profiles " + std::string("1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb") + " --profiles 7g.80gb";
+  // Each GPU alone is valid; the node holds two MIG device types, which single refuses.
+  const CliRun single = Gpufit("mig check --gpu h100-80gb --strategy single --node gpu-a" + gpus, dir);
+  EXPECT_EQ(single.exit_code, 3) << single.err;
+  EXPECT_THAT(single.out, HasSubstr("node gpu-a (2 x h100-80gb, single strategy): not valid: node gpu-a: GPU 1 has "
+                                    "7g.80gb but GPU 0 has 1g.10gb; the single MIG strategy needs one MIG device "
+                                    "type on every GPU of a node"));
+  EXPECT_THAT(single.out, HasSubstr("GPU 0: valid\n"));
+  const CliRun mixed = Gpufit("mig check --gpu h100-80gb --strategy mixed --node gpu-a --format json" + gpus, dir);
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  const auto j = nlohmann::json::parse(mixed.out);
+  EXPECT_TRUE(j["valid"].get<bool>());
+  EXPECT_EQ(j["node"], "gpu-a");
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][1]["placements"][0]["profile"], "7g.80gb");
+  // A GPU with MIG disabled next to MIG GPUs; a GPU whose own layout is invalid.
+  const CliRun off =
+      Gpufit("mig check --gpu h100-80gb --strategy single --node gpu-b --profiles 3g.40gb --profiles none", dir);
+  EXPECT_EQ(off.exit_code, 3);
+  EXPECT_THAT(off.out, HasSubstr("node gpu-b: GPU 1 has MIG disabled but GPU 0 has MIG instances"));
+  const CliRun bad =
+      Gpufit("mig check --gpu h100-80gb --node gpu-c --profiles 3g.40gb --profiles 4g.40gb,4g.40gb --format json", dir);
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_THAT(nlohmann::json::parse(bad.out)["reason"].get<std::string>(), HasSubstr("node gpu-c: GPU 1: "));
+}
+
 TEST(MigFree, CreatableProfilesAndFewestMoves) {
   const fs::path dir = Scratch("mig-free");
   const CliRun r = Gpufit("mig free --gpu h100-80gb --instances 1g.10gb@1,1g.10gb@5 --want 3g.40gb --format json", dir);
@@ -559,6 +589,9 @@ TEST(MigBadInput, ClearErrorsAndExitTwo) {
       {"mig free --gpu h100-80gb --instances 3g.40gb@2", "allows 3g.40gb to start only at memory slice 0, 4"},
       {"mig free --gpu h100-80gb --instances 3g.40gb", "must be PROFILE@START"},
       {"mig check --gpu t4 --profiles 1g.5gb", "no MIG-capable GPU 't4'"},
+      {"mig check --gpu h100-80gb --profiles 1g.10gb --profiles 7g.80gb", "name the node with --node"},
+      {"mig check --gpu h100-80gb --node n --profiles 1g.10gb --profiles 1g.5gb",
+       "--profiles (GPU 1): h100-80gb does not offer MIG profile '1g.5gb'"},
   };
   for (const auto& [args, message] : cases) {
     SCOPED_TRACE(args);
@@ -567,6 +600,33 @@ TEST(MigBadInput, ClearErrorsAndExitTwo) {
     EXPECT_THAT(r.err, HasSubstr(message));
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+TEST(MigPlan, SingleStrategyWithNodesGivesEachNodeOneDeviceType) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("mig-plan-nodes");
+  const CliRun r = Gpufit("mig plan --telemetry " + GenTd26() +
+                              " --gpu h100-80gb --strategy single --gpus-per-node 4 --format json --max-seconds 20",
+                          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpus"].get<int>(), 4 * j["nodes"].get<int>());
+  std::map<int, std::set<std::string>> types;  // node -> MIG device types on its GPUs
+  std::map<int, int> gpus;
+  for (const auto& g : j["gpu_plans"]) {
+    ++gpus[g["node"].get<int>()];
+    for (const auto& i : g["instances_in_creation_order"])
+      types[g["node"].get<int>()].insert(i["profile"].get<std::string>());
+  }
+  EXPECT_EQ(static_cast<int>(gpus.size()), j["nodes"].get<int>());
+  for (const auto& [node, t] : types) {
+    EXPECT_EQ(t.size(), 1u) << "node " << node;
+    EXPECT_EQ(gpus[node], 4) << "node " << node;
+  }
+  for (const auto& a : j["assignments"]) EXPECT_EQ(a["resource"], "nvidia.com/gpu");
+  const CliRun mixed = Gpufit("mig plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus-per-node 4", dir);
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_THAT(mixed.err, HasSubstr("--gpus-per-node 4: only the single strategy has a rule across a node's GPUs"));
 }
 
 TEST(MigPlan, GenTd26OnH100IsOptimalAndSafe) {

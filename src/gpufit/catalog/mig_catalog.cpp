@@ -4,6 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -88,7 +90,25 @@ Result<MigProfile> ParseProfile(const YAML::Node& n, const MigGpu& gpu, std::str
     p.starts.push_back(start);
   }
   std::sort(p.starts.begin(), p.starts.end());
-  p.memory_estimated = n["memory_source"] && n["memory_source"].as<std::string>() != "observed";
+  // Memory: observed (nvidia-smi mig -lgip's "Memory GiB" x 1024, rounded down) or derived.
+  const std::string memory_source = n["memory_source"] ? n["memory_source"].as<std::string>() : "derived";
+  if (memory_source != "observed" && memory_source != "derived")
+    return InvalidArgument("{}: 'memory_source' must be observed or derived, got '{}'", where, memory_source);
+  p.memory_derived = memory_source == "derived";
+  if (!p.memory_derived) {
+    double gib = 0;
+    try {
+      gib = n["lgip_gib"] ? n["lgip_gib"].as<double>() : -1;
+    } catch (const YAML::Exception&) {
+      gib = -1;
+    }
+    if (!(gib > 0 && gib < 1 << 20))
+      return InvalidArgument("{}: an observed memory_mib needs 'lgip_gib', the GiB nvidia-smi mig -lgip lists", where);
+    const auto listed = static_cast<std::int64_t>(std::floor(gib * 1024));
+    if (p.memory.value != listed)
+      return InvalidArgument("{}: memory_mib {} is not lgip_gib {} x 1024 rounded down ({})", where, p.memory.value,
+                             gib, listed);
+  }
   p.placement_inferred = n["placement_source"] && n["placement_source"].as<std::string>() == "inferred";
   return p;
 }

@@ -4,7 +4,11 @@
 // The facts and their sources live in data/mig_profiles.yaml (embedded at build time):
 // NVIDIA's MIG User Guide, mig-parted's default config and real nvidia-smi transcripts.
 // Facts inferred rather than observed on that GPU are marked (placement_inferred,
-// memory_estimated). Start slots are on the memory-slice axis, as NVML's placement start.
+// memory_derived). Start slots are on the memory-slice axis, as NVML's placement start.
+// Memory is what `nvidia-smi mig -lgip` lists for the profile ("Memory GiB" x 1024, rounded
+// down; the smallest where drivers differ), or, where no listing was found, derived so that
+// it errs low: memory slices x the smallest observed MiB per slice among the GPU's profiles
+// with fewer slices (data/mig_profiles.yaml cites each listing).
 #pragma once
 
 #include <string>
@@ -22,8 +26,8 @@ struct MigProfile {
   int memory_slices = 0;
   std::vector<int> starts;          // allowed first memory slice, ascending
   int max_count = 0;                // most instances of this profile on one GPU
-  MiB memory{};                     // memory of the MIG device
-  bool memory_estimated = false;    // GPU memory x slices / 8, not observed
+  MiB memory{};                     // memory of the MIG instance (nvidia-smi mig -lgip)
+  bool memory_derived = false;      // no -lgip listing seen for it: derived, errs low
   bool placement_inferred = false;  // starts not observed on this GPU model
 
   // "+me" (media extension): owns the GPU's media engines, so at most one per GPU.
@@ -48,7 +52,9 @@ struct MigGpu {
 
 class MigCatalog {
  public:
-  // Parses the format of data/mig_profiles.yaml. Errors (kInvalidArgument) name `source`.
+  // Parses the format of data/mig_profiles.yaml. Errors (kInvalidArgument) name `source`,
+  // the GPU and the profile: among them a memory_source other than observed or derived, and
+  // an observed memory_mib that is not its lgip_gib x 1024 rounded down.
   static Result<MigCatalog> Parse(std::string_view yaml_text, std::string_view source);
   static const MigCatalog& Embedded();
 

@@ -99,6 +99,14 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
                             const MigPlanOptions& options) {
   MigPlan plan;
   if (pool.empty()) return InvalidArgument("the MIG pool has no GPU model");
+  if (options.gpus_per_node < 1 || options.gpus_per_node > 1024)
+    return InvalidArgument("gpus per node must be in [1, 1024], got {}", options.gpus_per_node);
+  if (options.gpus_per_node > 1 && options.strategy == MigStrategy::kMixed)
+    return InvalidArgument(
+        "gpus per node {}: the mixed strategy has no rule across a node's GPUs; plan nodes with the single strategy",
+        options.gpus_per_node);
+  // Under single, a column is a node of `per` GPUs with one layout (one MIG device type).
+  const int per = options.gpus_per_node;
   for (const MigPoolGpu& m : pool) plan.gpu_model += (plan.gpu_model.empty() ? "" : ",") + m.gpu->id;
   // "Slots": (model, profile) pairs without media extension. Classes: workloads with the
   // same adequate slots.
@@ -150,14 +158,14 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
       const auto it = col.layout.find(plain[static_cast<std::size_t>(k)].profile);
       if (it == col.layout.end()) continue;
       index.push_back(nc + k);
-      value.push_back(-it->second);
+      value.push_back(-it->second * per);
     }
     index.push_back(nc + np + static_cast<int>(col.model));
-    value.push_back(1);
+    value.push_back(per);
     start.push_back(static_cast<int>(index.size()));
     collb.push_back(0);
     colub.push_back(static_cast<double>(workloads.size()));
-    obj.push_back(options.minimize_cost ? pool[col.model].usd_per_gpu_hour : 1.0);
+    obj.push_back(per * (options.minimize_cost ? pool[col.model].usd_per_gpu_hour : 1.0));
   }
   struct YCol {
     int c, k;
@@ -218,7 +226,8 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
       const MigLayoutCheck check = CheckMigLayout(*pool[0].gpu, layout);
       const int id = static_cast<int>(plan.gpu_plans.size());
       const std::string name = fmt::format("gpufit-ffd-{}", id + 1);
-      MigGpuPlan g{name, pool[0].gpu->id, check.creation_order, std::vector<std::string>(check.creation_order.size())};
+      MigGpuPlan g{name, pool[0].gpu->id, -1, check.creation_order,
+                   std::vector<std::string>(check.creation_order.size())};
       std::vector<bool> used(check.creation_order.size(), false);
       for (const auto& [p, w] : bin) {
         for (std::size_t i = 0; i < check.creation_order.size(); ++i) {
@@ -258,15 +267,29 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
     const std::string name = fmt::format("gpufit-{}", ++config_no);
     for (const auto& [p, n] : col.layout) plan.configs[name][p->name] = n;
     const MigLayoutCheck check = CheckMigLayout(*pool[col.model].gpu, Expand(col.layout));
-    for (long g = 0; g < copies; ++g) {
+    for (long g = 0; g < copies * per; ++g) {
       const int id = static_cast<int>(plan.gpu_plans.size());
-      plan.gpu_plans.push_back(
-          {name, pool[col.model].gpu->id, check.creation_order, std::vector<std::string>(check.creation_order.size())});
+      const int node = per > 1 ? plan.nodes + static_cast<int>(g / per) : -1;
+      plan.gpu_plans.push_back({name, pool[col.model].gpu->id, node, check.creation_order,
+                                std::vector<std::string>(check.creation_order.size())});
       for (std::size_t i = 0; i < check.creation_order.size(); ++i)
         slots[{col.model, check.creation_order[i].profile}].emplace_back(id, static_cast<int>(i));
     }
+    if (per > 1) plan.nodes += static_cast<int>(copies);
   }
   plan.gpus = static_cast<int>(plan.gpu_plans.size());
+  // Every planned node keeps the strategy's rule across its GPUs.
+  for (int n = 0; n < plan.nodes; ++n) {
+    std::vector<std::vector<const MigProfile*>> node_gpus;
+    for (const MigGpuPlan& g : plan.gpu_plans) {
+      if (g.node != n) continue;
+      node_gpus.emplace_back();
+      for (const MigInstance& i : g.instances) node_gpus.back().push_back(i.profile);
+    }
+    if (const std::string broken = MigStrategyProblem(options.strategy, node_gpus, fmt::format("planned node {}", n));
+        !broken.empty())
+      return Internal("the MIG plan breaks its strategy: {}", broken);
+  }
   std::vector<std::vector<std::size_t>> members;
   for (const auto& [ok, m] : classes) members.push_back(m);
   std::vector<std::size_t> next(members.size(), 0);

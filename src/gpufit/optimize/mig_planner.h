@@ -41,6 +41,11 @@ struct MigPlanOptions {
   double max_seconds = 30;                     // CBC time limit; the best plan found so far is kept
   MigStrategy strategy = MigStrategy::kMixed;  // kSingle: only layouts of one profile
   bool minimize_cost = false;                  // minimize the sum of GPU prices, not the GPU count
+  // GPUs per node. Under kSingle a node holds one MIG device type on all its GPUs (the device
+  // plugin's rule, placement/mig_layout.h), so GPUs are planned by whole nodes of one layout:
+  // x_L counts nodes, each worth gpus_per_node GPUs of layout L. 1: no node rule (the plan is
+  // per GPU). Must be 1 under kMixed, which has no rule across a node's GPUs.
+  int gpus_per_node = 1;
 };
 
 // One GPU model of a pool: its price and how many GPUs of it there are (-1: no limit).
@@ -53,6 +58,7 @@ struct MigPoolGpu {
 struct MigGpuPlan {
   std::string config;                  // mig-parted config name of its layout
   std::string gpu_model;               // the pool model this GPU is
+  int node = -1;                       // the planned node it belongs to (gpus_per_node > 1), else -1
   std::vector<MigInstance> instances;  // in creation order, explicit starts
   std::vector<std::string> workloads;  // workload in instances[i], "" if spare
 };
@@ -73,6 +79,7 @@ struct MigPlan {
   bool optimal = false;
   double gap = 0;          // (objective - bound) / objective; 0 when optimal
   int first_fit_gpus = 0;  // the heuristic baseline: the first model, the workloads it can hold
+  int nodes = 0;           // planned nodes when gpus_per_node > 1 (their GPUs share one layout), else 0
   std::vector<MigGpuPlan> gpu_plans;
   std::vector<MigAssignment> assignments;                     // in workload order
   std::vector<std::string> too_big;                           // workloads no profile fits (they need a whole GPU)
@@ -83,7 +90,8 @@ struct MigPlan {
 // layout left out; under kSingle only layouts of one profile.
 std::vector<std::map<const MigProfile*, int>> MigLayouts(const MigGpu& gpu, MigStrategy strategy = MigStrategy::kMixed);
 
-// One GPU model, no limit. Errors: kFailedPrecondition if the solver finds no plan.
+// One GPU model, no limit. Errors: kFailedPrecondition if the solver finds no plan;
+// kInvalidArgument for gpus_per_node < 1, or > 1 under the mixed strategy.
 Result<MigPlan> PlanMigLayouts(const MigGpu& gpu, const std::vector<MigWorkload>& workloads,
                                const MigPlanOptions& options = {});
 

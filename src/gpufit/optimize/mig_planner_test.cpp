@@ -1,10 +1,13 @@
 #include "gpufit/optimize/mig_planner.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
+#include <map>
+#include <set>
 
 namespace gpufit {
 namespace {
@@ -76,6 +79,43 @@ TEST(PlanMigLayouts, SingleStrategyUsesOneProfilePerGpuAndCanCostMore) {
   EXPECT_EQ(plan.gpus, 2);
   for (const auto& [name, profiles] : plan.configs) EXPECT_EQ(profiles.size(), 1u) << name;
   EXPECT_EQ(PlanMigLayouts(H100(), ws)->gpus, 1);
+}
+
+TEST(PlanMigLayouts, SingleStrategyPlansWholeNodesOfOneMigDeviceType) {
+  // Seven 9 GB pods and one 70 GB pod on H100. Per GPU, single takes 2 GPUs (7 x 1g.10gb, and
+  // 1 x 7g.80gb: only 7g.80gb holds 70 GB). On nodes of 2 GPUs the two GPUs of a node share one
+  // device type: a 7g node gives 2 instances (the big pod and one small one), the other six
+  // small pods need a second node; 4 of 7g are 4 nodes. Best: 2 nodes, 4 GPUs.
+  std::vector<MigWorkload> ws = {W("big", 70000)};
+  for (int i = 0; i < 7; ++i) ws.push_back(W(fmt::format("s{}", i), 9000));
+  MigPlanOptions single;
+  single.strategy = MigStrategy::kSingle;
+  EXPECT_EQ(PlanMigLayouts(H100(), ws, single)->gpus, 2);
+  single.gpus_per_node = 2;
+  const MigPlan plan = *PlanMigLayouts(H100(), ws, single);
+  EXPECT_EQ(plan.gpus, 4);
+  EXPECT_EQ(plan.nodes, 2);
+  EXPECT_TRUE(plan.optimal);
+  std::map<int, std::vector<std::vector<const MigProfile*>>> nodes;
+  for (const MigGpuPlan& g : plan.gpu_plans) {
+    ASSERT_GE(g.node, 0);
+    nodes[g.node].emplace_back();
+    for (const MigInstance& i : g.instances) nodes[g.node].back().push_back(i.profile);
+  }
+  ASSERT_EQ(nodes.size(), 2u);
+  for (const auto& [n, gpus] : nodes) {
+    EXPECT_EQ(gpus.size(), 2u);
+    std::set<const MigProfile*> types;
+    for (const auto& g : gpus) types.insert(g.begin(), g.end());
+    EXPECT_EQ(types.size(), 1u) << "node " << n;
+  }
+  for (const MigAssignment& a : plan.assignments) EXPECT_GE(a.gpu, 0) << a.workload;
+  // Nodes are a single-strategy rule; mixed has none.
+  MigPlanOptions mixed;
+  mixed.gpus_per_node = 2;
+  const Result<MigPlan> refused = PlanMigLayouts(H100(), ws, mixed);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("the mixed strategy has no rule across a node's GPUs"));
 }
 
 TEST(PlanMigPool, CostObjectivePicksTheCheaperModelAndLimitsHold) {

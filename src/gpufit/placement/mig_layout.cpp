@@ -315,24 +315,35 @@ MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<M
   return r;
 }
 
-std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus) {
-  if (strategy == MigStrategy::kMixed || node_gpus.empty()) return {};
-  // Single: every GPU of the node has the same MIG layout, made of one profile.
-  auto sorted = [](std::vector<const MigProfile*> v) {
-    std::sort(v.begin(), v.end());
-    return v;
-  };
-  const std::vector<const MigProfile*> first = sorted(node_gpus.front());
-  for (const auto& gpu : node_gpus) {
-    if (gpu.empty()) return "the single strategy needs MIG enabled with the same layout on every GPU of a node";
-    for (const MigProfile* p : gpu) {
-      if (p != gpu.front())
-        return fmt::format(
-            "the single strategy needs one profile on every MIG GPU of a node, got {} and {} (use mixed)",
-            gpu.front()->name, p->name);
-    }
-    if (sorted(gpu) != first) return "the single strategy needs the same MIG layout on every GPU of a node (use mixed)";
+std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus,
+                               std::string_view node) {
+  if (strategy == MigStrategy::kMixed) return {};
+  const std::string who = node.empty() ? std::string("the node") : fmt::format("node {}", node);
+  // The first GPU with MIG, and the first without: single needs all or none.
+  std::size_t with = node_gpus.size(), without = node_gpus.size();
+  for (std::size_t g = 0; g < node_gpus.size(); ++g) {
+    if (node_gpus[g].empty() && without == node_gpus.size()) without = g;
+    if (!node_gpus[g].empty() && with == node_gpus.size()) with = g;
   }
+  if (with < node_gpus.size() && without < node_gpus.size())
+    return fmt::format(
+        "{}: GPU {} has MIG disabled but GPU {} has MIG instances; the single MIG strategy needs MIG enabled on "
+        "every GPU of a node or on none (use mixed, or give GPU {} a layout)",
+        who, without, with, without);
+  if (with == node_gpus.size()) return {};
+  // One MIG device type across every GPU of the node.
+  const MigProfile* type = node_gpus[with].front();
+  for (std::size_t g = with; g < node_gpus.size(); ++g)
+    for (const MigProfile* p : node_gpus[g]) {
+      if (p == type) continue;
+      const std::string where = g == with
+                                    ? fmt::format("GPU {} has {} and {}", g, type->name, p->name)
+                                    : fmt::format("GPU {} has {} but GPU {} has {}", g, p->name, with, type->name);
+      return fmt::format(
+          "{}: {}; the single MIG strategy needs one MIG device type on every GPU of a node (use mixed, or one "
+          "profile on all its GPUs)",
+          who, where);
+    }
   return {};
 }
 

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpufit/catalog/mig_catalog.h"
@@ -82,8 +83,18 @@ MigReconfiguration PlanMigReconfiguration(const MigGpu& gpu, const std::vector<M
 // "mixed" each profile is its own resource (nvidia.com/mig-<profile>).
 enum class MigStrategy { kSingle, kMixed };
 
-// Why these per-GPU layouts of one node break `strategy`, or empty when they do not
-// (single: every GPU has the same layout, of one profile, MIG enabled).
-std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus);
+// Why the per-GPU layouts of one node break `strategy`, or empty when they do not.
+// `node_gpus[i]` is GPU i's instances; an empty list is a GPU with MIG disabled (a whole
+// GPU). The rules are the device plugin's (NVIDIA k8s-device-plugin internal/rm/device_map.go,
+// buildDeviceMapFromConfigResources and assertAllMigDevicesAreValid, commit 278c2a4):
+//   single: MIG enabled on every GPU of the node or on none ("all devices on the node must be
+//           configured with the same migEnabled value"), and every MIG instance of the node,
+//           on all its GPUs, of one profile ("more than one MIG device type present on node");
+//           the GPUs need not hold the same number of instances.
+//   mixed:  no rule across GPUs.
+// (A MIG-enabled GPU without instances is refused under both; it cannot be written here.)
+// The message names `node` (when given), the GPUs by index and the rule broken.
+std::string MigStrategyProblem(MigStrategy strategy, const std::vector<std::vector<const MigProfile*>>& node_gpus,
+                               std::string_view node = "");
 
 }  // namespace gpufit

@@ -222,18 +222,28 @@ TEST(PlanMigReconfiguration, KeepsWhatItCanAndCreatesTheRestLargestFirst) {
   EXPECT_TRUE(same.create.empty());
 }
 
-TEST(MigStrategyProblem, SingleNeedsTheSameOneProfileLayoutOnEveryGpu) {
+TEST(MigStrategyProblem, SingleNeedsOneMigDeviceTypeAcrossTheNode) {
   const MigGpu& h100 = Gpu("h100-80gb");
-  EXPECT_EQ(MigStrategyProblem(MigStrategy::kSingle,
-                               {Profiles(h100, {"1g.10gb", "1g.10gb"}), Profiles(h100, {"1g.10gb", "1g.10gb"})}),
-            "");
+  const std::vector<const MigProfile*> seven_1g = Profiles(h100, std::vector<std::string>(7, "1g.10gb"));
+  // The case: each GPU alone is valid, but the node holds two MIG device types.
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kSingle, {seven_1g, Profiles(h100, {"7g.80gb"})}, "gpu-a"),
+            "node gpu-a: GPU 1 has 7g.80gb but GPU 0 has 1g.10gb; the single MIG strategy needs one MIG device type "
+            "on every GPU of a node (use mixed, or one profile on all its GPUs)");
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kMixed, {seven_1g, Profiles(h100, {"7g.80gb"})}, "gpu-a"), "");
+  // Two types on one GPU.
   EXPECT_THAT(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"3g.40gb", "1g.10gb"})}),
-              HasSubstr("single strategy needs one profile"));
-  EXPECT_THAT(
-      MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb", "1g.10gb"}), Profiles(h100, {"1g.10gb"})}),
-      HasSubstr("same MIG layout on every GPU"));
-  EXPECT_THAT(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb"}), {}}), HasSubstr("MIG enabled"));
-  EXPECT_EQ(MigStrategyProblem(MigStrategy::kMixed, {Profiles(h100, {"3g.40gb"}), Profiles(h100, {"1g.10gb"})}), "");
+              HasSubstr("the node: GPU 0 has 3g.40gb and 1g.10gb; the single MIG strategy needs one MIG device type"));
+  // One type, different counts per GPU: the device plugin compares the MIG devices only.
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kSingle, {seven_1g, Profiles(h100, {"1g.10gb", "1g.10gb"})}, "gpu-a"), "");
+  // "+me" is a device type of its own.
+  EXPECT_THAT(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb"}), Profiles(h100, {"1g.10gb+me"})}),
+              HasSubstr("GPU 1 has 1g.10gb+me but GPU 0 has 1g.10gb"));
+  // MIG on some GPUs only; on none is fine.
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kSingle, {Profiles(h100, {"1g.10gb"}), {}}, "gpu-b"),
+            "node gpu-b: GPU 1 has MIG disabled but GPU 0 has MIG instances; the single MIG strategy needs MIG "
+            "enabled on every GPU of a node or on none (use mixed, or give GPU 1 a layout)");
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kSingle, {{}, {}}, "gpu-b"), "");
+  EXPECT_EQ(MigStrategyProblem(MigStrategy::kMixed, {Profiles(h100, {"1g.10gb"}), {}}, "gpu-b"), "");
 }
 
 TEST(CheckMigLayout, PrintsThePlacementThatStrandsTheLeastCompute) {

@@ -1,12 +1,12 @@
 #include "gpufit/plan/kube_manifests.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "gpufit/plan/manifests/four_pods_test_fixture.h"
-
 #include "gpufit/catalog/mig_catalog.h"
+#include "gpufit/plan/manifests/four_pods_test_fixture.h"
 
 namespace gpufit {
 namespace {
@@ -234,6 +234,26 @@ TEST(BuildManifests, MigPatchesTheContainerThatHoldsTheGpuAndSaysWhatItSkips) {
   const std::string label = node["metadata"]["labels"]["nvidia.com/mig.config"].as<std::string>();
   EXPECT_LE(label.size(), 63u);
   EXPECT_TRUE(parted["mig-configs"][label].IsSequence()) << label;
+}
+
+TEST(BuildManifests, MigNamesTheSingleStrategyNodeWhoseLayoutsBreakIt) {
+  const Plan plan = MakePlan(true);
+  ASSERT_TRUE(plan.mig);
+  const std::vector<KubePod> pods = Pods();
+  std::vector<KubeNode> nodes = Nodes();
+  nodes[2].mig_strategy = "single";  // gpu-h100-0: 8 GPUs, the plan's MIG GPUs first, the rest spare
+  const Result<Manifests> m =
+      BuildManifests({.colocation = &plan, .training = nullptr, .nodes = &nodes, .pods = &pods});
+  ASSERT_TRUE(m) << m.error().message;
+  // The plan's GPUs take GPU 0..k-1 of the node; GPU k and later stay MIG-disabled, which the
+  // single strategy refuses next to MIG GPUs.
+  const std::size_t k = plan.mig->gpu_plans.size();
+  ASSERT_LT(k, 8u);
+  EXPECT_THAT(Notes(*m), HasSubstr(fmt::format("node gpu-h100-0 runs the single MIG strategy and its planned layouts "
+                                               "break it (node gpu-h100-0: GPU {} has MIG disabled but GPU 0 has MIG "
+                                               "instances; the single MIG strategy needs MIG enabled on every GPU",
+                                               k)));
+  EXPECT_THAT(Notes(*m), ::testing::Not(HasSubstr("nodes gpu-h100-0 run the single MIG strategy")));
 }
 
 TEST(BuildManifests, MigGivesEveryReplicaTheProfileOfTheLargestAndTheLayoutHoldsThem) {

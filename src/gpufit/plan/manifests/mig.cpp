@@ -8,6 +8,7 @@
 
 #include "gpufit/catalog/mig_catalog.h"
 #include "gpufit/optimize/mig_planner.h"
+#include "gpufit/placement/mig_layout.h"
 #include "gpufit/plan/manifests/builder.h"
 #include "gpufit/plan/manifests/sharing_backend.h"
 
@@ -86,6 +87,7 @@ Result<void> EmitMig(Builder& b) {
   };
   configs["all-disabled"].push_back(entry(YAML::Node("all"), nullptr));
   const std::size_t gpus_needed = mig.gpu_plans.size();
+  std::map<std::string, std::vector<std::vector<const MigProfile*>>> node_layouts;  // node -> per-GPU instances
   if (b.in().nodes == nullptr) {
     for (const auto& [name, layout] : mig.configs) configs[name].push_back(entry(YAML::Node("all"), &layout));
     b.NoteOnce(fmt::format("no --nodes file: label each node of {} with {}=<one of the configs in {}> yourself",
@@ -98,11 +100,15 @@ Result<void> EmitMig(Builder& b) {
       const std::string name = LabelValue("gpufit-" + n->name);
       std::map<std::string, std::vector<int>> devices_by_layout;  // layout name -> GPU indices
       std::vector<int> spare;
+      std::vector<std::vector<const MigProfile*>>& per_gpu = node_layouts[n->name];  // GPU index -> instances
       for (int i = 0; i < n->gpu_count; ++i) {
-        if (next < gpus_needed)
+        per_gpu.emplace_back();
+        if (next < gpus_needed) {
+          for (const MigInstance& inst : mig.gpu_plans[next].instances) per_gpu.back().push_back(inst.profile);
           devices_by_layout[mig.gpu_plans[next++].config].push_back(i);
-        else
+        } else {
           spare.push_back(i);
+        }
       }
       for (const auto& [layout, devices] : devices_by_layout) {
         YAML::Node list;
@@ -140,9 +146,23 @@ Result<void> EmitMig(Builder& b) {
                           mig.gpus, mig.optimal ? "CBC" : "not", plan.mig_pods_exceeding));
   b.ClusterPolicy("migManager", kMigPartedConfigMap, "all-disabled", true);
   if (b.in().nodes != nullptr) {
+    // Nodes on the single strategy: the node-level rule (one MIG device type on all the node's
+    // GPUs, MIG on all or none; placement/mig_layout.h) against the layouts planned for them.
     std::set<std::string> single;
-    for (const KubeNode& n : *b.in().nodes)
-      if (n.mig_strategy == "single") single.insert(n.name);
+    for (const KubeNode& n : *b.in().nodes) {
+      if (n.mig_strategy != "single") continue;
+      const auto layouts = node_layouts.find(n.name);
+      const std::string broken =
+          layouts == node_layouts.end() ? "" : MigStrategyProblem(MigStrategy::kSingle, layouts->second, n.name);
+      if (broken.empty()) {
+        single.insert(n.name);
+        continue;
+      }
+      b.Note(fmt::format(
+          "{} runs the single MIG strategy and its planned layouts break it ({}); the ClusterPolicy patch sets "
+          "mixed, where they are valid, and pods there must ask for nvidia.com/mig-<profile>; review before applying",
+          "node " + n.name, broken));
+    }
     if (!single.empty())
       b.Note(fmt::format(
           "nodes {} run the single MIG strategy: under mixed (set by the ClusterPolicy patch) their MIG devices "
