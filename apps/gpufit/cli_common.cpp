@@ -16,16 +16,28 @@ void AddOutputOptions(CLI::App* cmd, Output& o) {
                          "DIR", "non-empty"));
 }
 
-int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& markdown) {
+Result<void> CheckOutput(const Output& o) {
+  if (o.out_dir.empty()) return {};
+  return CheckOutputDir(o.out_dir, "--out");
+}
+
+int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& markdown,
+         const ExtraOutput& extra) {
+  if (Result<void> ok = CheckOutput(o); !ok) return Fail(ok.error());
+  std::vector<std::pair<std::filesystem::path, std::string>> files;
   if (!o.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", o.out_dir, ec.message()));
     const auto dir = std::filesystem::path(o.out_dir);
-    if (Result<void> r = WriteFilesAtomically({{dir / (stem + ".json"), json}, {dir / (stem + ".md"), markdown}}); !r) {
-      return Fail(r.error());
-    }
+    files = {{dir / (stem + ".json"), json}, {dir / (stem + ".md"), markdown}};
   }
+  files.insert(files.end(), extra.files.begin(), extra.files.end());
+  for (const auto& [path, text] : files) {
+    std::error_code ec;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec)
+      return Fail(InvalidArgument("{}: cannot create the directory: {}", path.parent_path().string(), ec.message()));
+  }
+  if (!files.empty() || !extra.removals.empty())
+    if (Result<void> r = WriteFilesAtomically(files, extra.removals); !r) return Fail(r.error());
   std::cout << (o.format == "json" ? json : markdown);
   return 0;
 }

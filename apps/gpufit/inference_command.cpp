@@ -39,7 +39,8 @@ Result<InferenceSectionOutput> InferenceSection(const std::string& services_path
   std::vector<InferenceStudy> studies;
   for (const InferenceServiceSpec& spec : *specs) {
     Result<PreparedService> service = PrepareService(spec, catalog);
-    if (!service) return service.error();
+    if (!service)  // "FILE: service 'NAME': FIELD: what is wrong"
+      return Error{service.error().code, fmt::format("{}: {}", services_path, service.error().message)};
     studies.push_back(RunInferenceStudy(*std::move(service)));
   }
   InferenceSectionOutput out{
@@ -48,28 +49,24 @@ Result<InferenceSectionOutput> InferenceSection(const std::string& services_path
   return out;
 }
 
-Result<void> WriteManifestFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+ExtraOutput ManifestOutput(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
   constexpr const char* kList = ".gpufit-manifests";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return InvalidArgument("{}: cannot create the folder: {}", dir, ec.message());
   std::vector<std::string> previous;
   for (std::ifstream in(std::filesystem::path(dir) / kList); in;) {
     std::string name;
     if (std::getline(in, name) && !name.empty() && name.find('/') == std::string::npos) previous.push_back(name);
   }
-  std::vector<std::pair<std::filesystem::path, std::string>> paths;
+  ExtraOutput out;
   std::string listing;
   for (const auto& [name, text] : files) {
-    paths.emplace_back(std::filesystem::path(dir) / name, text);
+    out.files.emplace_back(std::filesystem::path(dir) / name, text);
     listing += name + "\n";
   }
-  paths.emplace_back(std::filesystem::path(dir) / kList, listing);
-  if (Result<void> ok = WriteFilesAtomically(paths); !ok) return ok;
+  out.files.emplace_back(std::filesystem::path(dir) / kList, listing);
   for (const std::string& name : previous)
     if (std::none_of(files.begin(), files.end(), [&](const auto& file) { return file.first == name; }))
-      std::filesystem::remove(std::filesystem::path(dir) / name, ec);
-  return {};
+      out.removals.push_back(std::filesystem::path(dir) / name);
+  return out;
 }
 
 namespace {
@@ -159,6 +156,16 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
       rc = Fail(InvalidArgument("inference: give --services FILE (or the subcommand backtest)"));
       return;
     }
+    // Every output path is checked before anything is computed or written.
+    if (Result<void> ok = CheckOutput(flags->output); !ok) {
+      rc = Fail(ok.error());
+      return;
+    }
+    if (!flags->manifests.empty())
+      if (Result<void> ok = CheckOutputDir(flags->manifests, "--manifests"); !ok) {
+        rc = Fail(ok.error());
+        return;
+      }
     const Result<GpuCatalog> catalog = LoadCatalog(flags->catalog);
     if (!catalog) {
       rc = Fail(catalog.error());
@@ -170,12 +177,8 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
       rc = Fail(section.error());
       return;
     }
-    if (!flags->manifests.empty())
-      if (Result<void> ok = WriteManifestFiles(flags->manifests, section->manifests); !ok) {
-        rc = Fail(ok.error());
-        return;
-      }
-    rc = Emit(flags->output, "inference", section->json, section->markdown);
+    rc = Emit(flags->output, "inference", section->json, section->markdown,
+              flags->manifests.empty() ? ExtraOutput{} : ManifestOutput(flags->manifests, section->manifests));
   });
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli_common.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
 #include "gpufit/plan/autoscalers.h"
@@ -33,10 +34,10 @@ struct InferenceSectionOutput {
 Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog,
                                                 const AutoscalerOptions& autoscaler);
 
-// Writes (file name, text) pairs into `dir` (created if missing), all or nothing, with
-// `.gpufit-manifests`, the list of what this run wrote: the next run into the same folder
-// removes the files it no longer writes (an HPA replaced by a ScaledObject, say), and nothing
-// it did not write.
-Result<void> WriteManifestFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
+// The (file name, text) pairs to write into the manifest folder `dir`, with
+// `.gpufit-manifests`, the list of what this run writes, and as removals the files the
+// previous run into the folder listed that this one no longer writes (an HPA replaced by a
+// ScaledObject, say); nothing it did not write. Reads only; Emit commits it with the report.
+ExtraOutput ManifestOutput(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace gpufit::cli

@@ -122,7 +122,7 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
          "robust (default: learned memory margin, collisions as if always active) or in-sample (the fitted "
          "data alone)")
       ->check(CLI::IsMember({"robust", "in-sample"}));
-  cmd->add_option("--seed", f.options.seed, "seed of the packing search");
+  cmd->add_option("--seed", f.options.seed, "seed of the packing search")->check(cli::SeedCheck());
   cmd->add_option("--search-budget", f.options.search_budget,
                   "packing search effort per thread, in sample evaluations (0 = first-fit decreasing only)");
   cmd->add_option("--catalog", f.catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
@@ -182,11 +182,12 @@ Result<TrainingPlan> Training(const PlanFlags& f, const GpuCatalog& catalog) {
   return BuildTrainingPlan(std::move(*w), catalog, *labels, f.training_jobs);
 }
 
-// The Kubernetes objects of the plan, with the README, into --emit-manifests.
-Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
-                           const std::vector<std::pair<std::string, std::string>>& inference,
-                           const TimeMultiplexPlan* lending, const std::optional<std::vector<KubeNode>>& nodes,
-                           const std::optional<std::vector<KubePod>>& pods) {
+// The Kubernetes objects of the plan, with the README, for --emit-manifests.
+Result<cli::ExtraOutput> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
+                                       const std::vector<std::pair<std::string, std::string>>& inference,
+                                       const TimeMultiplexPlan* lending,
+                                       const std::optional<std::vector<KubeNode>>& nodes,
+                                       const std::optional<std::vector<KubePod>>& pods) {
   const Result<Manifests> m = BuildManifests({.colocation = colocation,
                                               .training = training,
                                               .nodes = nodes ? &*nodes : nullptr,
@@ -205,11 +206,14 @@ Result<void> EmitManifests(const PlanFlags& f, const Plan* colocation, const Tra
     extra.emplace_back(name, "inference autoscaler (see the inference section)");
   }
   files.emplace_back("README.md", ManifestsReadme(*m, extra));
-  if (Result<void> ok = cli::WriteManifestFiles(f.manifests, files); !ok) return ok;
-  return {};
+  return cli::ManifestOutput(f.manifests, files);
 }
 
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
+  // Every output path is checked before anything is computed or written.
+  if (Result<void> ok = cli::CheckOutput(f.output); !ok) return Fail(ok.error());
+  if (!f.manifests.empty())
+    if (Result<void> ok = CheckOutputDir(f.manifests, "--emit-manifests"); !ok) return Fail(ok.error());
   const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
   if (!telemetry && !f.model_loads.empty())
@@ -220,12 +224,12 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   std::optional<std::vector<KubePod>> pods;
   if (!f.nodes.empty()) {
     Result<std::vector<KubeNode>> n = ReadKubeNodes(f.nodes);
-    if (!n) return Fail(n.error());
+    if (!n) return Fail(Error{n.error().code, "--nodes " + n.error().message});  // "--nodes FILE: ..."
     nodes = std::move(*n);
   }
   if (!f.pods.empty()) {
     Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
-    if (!p) return Fail(p.error());
+    if (!p) return Fail(Error{p.error().code, "--pods " + p.error().message});
     pods = std::move(*p);
   }
   // Sections by JSON key; the co-location plan (with telemetry) is the top level.
@@ -315,13 +319,15 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     ancillary = std::move(*a);
   }
   const TimeMultiplexPlan* lending = ancillary && ancillary->time_multiplex ? &*ancillary->time_multiplex : nullptr;
-  if (!f.manifests.empty())
-    if (Result<void> ok = EmitManifests(f, plan ? &*plan : nullptr, training ? &*training : nullptr,
-                                        inference_manifests, lending, nodes, pods);
-        !ok) {
-      return Fail(ok.error());
-    }
-  if (!plan && sections.size() == 1) return Emit(f.output, "plan", sections[0].second.first, sections[0].second.second);
+  cli::ExtraOutput manifests;
+  if (!f.manifests.empty()) {
+    Result<cli::ExtraOutput> m = EmitManifests(f, plan ? &*plan : nullptr, training ? &*training : nullptr,
+                                               inference_manifests, lending, nodes, pods);
+    if (!m) return Fail(m.error());
+    manifests = std::move(*m);
+  }
+  if (!plan && sections.size() == 1)
+    return Emit(f.output, "plan", sections[0].second.first, sections[0].second.second, manifests);
   std::string json = plan ? PlanToJson(*plan) : "{}", md = plan ? PlanToMarkdown(*plan) : "";
   nlohmann::json merged = nlohmann::json::parse(json);
   if (backtest) {
@@ -340,7 +346,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     merged[key] = nlohmann::json::parse(section.first);
     md += (md.empty() ? "" : "\n") + section.second;
   }
-  return Emit(f.output, "plan", merged.dump(2) + "\n", md);
+  return Emit(f.output, "plan", merged.dump(2) + "\n", md, manifests);
 }
 
 // gpufit backtest: the walk-forward backtest of the plan and the GPUs-vs-overflow trade-off.
@@ -396,7 +402,7 @@ int main(int argc, char** argv) {
   CLI::App* demo = app.add_subcommand("demo", "plan on a built-in synthetic cluster (no files, no network)");
   AddPlanOptions(demo, demo_flags, false);
   demo->add_option("--pods", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000));
-  demo->add_option("--demo-seed", synthetic.seed, "seed of the synthetic cluster");
+  demo->add_option("--demo-seed", synthetic.seed, "seed of the synthetic cluster")->check(cli::SeedCheck());
 
   PlanFlags backtest_flags;
   std::vector<double> backtest_risks{0, 0.01, 0.05, 0.1, 0.25};

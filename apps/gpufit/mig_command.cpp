@@ -99,7 +99,7 @@ std::string GpuText(const MigLayoutCheck& c) {
 // order): each GPU's layout, then the node against the strategy's rules across its GPUs.
 int Check(const MigFlags& f) {
   Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
-  if (!gpu) return Fail(gpu.error());
+  if (!gpu) return Fail(Error{gpu.error().code, "--gpu: " + gpu.error().message});
   const bool node = !f.node.empty();
   if (!node && f.layouts.size() > 1)
     return Fail(InvalidArgument(
@@ -194,7 +194,7 @@ Result<std::vector<MigInstance>> ParseInstances(const MigGpu& gpu, const std::st
 
 int Free(const MigFlags& f) {
   Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
-  if (!gpu) return Fail(gpu.error());
+  if (!gpu) return Fail(Error{gpu.error().code, "--gpu: " + gpu.error().message});
   Result<std::vector<MigInstance>> existing = ParseInstances(**gpu, f.instances, "--instances");
   if (!existing) return Fail(existing.error());
   const MigProfile* want = nullptr;
@@ -248,7 +248,7 @@ int Plan(const MigFlags& f) {
     return Fail(InvalidArgument("--max-gpus: give one limit per --gpu model ({}), got {}", ids.size(), limits.size()));
   for (std::size_t i = 0; i < ids.size(); ++i) {
     Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(ids[i]);
-    if (!gpu) return Fail(gpu.error());
+    if (!gpu) return Fail(Error{gpu.error().code, "--gpu: " + gpu.error().message});
     MigPoolGpu m{*gpu, 1.0, -1};
     if (const Result<GpuModel> priced = GpuCatalog::Embedded().Find(ids[i])) {
       m.usd_per_gpu_hour = priced->on_demand_per_gpu_hour.value;
@@ -266,11 +266,8 @@ int Plan(const MigFlags& f) {
   if (!(f.headroom >= 0 && f.headroom <= 10)) return Fail(InvalidArgument("--headroom must be in [0, 10]"));
   const Result<Telemetry> tel = ReadTelemetry(f.telemetry);
   if (!tel) return Fail(tel.error());
-  if (!f.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.out_dir, ec);
-    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
-  }
+  if (!f.out_dir.empty())  // fail before the search, not after; nothing written yet
+    if (Result<void> ok = CheckOutputDir(f.out_dir, "--out"); !ok) return Fail(ok.error());
   // Right-sizing as in `plan`: each pod needs its peak GPU memory plus the headroom.
   std::vector<MigWorkload> workloads;
   const std::vector<PodProfile> profiles = ProfileAll(*tel);
@@ -366,6 +363,9 @@ int Plan(const MigFlags& f) {
           : std::string());
   if (!f.out_dir.empty()) {
     const std::filesystem::path dir(f.out_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
     if (Result<void> w =
             WriteFilesAtomically({{dir / "mig-plan.json", j.dump(2) + "\n"}, {dir / "mig-parted.yaml", yaml}});
         !w)
@@ -377,7 +377,7 @@ int Plan(const MigFlags& f) {
 
 int Reconfigure(const MigFlags& f) {
   Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(f.gpu);
-  if (!gpu) return Fail(gpu.error());
+  if (!gpu) return Fail(Error{gpu.error().code, "--gpu: " + gpu.error().message});
   // --current PROFILE@START[=POD],...: the pods tell which ones must move first.
   std::string plain;
   std::map<std::pair<std::string, int>, std::string> pod_at;

@@ -50,11 +50,8 @@ int Run(const SimulateFlags& f) {
   if (!f.out_dir.empty() && policies.size() * seeds->size() > kMaxRunsWithSteps)
     return Fail(InvalidArgument("--out writes one step file per run: at most {} runs (policies x seeds), got {}",
                                 kMaxRunsWithSteps, policies.size() * seeds->size()));
-  if (!f.out_dir.empty()) {  // fail before hours of simulation, not after
-    std::error_code ec;
-    std::filesystem::create_directories(f.out_dir, ec);
-    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
-  }
+  if (!f.out_dir.empty())  // fail before hours of simulation, not after; nothing written yet
+    if (Result<void> ok = CheckOutputDir(f.out_dir, "--out"); !ok) return Fail(ok.error());
   SimOptions options;
   options.mode = f.mode == "replay" ? SimMode::kReplay : SimMode::kSaturation;
   options.inflation = f.inflation;
@@ -80,15 +77,19 @@ int Run(const SimulateFlags& f) {
                                                                         {dir / "simulate.txt", text}};
     for (const RunResult& r : *runs)
       files.emplace_back(dir / fmt::format("steps-{}-seed{}.csv", r.policy, r.seed), StepsCsv(r));
-    if (Result<void> w = WriteFilesAtomically(files); !w) return Fail(w.error());
-    // Step files of earlier runs into the same directory would now contradict simulate.json.
     std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
+    // Step files of earlier runs into the same directory would now contradict simulate.json:
+    // removed in the same commit.
+    std::vector<std::filesystem::path> stale;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
       const bool ours =
           std::any_of(files.begin(), files.end(), [&](const auto& file) { return file.first == entry.path(); });
-      if (!ours && name.starts_with("steps-") && name.ends_with(".csv")) std::filesystem::remove(entry.path(), ec);
+      if (!ours && name.starts_with("steps-") && name.ends_with(".csv")) stale.push_back(entry.path());
     }
+    if (Result<void> w = WriteFilesAtomically(files, stale); !w) return Fail(w.error());
   }
   std::cout << (f.format == "json" ? json : text);
   return 0;

@@ -114,18 +114,25 @@ int RunStudy(const StudyFlags& f) {
     markets.emplace_back("band " + band, *m);
   }
   for (const std::string& s : SplitList(f.mtbi_h, ',')) {
-    double h = 0;
+    double h = -1;
     try {
-      h = std::stod(s);
+      std::size_t used = 0;
+      h = std::stod(s, &used);
+      if (used != s.size()) h = -1;  // "12h" is not 12 hours: the whole item must be the number
     } catch (const std::exception&) {
       h = -1;
     }
-    if (!(h > 0)) return Fail(InvalidArgument("--mtbi-h: '{}' is not a positive number of hours", s));
+    if (!(h >= kMinMtbfHours && h <= kMaxMtbfHours))
+      return Fail(InvalidArgument("--mtbi-h: {} is not a number of hours in [{}, {}] ({})", QuoteForMessage(s),
+                                  kMinMtbfHours, kMaxMtbfHours, kMtbfWhy));
     markets.emplace_back(fmt::format("MTBI {} h", s), SpotMarket{.interruptions_per_hour = 1 / h,
                                                                  .notice = Seconds{f.notice_s},
                                                                  .basis = fmt::format("MTBI {} h", s)});
   }
   if (markets.empty()) return Fail(InvalidArgument("give --bands or --mtbi-h"));
+  if (!(f.gpu_mtbf_h >= kMinMtbfHours && f.gpu_mtbf_h <= kMaxMtbfHours))
+    return Fail(InvalidArgument("--gpu-mtbf-h must be in [{}, {}] ({}), got {}", kMinMtbfHours, kMaxMtbfHours, kMtbfWhy,
+                                f.gpu_mtbf_h));
   std::vector<SpotStudyRow> rows;
   for (const auto& [label, market] : markets) {
     InterruptionModel model = w.interruptions;
@@ -167,7 +174,7 @@ int RunDrain(const DrainFlags& f) {
   }
   const std::set<std::string> drain(list.begin(), list.end());
   Result<DrainPlan> plan = PlanDrain(w->nodes, w->jobs, running, drain, Seconds{f.now_h * kH}, Seconds{f.at_h * kH});
-  if (!plan) return Fail(plan.error());
+  if (!plan) return Fail(Error{plan.error().code, f.jobs + ": " + plan.error().message});  // the nodes are the file's
   nlohmann::json steps = nlohmann::json::array();
   std::string md = fmt::format(
       "# Drain of {} at {} h (now {} h): {}\n\nLost work: {:.2f} GPU-hours; down time {:.2f} GPU-hours.\n\n"
@@ -323,7 +330,7 @@ void AddTrainingCommand(CLI::App& app, int& rc) {
   s->add_option("--checkpointing", study->checkpointing, "openb: transparent, application or none")
       ->check(CLI::IsMember({"transparent", "application", "none"}))
       ->capture_default_str();
-  s->add_option("--seed", study->seed, "seed of the reclaims and failures")->capture_default_str();
+  s->add_option("--seed", study->seed, "seed of the reclaims and failures")->check(SeedCheck())->capture_default_str();
   AddOutputOptions(s, study->out);
   s->callback([study, &rc] { rc = RunStudy(*study); });
 

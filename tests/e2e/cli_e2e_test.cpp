@@ -827,14 +827,14 @@ TEST(TrainingBadInput, ClearErrorsAndExitTwo) {
     std::string args, message;
   } cases[] = {
       {"plan --training-jobs " + (dir / "bad.yaml").string(), "job x: field 'work_h' must be >= 0"},
-      {"plan --training-jobs " + (dir / "missing.yaml").string(), "no such training workload file"},
+      {"plan --training-jobs " + (dir / "missing.yaml").string(), "missing.yaml: no such file"},
       {"training study --jobs " + jobs + " --bands 7%", "spot band must be one of"},
       {"training defrag --jobs " + jobs + " --pending nobody", "no job named 'nobody'"},
       {"training drain --jobs " + jobs + " --nodes zz --now-h 11 --at-h 12", "unknown node 'zz'"},
       {"training drain --jobs " + jobs + " --nodes a1 --now-h 12 --at-h 11", "before now"},
       {"training drain --jobs " + jobs + " --nodes a1 --now-h 5 --at-h 6", "last_checkpoint_h 9.5 is after --now-h 5"},
       {"training drain --jobs " + jobs + " --nodes a1 --now-h nan --at-h 6", "must be finite"},
-      {"plan --training-jobs " + dir.string(), "not a regular file"},
+      {"plan --training-jobs " + dir.string(), "is a directory, not a file"},
   };
   for (const auto& c : cases) {
     const CliRun r = Gpufit(c.args, dir);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpufit/catalog/embedded_catalog.h"
+#include "gpufit/core/input_file.h"
 
 namespace gpufit {
 namespace {
@@ -98,6 +99,7 @@ const GpuCatalog& GpuCatalog::Embedded() {
 }
 
 Result<GpuCatalog> GpuCatalog::Load(const std::string& path) {
+  if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
   std::ifstream in(path);
   if (!in) return NotFound("{}: cannot open the catalog file", path);
   std::stringstream ss;

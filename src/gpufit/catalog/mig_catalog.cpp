@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "gpufit/catalog/embedded_mig_profiles.h"
+#include "gpufit/core/text.h"
 
 namespace gpufit {
 
@@ -40,7 +41,8 @@ bool LooksLikeProfile(std::string_view n) {
 
 Result<const MigProfile*> MigGpu::Profile(std::string_view name) const {
   if (!LooksLikeProfile(name))
-    return InvalidArgument("'{}' is not a MIG profile name (NVIDIA writes them like 3g.40gb or 1g.10gb+me)", name);
+    return InvalidArgument("{} is not a MIG profile name (NVIDIA writes them like 3g.40gb or 1g.10gb+me)",
+                           QuoteForMessage(name));
   for (const MigProfile& p : profiles) {
     if (p.name == name) return &p;
   }

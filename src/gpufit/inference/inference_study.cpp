@@ -15,17 +15,22 @@ namespace {
 constexpr double kLongestTraceS = 400 * 86400.0;
 constexpr double kMostRequests = 50e6;
 
+// `e` from what the field `field` names (a file, a GPU id), said so.
+Error Field(std::string_view field, const Error& e) {
+  return Error{.code = e.code, .message = fmt::format("{}: {}", field, e.message)};
+}
+
 Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatalog& catalog) {
   PreparedService p;
   p.spec = spec;
   Result<GpuModel> gpu = catalog.Find(spec.gpu);
-  if (!gpu) return gpu.error();
+  if (!gpu) return Field("gpu", gpu.error());
   p.gpu = *gpu;
 
   // Arrivals.
   if (spec.format == RequestFormat::kGenTd26Qps) {
     Result<RateSeries> series = ReadGenTd26Qps(spec.requests_path, spec.request_type);
-    if (!series) return series.error();
+    if (!series) return Field("requests.path", series.error());
     double expected = 0;  // requests the rates imply
     for (std::size_t i = 0; i < series->t_s.size(); ++i) {
       const double to = i + 1 < series->t_s.size() ? std::min(series->t_s[i] + series->sample_s, series->t_s[i + 1])
@@ -34,26 +39,27 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
     }
     if (expected > kMostRequests || series->t_s.back() > kLongestTraceS) {
       return InvalidArgument(
-          "{}: the rates imply {:.3g} requests over {:.3g} days; at most {:.0f} million requests and 400 days are read",
+          "requests.path {}: the rates imply {:.3g} requests over {:.3g} days; at most {:.0f} million requests and 400 "
+          "days are read",
           spec.requests_path, expected, series->t_s.back() / 86400, kMostRequests / 1e6);
     }
     p.demand.trace = PoissonArrivals(*series, spec.seed);
   } else {
     Result<RequestTrace> trace = spec.format == RequestFormat::kAzureLlm ? ReadAzureLlmTrace(spec.requests_path)
                                                                          : ReadGenericRequestTrace(spec.requests_path);
-    if (!trace) return trace.error();
+    if (!trace) return Field("requests.path", trace.error());
     p.demand.trace = *std::move(trace);
   }
-  if (p.demand.trace.requests.empty()) return InvalidArgument("no requests in {}", spec.requests_path);
+  if (p.demand.trace.requests.empty()) return InvalidArgument("requests.path {}: no requests", spec.requests_path);
   if (p.demand.trace.Duration() > kLongestTraceS) {
-    return InvalidArgument("{} spans {:.6g} days (a stray timestamp?); at most 400 are read", spec.requests_path,
-                           p.demand.trace.Duration() / 86400);
+    return InvalidArgument("requests.path {} spans {:.6g} days (a stray timestamp?); at most 400 are read",
+                           spec.requests_path, p.demand.trace.Duration() / 86400);
   }
 
   // Service times.
   if (spec.IsLlm()) {
     if (!p.demand.trace.has_tokens) {
-      return InvalidArgument("an LLM service needs token counts (input_tokens, output_tokens) in {}",
+      return InvalidArgument("requests.path {}: an LLM service needs token counts (input_tokens, output_tokens)",
                              spec.requests_path);
     }
     const double tokens = MeanTokensPerSequence(p.demand.trace);
@@ -75,7 +81,7 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
     const std::size_t n = p.demand.trace.requests.size();
     if (!spec.service_samples_path.empty()) {
       Result<std::vector<double>> samples = ReadGenTd26LatencySeconds(spec.service_samples_path);
-      if (!samples) return samples.error();
+      if (!samples) return Field("service_time.samples_path", samples.error());
       p.demand.times.service_s = BootstrapSamples(*samples, n, spec.seed + 2);
       p.service_basis = fmt::format("bootstrap of {} measured service times (median {:.1f} s) from {}", samples->size(),
                                     Median(*samples), spec.service_samples_path);
@@ -89,7 +95,7 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
   // Cold start.
   if (!spec.cold_start_samples_path.empty()) {
     Result<std::vector<double>> samples = ReadGenTd26LatencySeconds(spec.cold_start_samples_path);
-    if (!samples) return samples.error();
+    if (!samples) return Field("cold_start.samples_path", samples.error());
     p.cold_start_s = Median(*samples);
     p.cold_start_basis =
         fmt::format("median of {} measured load times from {}", samples->size(), spec.cold_start_samples_path);
@@ -107,8 +113,10 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
   for (const double x : p.demand.times.service_s) total += x;
   const double mean_service = total / static_cast<double>(p.demand.times.service_s.size());
   if (!(mean_service >= 1e-6)) {
-    return InvalidArgument("service times average {:.3g} s, below a microsecond: check {}", mean_service,
-                           spec.service_samples_path.empty() ? spec.requests_path : spec.service_samples_path);
+    return InvalidArgument("{} {}: service times average {:.3g} s, below a microsecond",
+                           spec.service_samples_path.empty() ? "requests.path" : "service_time.samples_path",
+                           spec.service_samples_path.empty() ? spec.requests_path : spec.service_samples_path,
+                           mean_service);
   }
   // A count per window only makes sense when requests end within a window or two.
   if (spec.window_s < 2 * mean_service) {
@@ -119,7 +127,8 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
   const double reachable = 1 - static_cast<double>(alone) / static_cast<double>(p.demand.trace.requests.size());
   if (reachable < spec.slo.target) {
     return InvalidArgument(
-        "the SLO cannot be met: {} of {} requests ({:.2f}%) miss it even without waiting (their {} alone exceeds {} "
+        "slo: the SLO cannot be met: {} of {} requests ({:.2f}%) miss it even without waiting (their {} alone exceeds "
+        "{} "
         "s), "
         "so at most {:.2f}% can meet it, below the target {:.2f}%",
         alone, p.demand.trace.requests.size(), 100 * (1 - reachable),

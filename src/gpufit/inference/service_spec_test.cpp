@@ -130,7 +130,7 @@ TEST(ServiceSpecTest, PrepareRefusesWhatNoScheduleCanServe) {
             std::string::npos);
   EXPECT_NE(prepare("    requests: {format: generic, path: ok.csv}\n    service_time: {seconds: 1}\n    gpu: nope\n" +
                     common + "    slo: {metric: wait, seconds: 1}\n")
-                .find("service 'a': unknown"),
+                .find("service 'a': gpu: unknown"),
             std::string::npos);
   EXPECT_EQ(prepare("    requests: {format: generic, path: ok.csv}\n    service_time: {seconds: 1}\n" + common +
                     "    slo: {metric: wait, seconds: 1}\n"),

@@ -11,6 +11,14 @@ namespace gpufit {
 using internal::CsvRow;
 using internal::ForEachCsvRow;
 
+namespace {
+// A load or a request's service time longer than a day is a broken record, not a measurement
+// (GenTD26's longest model load is 79.4 s, its longest prediction 156 s); summing
+// one such value (1e300 ms) would swamp every total.
+constexpr double kLongestMs = 86'400'000;
+constexpr std::string_view kLongestWhy = "one day, in ms: longer is a broken record, not a measured load or request";
+}  // namespace
+
 Result<RateSeries> ReadGenTd26Qps(const std::string& path, std::string_view request_type) {
   static constexpr std::array<const char*, 3> kColumns = {"timestamp_anon", "value", "request_type"};
   std::map<double, double> total;  // timestamp -> summed rate of the type
@@ -61,7 +69,7 @@ Result<std::vector<double>> ReadGenTd26LatencySeconds(const std::string& path) {
   static constexpr std::array<const char*, 1> kColumns = {"value"};
   std::vector<double> seconds;
   Result<void> ok = ForEachCsvRow<1>(path, kColumns, [&](const CsvRow<1>& row) -> Result<void> {
-    const Result<double> ms = row.NonNegative(0);
+    const Result<double> ms = row.AtMost(0, kLongestMs, kLongestWhy);
     if (!ms) return ms.error();
     seconds.push_back(*ms / 1000);
     return {};
@@ -77,7 +85,7 @@ Result<std::vector<ModelLoad>> ReadGenTd26ModelLoads(const std::string& path) {
   Result<void> ok = ForEachCsvRow<3>(path, kColumns, [&](const CsvRow<3>& row) -> Result<void> {
     const Result<double> t = row.NonNegative(0);
     if (!t) return t.error();
-    const Result<double> ms = row.NonNegative(1);
+    const Result<double> ms = row.AtMost(1, kLongestMs, kLongestWhy);
     if (!ms) return ms.error();
     const Result<std::string_view> pod = row.Text(2);
     if (!pod) return pod.error();

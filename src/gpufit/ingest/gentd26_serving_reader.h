@@ -28,12 +28,13 @@ namespace gpufit {
 // The summed rate of `request_type` (e.g. "Generative Requests").
 Result<RateSeries> ReadGenTd26Qps(const std::string& path, std::string_view request_type);
 
-// The samples of a latency file, converted to seconds, in file order.
+// The samples of a latency file, converted to seconds, in file order. Each value is in
+// [0, 86,400,000] ms (one day: longer is a broken record; the file and line are named).
 Result<std::vector<double>> ReadGenTd26LatencySeconds(const std::string& path);
 
 // Each row of `basemodel_update_latency_anon.csv` as a load event of its pod (container_ip),
 // at timestamp_anon (s), lasting value (ms, converted to seconds); in file order.
-// Errors as above; a row without container_ip is an error naming its line.
+// Errors as above (value at most one day); a row without container_ip is an error naming its line.
 Result<std::vector<ModelLoad>> ReadGenTd26ModelLoads(const std::string& path);
 
 }  // namespace gpufit

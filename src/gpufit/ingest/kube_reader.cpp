@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "gpufit/core/input_file.h"
 #include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/k8s_quantity.h"
 
@@ -399,8 +400,7 @@ Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, K
 }
 
 Result<void> Load(const std::string& path, Json& out) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("{}: no such file", path);
+  if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("{}: cannot open", path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -21,10 +21,10 @@ Result<std::int64_t> WholeNumber(const CsvRow<N>& row, std::size_t column) {
   if (!v) return v.error();
   if (*v != std::floor(*v))
     return InvalidArgument("{}:{}: column '{}': expected a whole number, got {}", *row.file, row.line,
-                           (*row.names)[column], row.cells[column]);
+                           (*row.names)[column], QuoteForMessage(row.cells[column]));
   if (*v > 1e12)
     return InvalidArgument("{}:{}: column '{}': {} is out of range (at most 10^12)", *row.file, row.line,
-                           (*row.names)[column], row.cells[column]);
+                           (*row.names)[column], QuoteForMessage(row.cells[column]));
   return static_cast<std::int64_t>(*v);
 }
 
@@ -59,7 +59,7 @@ Result<std::vector<NodeSpec>> ReadOpenbNodes(const std::string& path) {
     if (gpus > 0 && model.empty())
       return InvalidArgument("{}:{}: column 'model': a node with {} GPUs needs its GPU type", path, row.line, gpus);
     if (!names.emplace(*name).second)
-      return InvalidArgument("{}:{}: column 'sn': node '{}' appears twice", path, row.line, *name);
+      return InvalidArgument("{}:{}: column 'sn': node {} appears twice", path, row.line, QuoteForMessage(*name));
     nodes.push_back({.name = std::string(*name),
                      .cpu = MilliCpu{cpu},
                      .memory = MiB{mem},
@@ -118,7 +118,7 @@ Result<std::vector<PodSpec>> ReadOpenbPods(const std::string& path, OpenbPodColu
       deletion = Seconds(static_cast<double>(*deleted));
     }
     if (!names.emplace(*name).second)
-      return InvalidArgument("{}:{}: column 'name': pod '{}' appears twice", path, row.line, *name);
+      return InvalidArgument("{}:{}: column 'name': pod {} appears twice", path, row.line, QuoteForMessage(*name));
     pods.push_back({.name = std::string(*name),
                     .cpu = MilliCpu{cpu},
                     .memory = MiB{mem},

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "gpufit/core/text.h"
 #include "gpufit/ingest/internal/csv_table.h"
 
 namespace gpufit {
@@ -27,7 +28,7 @@ Result<int> Tokens(const CsvRow<N>& row, std::size_t column) {
   if (!v) return v.error();
   if (*v != std::floor(*v) || *v > 1e9) {
     return InvalidArgument("{}:{}: column '{}': expected a whole token count, got {}", *row.file, row.line,
-                           (*row.names)[column], row.cells[column]);
+                           (*row.names)[column], QuoteForMessage(row.cells[column]));
   }
   return static_cast<int>(*v);
 }
@@ -45,7 +46,9 @@ Result<RequestTrace> Finish(RequestTrace t, const std::string& path) {
 }  // namespace
 
 Result<double> ParseUtcTimestamp(std::string_view s) {
-  const auto bad = [&] { return InvalidArgument("expected YYYY-MM-DD HH:MM:SS[.fraction], got '{}'", s); };
+  const auto bad = [&] {
+    return InvalidArgument("expected YYYY-MM-DD HH:MM:SS[.fraction], got {}", QuoteForMessage(s));
+  };
   if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') {
     return bad();
   }

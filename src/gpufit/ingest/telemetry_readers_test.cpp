@@ -48,7 +48,7 @@ TEST(ReadLongCsv, BadInputNamesFileLineAndColumn) {
       {"negative", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1\n60,p,DCGM_FI_DEV_FB_USED,-5\n",
        ":3: column 'value': must be >= 0, got -5"},
       {"nan", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,nan\n",
-       ":2: column 'value': nan is not a finite number"},
+       ":2: column 'value': 'nan' is not a finite number"},
       {"duty over 100", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_GPU_UTIL,130\n",
        ":2: column 'value': duty cycle must be <= 100 %"},
       {"empty pod", "timestamp_s,pod,metric,value\n0,,DCGM_FI_DEV_GPU_UTIL,1\n", ":2: column 'pod': empty value"},

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gpufit/core/units.h"
 #include "gpufit/model/training_job.h"
@@ -29,6 +30,15 @@ inline constexpr Seconds kAzureSpotNotice{30};
 // arXiv:2407.21783, section 3.3.4): 16,384 x 54 x 24 / 419 = 50,700 GPU-hours per
 // interruption, rounded to 50,000.
 inline constexpr double kDefaultGpuMtbfHours = 50000;
+
+// The range a mean time between failures or interruptions (gpu_mtbf_h, mtbi_h) must be in,
+// hours: from one hour (a GPU or instance lost more often is broken, not a rate to plan
+// checkpoints for; at 1e-9 h the costs overflow to inf and NaN) to ten million hours (200
+// times the 50,700 h per GPU above; more is not a measurement). kMtbfWhy says so in errors.
+inline constexpr double kMinMtbfHours = 1;
+inline constexpr double kMaxMtbfHours = 1e7;
+inline constexpr std::string_view kMtbfWhy =
+    "hours: below 1 h the hardware is broken, not failing at a rate; above 1e7 h is 200x any measured fleet";
 
 // Per-node events known by time (the simulator's input; read from the workload file).
 struct SpotReclaim {

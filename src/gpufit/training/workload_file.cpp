@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "gpufit/core/input_file.h"
 #include "gpufit/ingest/internal/yaml_fields.h"
 #include "gpufit/training/checkpoint.h"
 #include "gpufit/training/gang.h"
@@ -44,8 +45,7 @@ Result<SpotMarket> ParseMarket(const YAML::Node& node, const std::string& where)
                                            "(assumption)",
                                            100 * fraction)};
   }
-  GPUFIT_TRY(mtbi, f.Number("mtbi_h"));
-  if (mtbi <= 0) return InvalidArgument("{}: mtbi_h must be > 0", where);
+  GPUFIT_TRY(mtbi, f.NumberIn("mtbi_h", std::nullopt, kMinMtbfHours, kMaxMtbfHours, kMtbfWhy));
   return SpotMarket{.interruptions_per_hour = 1 / mtbi,
                     .notice = Seconds{notice_s},
                     .basis = fmt::format("mean time between interruptions {} h", mtbi)};
@@ -275,8 +275,7 @@ Result<TrainingWorkload> ParseWorkload(const YAML::Node& root, const std::string
         w.interruptions.spot_by_gpu_model[model] = m;
       }
     }
-    GPUFIT_TRY(mtbf, f.Number("gpu_mtbf_h", kDefaultGpuMtbfHours));
-    if (mtbf <= 0) return InvalidArgument("{}: gpu_mtbf_h must be > 0", f.where());
+    GPUFIT_TRY(mtbf, f.NumberIn("gpu_mtbf_h", kDefaultGpuMtbfHours, kMinMtbfHours, kMaxMtbfHours, kMtbfWhy));
     w.interruptions.gpu_mtbf_hours = mtbf;
   }
   if (const YAML::Node prices = root["prices"]; prices) {
@@ -408,8 +407,7 @@ Result<SpotMarket> SpotMarketFromBand(const std::string& band, Seconds notice) {
 }
 
 Result<TrainingWorkload> ReadTrainingWorkload(const std::string& path) {
-  if (!std::filesystem::exists(path)) return NotFound("{}: no such training workload file", path);
-  if (!std::filesystem::is_regular_file(path)) return InvalidArgument("{}: not a regular file", path);
+  if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
   try {
     return ParseWorkload(YAML::LoadFile(path), path);
   } catch (const YAML::Exception& e) {

@@ -105,6 +105,16 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
       std::string::npos);
   EXPECT_NE(err("jobs: [\n  {name: a\n").find("line "), std::string::npos);
   EXPECT_NE(err("jobs: []\n").find("non-empty"), std::string::npos);
+  // Issue 18: 1e-9 h gave "inf USD" and "-nan%"; the range and its reason are named, with the line.
+  EXPECT_NE(
+      err("interruptions:\n  gpu_mtbf_h: 1e-9\njobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1}\n")
+          .find("interruptions: field 'gpu_mtbf_h' must be in [1, 10000000] (hours: below 1 h the hardware is "
+                "broken, not failing at a rate; above 1e7 h is 200x any measured fleet), got 1e-09 (line 2)"),
+      std::string::npos);
+  EXPECT_NE(err("interruptions: {spot: {mtbi_h: 0.5}}\njobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: "
+                "1}\n")
+                .find("interruptions.spot: field 'mtbi_h' must be in [1, 10000000]"),
+            std::string::npos);
   EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, work_h: 500, checkpoint_size_gib: 1}\n")
                 .find("field 'work_h' appears twice"),
             std::string::npos);
@@ -134,7 +144,7 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
             std::string::npos);
   const auto directory = ReadTrainingWorkload(dir.path());
   ASSERT_FALSE(directory);
-  EXPECT_NE(directory.error().message.find("not a regular file"), std::string::npos);
+  EXPECT_NE(directory.error().message.find("is a directory, not a file"), std::string::npos);
   const auto missing = ReadTrainingWorkload("/nonexistent/jobs.yaml");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, Code::kNotFound);

@@ -1,5 +1,8 @@
 #include "gpufit/ingest/internal/csv_table.h"
 
+#include "gpufit/core/input_file.h"
+#include "gpufit/core/text.h"
+
 // libfccp copies file names with strncpy into a fixed buffer (by design: names are
 // truncated in its messages); GCC 12 warns about that inside the library header.
 #pragma GCC diagnostic ignored "-Wstringop-truncation"
@@ -22,10 +25,18 @@ Result<double> CsvRow<N>::NonNegative(std::size_t column) const {
   double v = 0;
   const auto [end, ec] = fast_float::from_chars(text, text + len, v);
   if (ec != std::errc() || end != text + len)
-    return InvalidArgument("{}:{}: column '{}': expected a number, got '{}'", *file, line, name, text);
+    return InvalidArgument("{}:{}: column '{}': expected a number, got {}", *file, line, name, QuoteForMessage(text));
   if (!std::isfinite(v))
-    return InvalidArgument("{}:{}: column '{}': {} is not a finite number", *file, line, name, text);
-  if (v < 0) return InvalidArgument("{}:{}: column '{}': must be >= 0, got {}", *file, line, name, text);
+    return InvalidArgument("{}:{}: column '{}': {} is not a finite number", *file, line, name, QuoteForMessage(text));
+  if (v < 0) return InvalidArgument("{}:{}: column '{}': must be >= 0, got {}", *file, line, name, v);
+  return v;
+}
+
+template <std::size_t N>
+Result<double> CsvRow<N>::AtMost(std::size_t column, double max, std::string_view why) const {
+  const Result<double> v = NonNegative(column);
+  if (v && *v > max)
+    return InvalidArgument("{}:{}: column '{}': {} is above {} ({})", *file, line, (*names)[column], *v, max, why);
   return v;
 }
 
@@ -57,8 +68,7 @@ template <std::size_t N>
 Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*, N>& columns,
                            const std::function<Result<void>(const CsvRow<N>&)>& on_row, std::size_t required) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound("{}: no such file", path);
-  if (!std::filesystem::is_regular_file(path, ec)) return InvalidArgument("{}: not a regular file", path);
+  if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
   if (std::filesystem::file_size(path, ec) == 0) return InvalidArgument("{}: empty file (expected a CSV header)", path);
   try {
     io::CSVReader<static_cast<unsigned>(N)> in(path);

@@ -23,6 +23,9 @@ struct CsvRow {
 
   // The cell as a finite number >= 0. Errors: empty, not a number, NaN or infinite, negative.
   Result<double> NonNegative(std::size_t column) const;
+  // The cell as a number in [0, max]; `why` says where the bound comes from. Errors: those of
+  // NonNegative, and "FILE:LINE: column 'C': V is above MAX (WHY)".
+  Result<double> AtMost(std::size_t column, double max, std::string_view why) const;
   // The cell as non-empty text.
   Result<std::string_view> Text(std::size_t column) const;
 };

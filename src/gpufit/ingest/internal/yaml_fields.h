@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gpufit/core/result.h"
+#include "gpufit/core/text.h"
 
 namespace gpufit::internal {
 
@@ -52,10 +53,21 @@ class Fields {
     try {
       v = node_[key].as<double>();
     } catch (const YAML::Exception&) {
-      return InvalidArgument("{}: field '{}' must be a number, got '{}'", where_, key, node_[key].Scalar());
+      return InvalidArgument("{}: field '{}' must be a number, got {}{}", where_, key,
+                             QuoteForMessage(node_[key].Scalar()), Line(key));
     }
-    if (!std::isfinite(v)) return InvalidArgument("{}: field '{}' must be finite, got {}", where_, key, v);
-    if (v < min) return InvalidArgument("{}: field '{}' must be >= {}, got {}", where_, key, min, v);
+    if (!std::isfinite(v)) return InvalidArgument("{}: field '{}' must be finite, got {}{}", where_, key, v, Line(key));
+    if (v < min) return InvalidArgument("{}: field '{}' must be >= {}, got {}{}", where_, key, min, v, Line(key));
+    return v;
+  }
+  // A number in [lo, hi]; `why` gives the reason for the range (physical plausibility, a
+  // format's limit), said in the error: "F: field 'K' must be in [LO, HI] (WHY), got V (line N)".
+  Result<double> NumberIn(const char* key, std::optional<double> fallback, double lo, double hi,
+                          std::string_view why) const {
+    const Result<double> v = Number(key, fallback, -HUGE_VAL);
+    if (v && !(*v >= lo && *v <= hi))
+      return InvalidArgument("{}: field '{}' must be in [{}, {}] ({}), got {}{}", where_, key, lo, hi, why, *v,
+                             Line(key));
     return v;
   }
   Result<std::string> Text(const char* key, std::optional<std::string> fallback = std::nullopt) const {
@@ -67,6 +79,11 @@ class Fields {
     return node_[key].Scalar();
   }
   const std::string& where() const { return where_; }
+  // " (line N)" of the field's value in the file, or "" when unknown.
+  std::string Line(const char* key) const {
+    const YAML::Mark m = node_[key].Mark();
+    return m.is_null() ? std::string() : fmt::format(" (line {})", m.line + 1);
+  }
 
  private:
   YAML::Node node_;
