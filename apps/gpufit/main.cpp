@@ -56,7 +56,8 @@ struct PlanFlags {
   cli::AutoscalerFlags autoscaler;  // of the --inference services
   std::string manifests;            // --emit-manifests
   std::string nodes, pods;
-  std::string model_loads;  // GenTD26 basemodel_update_latency CSV; default: the GenTD26 folder's
+  std::optional<std::vector<KubePod>> kube_pods;  // --pods, once read
+  std::string model_loads;                        // GenTD26 basemodel_update_latency CSV; default: the GenTD26 folder's
   ContainerRightsizeOptions rightsize;
   ModelLoadingOptions model_loading;
   double model_gib = 0;
@@ -85,7 +86,8 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
     cmd->add_option("--nodes", f.nodes,
                     "kubectl get nodes -o json: the nodes to configure, and their prices per core and GiB");
     cmd->add_option("--pods", f.pods,
-                    "kubectl get pods -A -o json: each pod's workload and node (patches, sidecars, duplicated agents)");
+                    "kubectl get pods -A -o json: each pod's workload and node (patches, sidecars, duplicated agents), "
+                    "and finished pods' ends (their later samples are dropped)");
     cmd->add_option("--model-loads", f.model_loads,
                     "model load events, GenTD26 basemodel_update_latency CSV (default: the --telemetry GenTD26 "
                     "folder's)");
@@ -227,7 +229,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (!n) return Fail(Error{n.error().code, "--nodes " + n.error().message});  // "--nodes FILE: ..."
     nodes = std::move(*n);
   }
-  if (!f.pods.empty()) {
+  if (f.kube_pods) {
+    pods = std::move(f.kube_pods);
+  } else if (!f.pods.empty()) {
     Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
     if (!p) return Fail(Error{p.error().code, "--pods " + p.error().message});
     pods = std::move(*p);
@@ -458,6 +462,16 @@ int main(int argc, char** argv) {
     if (!plan_flags.telemetry.given()) {
       rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
       return;
+    }
+    if (!plan_flags.pods.empty()) {
+      // Finished pods' ends cut their samples (dcgm-exporter keeps their labels a while).
+      Result<std::vector<KubePod>> p = ReadKubePods(plan_flags.pods);
+      if (!p) {
+        rc = Fail(p.error());
+        return;
+      }
+      plan_flags.telemetry.ends = PodEndsFromKubePods(*p);
+      plan_flags.kube_pods = std::move(*p);
     }
     const Result<Telemetry> tel = cli::LoadTelemetry(plan_flags.telemetry, cli::NowSeconds());
     rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry.name) : Fail(tel.error());

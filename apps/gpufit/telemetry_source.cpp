@@ -82,7 +82,7 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
 Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   if (s.prometheus.empty()) {
     s.name = s.path;
-    Result<Telemetry> t = ReadTelemetry(s.path);
+    Result<Telemetry> t = ReadTelemetry(s.path, s.ends);
     if (!t || s.containers.empty()) return t;
     Result<std::vector<ContainerSeries>> c = ReadContainersCsv(s.containers, *t);
     if (!c) return c.error();
@@ -124,7 +124,7 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   if (!step) return InvalidArgument("--step: {}", step.error().message);
   if (*since >= *until) return InvalidArgument("--since ({}) must be before --until ({})", s.since, s.until);
   s.name = fmt::format("{} ({} to {}, step {} s)", s.prometheus, FormatRfc3339(*since), FormatRfc3339(*until), *step);
-  return ReadPrometheusTelemetry(o, {.since_s = *since, .until_s = *until, .step_s = *step});
+  return ReadPrometheusTelemetry(o, {.since_s = *since, .until_s = *until, .step_s = *step}, s.ends);
 }
 
 }  // namespace gpufit::cli

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpufit/core/result.h"
+#include "gpufit/ingest/pod_ends.h"
 #include "gpufit/model/telemetry.h"
 
 namespace gpufit::cli {
@@ -22,6 +23,10 @@ struct TelemetrySource {
   bool insecure_skip_verify = false;
   double timeout_s = 30;
   int retries = 3;
+
+  // Pod ends known from elsewhere (kubectl's pods, ingest/pod_ends.h): samples after them
+  // are dropped, with kube-state-metrics' and the long CSV's own.
+  PodEnds ends;
 
   bool given() const { return !path.empty() || !prometheus.empty(); }
   // What the telemetry is called in reports: the path, or the URL and range.

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "cli_run.h"
 #include "dcgm_fixture.h"
@@ -162,7 +163,76 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   EXPECT_EQ(a["pods"].size(), 30u);
   EXPECT_EQ(a["totals"], b["totals"]);
   EXPECT_EQ(a["groups"], b["groups"]);
-  // The two idle GPUs no pod holds are reported by the Prometheus source, not planned; the
+  // Finished pods (tests/support/dcgm_fixture.h): Prometheus holds their stale samples after
+  // each end, the CSV (the truth) does not. Each end is the pod's last CSV sample; deleted
+  // pods (i % 6 == 1) had 5 stale samples when 10 fit in the slice, completed Job pods
+  // (i % 6 == 3) 30, or to the slice's end.
+  {
+    std::map<std::string, double> last_s;
+    std::istringstream csv(fixture_->long_csv);
+    std::string line;
+    std::getline(csv, line);
+    while (std::getline(csv, line)) {
+      const std::string pod = line.substr(line.find(',') + 1, line.find(',', line.find(',') + 1) - line.find(',') - 1);
+      last_s[pod] = std::max(last_s[pod], std::stod(line.substr(0, line.find(','))));
+    }
+    const std::size_t n = static_cast<std::size_t>((fixture_->until_s - fixture_->since_s) / 60) + 1;
+    std::map<std::string, std::tuple<double, std::string, std::size_t>> expected;
+    std::size_t total = 0;
+    for (int i = 0; i < 30; ++i) {
+      const std::string pod = fmt::format("genai/sd-{}", i);
+      const auto last = static_cast<std::size_t>((last_s.at(pod) - fixture_->since_s) / 60);
+      std::size_t stale = 0;
+      if (i % 6 == 1) stale = last + 10 <= n - 1 ? 5 : 0;
+      if (i % 6 == 3) stale = std::min(n - 1, last + 30) - last;
+      if (stale == 0) continue;
+      expected[pod] = {last_s.at(pod),
+                       i % 6 == 1 ? "kube_pod_created (the pod object's last sample)" : "kube_pod_completion_time",
+                       stale};
+      total += stale;
+    }
+    ASSERT_EQ(a["telemetry"]["ended"].size(), expected.size());
+    EXPECT_GE(expected.size(), 8u);
+    for (const auto& e : a["telemetry"]["ended"]) {
+      const auto& [end_s, source, stale] = expected.at(e["pod"].get<std::string>());
+      SCOPED_TRACE(e.dump());
+      EXPECT_EQ(e["end_s"].get<double>(), end_s);
+      EXPECT_EQ(e["source"], source);
+      EXPECT_EQ(e["dropped_samples"], stale);
+    }
+    EXPECT_EQ(a["telemetry"]["samples_dropped_after_end"], total);
+    EXPECT_EQ(b["telemetry"]["ended"].size(), 0u);
+    for (auto* plan : {&a, &b}) {
+      (*plan)["telemetry"].erase("ended");
+      (*plan)["telemetry"].erase("samples_dropped_after_end");
+    }
+  }
+  // The GPU used by a process outside any pod: 81,559 MiB less its 6,144 MiB peak for pods;
+  // a group goes there only if its need (peak + margin) fits, the largest that does.
+  {
+    ASSERT_EQ(a["reserved_gpus"].size(), 1u);
+    const auto& r = a["reserved_gpus"][0];
+    EXPECT_EQ(r["gpu"], "GPU-00000065-0000-4000-8000-000000000065");
+    EXPECT_EQ(r["host"], "gpu-node-25");
+    EXPECT_EQ(r["outside_pods_peak_mib"], 6144);
+    EXPECT_EQ(r["capacity_for_pods_mib"].get<double>(), 81559.0 - 6144);
+    const double margin = a["memory_envelope"]["margin_mib"].get<double>();
+    double largest_fitting = -1;
+    for (std::size_t g = 0; g < a["groups"].size(); ++g) {
+      const double need = a["groups"][g]["peak_fb_used_mib"].get<double>() + margin;
+      if (need <= 81559.0 - 6144) largest_fitting = std::max(largest_fitting, need);
+    }
+    if (largest_fitting < 0) {
+      EXPECT_TRUE(r["group"].is_null());
+    } else {
+      ASSERT_FALSE(r["group"].is_null());
+      EXPECT_EQ(a["groups"][r["group"].get<std::size_t>()]["peak_fb_used_mib"].get<double>() + margin, largest_fitting);
+    }
+    EXPECT_EQ(b["reserved_gpus"].size(), 0u);
+    a.erase("reserved_gpus");
+    b.erase("reserved_gpus");
+  }
+  // The two GPUs no pod holds are reported by the Prometheus source, not planned; the
   // CSV has no such rows.
   ASSERT_EQ(a["telemetry"]["skipped"].size(), 2u);
   EXPECT_THAT(a["telemetry"]["skipped"][0].get<std::string>(), HasSubstr("DCGM series without a pod label"));

@@ -34,6 +34,7 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
   std::string fb = "# TYPE DCGM_FI_DEV_FB_USED gauge\n", util = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n",
               engine = "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n", sm = "# TYPE DCGM_FI_PROF_SM_ACTIVE gauge\n",
               created = "# TYPE kube_pod_created gauge\n", cpu = "# TYPE container_cpu_usage_seconds counter\n",
+              completion = "# TYPE kube_pod_completion_time gauge\n", phase = "# TYPE kube_pod_status_phase gauge\n",
               periods = "# TYPE container_cpu_cfs_periods counter\n",
               throttled = "# TYPE container_cpu_cfs_throttled_periods counter\n",
               memory = "# TYPE container_memory_working_set_bytes gauge\n",
@@ -50,17 +51,31 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
     // Pods 1, 7, 13, ... end two thirds into the slice and keep 5 minutes of stale
     // attribution after their life.
     const bool ends_early = i % 6 == 1;
-    const std::size_t last = std::min(p.last, ends_early ? first + (n - 1 - first) * 2 / 3 : n - 1);
+    // Pods 3, 9, 15, ... complete there too (a Job pod), their objects staying.
+    const bool completes = i % 6 == 3;
+    const std::size_t last = std::min(p.last, ends_early || completes ? first + (n - 1 - first) * 2 / 3 : n - 1);
     const std::string pod = fmt::format("sd-{}", i);
     const std::string key = "genai/" + pod;
     const bool mig = i % 5 == 4;
     const std::size_t mid = (first + last) / 2;
-    const std::size_t stale_end = (ends_early && last + 10 <= n - 1) ? last + 5 : last;
+    const std::size_t stale_end = (ends_early && last + 10 <= n - 1) ? last + 5
+                                  : completes                        ? std::min(n - 1, last + 30)
+                                                                     : last;
+    const std::size_t object_end = completes ? n - 1 : last;  // kube_pod_created's last sample
     double cpu_seconds = 0, cfs_periods = 0, cfs_throttled = 0;
-    for (std::size_t k = first; k <= stale_end; ++k) {
+    for (std::size_t k = first; k <= std::max(stale_end, object_end); ++k) {
+      if (completes) {
+        const std::string ksm = fmt::format(R"(namespace="genai",pod="{}",uid="uid-{}")", pod, i);
+        created += fmt::format("kube_pod_created{{{}}} {} {}\n", ksm, Time(first), Time(k));
+        phase += fmt::format("kube_pod_status_phase{{{},phase=\"Running\"}} {} {}\n", ksm, k > last ? 0 : 1, Time(k));
+        phase += fmt::format("kube_pod_status_phase{{{},phase=\"Succeeded\"}} {} {}\n", ksm, k > last ? 1 : 0, Time(k));
+        if (k > last) completion += fmt::format("kube_pod_completion_time{{{}}} {} {}\n", ksm, Time(last), Time(k));
+      }
+      if (k > stale_end) continue;
       const std::size_t src = std::min(k, last);
-      const double mib = p.fb_used_mib[src];
-      const double duty = p.gpu_util_pct[src];
+      // Stale samples: a finished Job's GPU is idle; a deleted pod's repeat its last values.
+      const double mib = completes && k > last ? 0.0 : p.fb_used_mib[src];
+      const double duty = completes && k > last ? 0.0 : p.gpu_util_pct[src];
       const std::string labels = DcgmLabels(i, i == 0 ? k >= mid : (i / 4) % 2 == 1, mig, pod);
       fb += fmt::format("DCGM_FI_DEV_FB_USED{{{}}} {} {}\n", labels, mib, Time(k));
       const double ratio = duty / 100.0;
@@ -72,9 +87,10 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
       if (k > last) continue;  // stale: Prometheus has it, the CSV (the truth) does not
       out.long_csv += fmt::format("{},{},DCGM_FI_DEV_FB_USED,{}\n", Time(k), key, mib);
       out.long_csv += fmt::format("{},{},DCGM_FI_DEV_GPU_UTIL,{}\n", Time(k), key, mig ? ratio * 100.0 : duty);
-      created += fmt::format(R"(kube_pod_created{{namespace="genai",pod="{}",uid="uid-{}"}} {} {})"
-                             "\n",
-                             pod, i, Time(first), Time(k));
+      if (!completes)
+        created += fmt::format(R"(kube_pod_created{{namespace="genai",pod="{}",uid="uid-{}"}} {} {})"
+                               "\n",
+                               pod, i, Time(first), Time(k));
       cpu_seconds += 60.0 * (0.5 + duty / 50.0);
       cfs_periods += 600;  // 100 ms CFS periods
       cfs_throttled += 1.5 * duty;
@@ -96,17 +112,18 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
     }
     ++i;
   }
-  // Two GPUs no pod holds: idle, unattributed.
+  // Two GPUs no pod holds: the first idle, the second used by a process outside any pod.
   for (int g = 0; g < 2; ++g) {
     const std::string labels = DcgmLabels(100 + g, false, false, "");
     for (std::size_t k = 0; k < n; k += 1) {
-      fb += fmt::format("DCGM_FI_DEV_FB_USED{{{}}} 0 {}\n", labels, Time(k));
+      const double mib = g == 0 ? 0.0 : k == n / 2 ? out.outside_pods_peak_mib : 6000.0;
+      fb += fmt::format("DCGM_FI_DEV_FB_USED{{{}}} {} {}\n", labels, mib, Time(k));
       util += fmt::format("DCGM_FI_DEV_GPU_UTIL{{{}}} 0 {}\n", labels, Time(k));
     }
   }
   out.pods = i;
-  out.openmetrics =
-      fb + util + engine + sm + created + cpu + periods + throttled + memory + requests + limits + "# EOF\n";
+  out.openmetrics = fb + util + engine + sm + created + completion + phase + cpu + periods + throttled + memory +
+                    requests + limits + "# EOF\n";
   return out;
 }
 

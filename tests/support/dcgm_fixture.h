@@ -15,7 +15,14 @@
 //  * kube_pod_created per pod, sampled over its life; pods with i % 6 == 1 end two thirds
 //    into the slice and keep DCGM samples, still attributed to them, for 5 minutes after (a
 //    stale attribution the lifetime clipping must drop; the CSV does not hold them);
-//  * two GPUs no pod holds (pod="");
+//  * pods with i % 6 == 3 are Job pods that complete at the same point but whose objects
+//    stay (kube_pod_created sampled to the end of the slice): kube_pod_completion_time =
+//    their last sample's time and kube_pod_status_phase{phase="Succeeded"} 1 from the next
+//    sample on (0 before, with phase="Running" the other way round); dcgm-exporter keeps
+//    reporting their idle GPU (0 MiB, 0 %) under their name for 30 minutes (its
+//    pod-resources cache) or to the end of the slice; the CSV does not hold those samples;
+//  * two GPUs no pod holds (pod=""): the first idle, the second with 6,000 MiB used by a
+//    process outside any pod (6,144 MiB in the middle sample of the slice);
 //  * cAdvisor series per pod (container "sd"): CPU usage growing by 60 (0.5 + duty / 50)
 //    CPU-seconds a minute (so 0.5 + duty / 50 cores), 600 CFS periods a minute of which
 //    1.5 x duty throttled (ratio duty / 400, under the starvation threshold: no pod is
@@ -37,8 +44,9 @@ struct DcgmFixture {
   std::string openmetrics;
   std::string long_csv;
   double since_s = kFixtureT0;
-  double until_s = kFixtureT0;  // the last grid time of the slice
-  int pods = 0;                 // pods written (attributed)
+  double until_s = kFixtureT0;          // the last grid time of the slice
+  int pods = 0;                         // pods written (attributed)
+  double outside_pods_peak_mib = 6144;  // the second unattributed GPU's peak
 };
 
 // Reads the GenTD26 directory `gentd26_dir` and writes the fixture.

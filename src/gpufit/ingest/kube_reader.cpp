@@ -228,6 +228,30 @@ Result<WorkloadRef> Owner(const Where& w, const Json& meta, const std::string& p
   return out;
 }
 
+// The latest `.state.terminated.finishedAt` of `.status.containerStatuses[]`; nullopt when
+// no container has terminated.
+Result<std::optional<double>> FinishedAt(const Where& w, const Json& status) {
+  const Result<const Json*> list = Array(w, status, "containerStatuses", ".status.containerStatuses");
+  if (!list) return list.error();
+  std::optional<double> latest;
+  if (*list == nullptr) return latest;
+  for (std::size_t i = 0; i < (*list)->size(); ++i) {
+    const std::string at = fmt::format(".status.containerStatuses[{}]", i);
+    const Json& c = (**list)[i];
+    if (!c.is_object()) return w.Bad(at, fmt::format("expected an object, got {}", c.type_name()));
+    const Result<const Json*> state = Object(w, c, "state", at + ".state");
+    if (!state) return state.error();
+    if (*state == nullptr) continue;
+    const Result<const Json*> terminated = Object(w, **state, "terminated", at + ".state.terminated");
+    if (!terminated) return terminated.error();
+    if (*terminated == nullptr) continue;
+    const Result<std::optional<double>> t = Time(w, **terminated, "finishedAt", at + ".state.terminated.finishedAt");
+    if (!t) return t.error();
+    if (*t && (!latest || **t > *latest)) latest = *t;
+  }
+  return latest;
+}
+
 Result<KubePod> ParsePod(const Where& w, const Json& item, const Json& meta, KubePod pod) {
   const Result<std::string> uid = String(w, meta, "uid", ".metadata.uid");
   if (!uid) return uid.error();
@@ -285,6 +309,9 @@ Result<KubePod> ParsePod(const Where& w, const Json& item, const Json& meta, Kub
     if (!qos) return qos.error();
     pod.phase = *phase;
     pod.qos_class = *qos;
+    const Result<std::optional<double>> finished = FinishedAt(w, **status);
+    if (!finished) return finished.error();
+    if (pod.phase == "Succeeded" || pod.phase == "Failed") pod.finished_s = *finished;
   }
   return pod;
 }

@@ -49,10 +49,26 @@ std::string Describe(const char* metric, const Labels& l) {
 
 bool NoData(double v) { return !std::isfinite(v) || v >= kDcgmBlankSentinel; }
 
-// Lives of each pod key: [created, last seen] intervals from kube_pod_created.
-using Lives = std::map<std::string, std::vector<std::pair<double, double>>>;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Lives PodLives(const std::vector<PromSeries>& pod_created) {
+// One pod of a name: from its kube_pod_created value to its last kube_pod_created sample,
+// cut at its end (ingest/pod_ends.h) where one is known.
+struct Life {
+  double created = -kInf, last_seen = kInf;
+  double end = kInf;
+  std::string end_source;
+  // The last sample time that is the pod's: a step whose window (t - step, t] began before
+  // the end still holds the pod's own samples (`keep` = step - 1 ms on a grid, else 0).
+  double Bound(double keep) const { return std::min(last_seen, end + keep); }
+  PodEnd EndOf(const std::string& name, double keep) const {
+    if (end + keep < last_seen) return {name, end, end_source, 0};
+    return {name, last_seen, "kube_pod_created (the pod object's last sample)", 0};
+  }
+};
+// Lives of each pod key, by creation.
+using Lives = std::map<std::string, std::vector<Life>>;
+
+Lives PodLives(const std::vector<PromSeries>& pod_created, const PodEnds& ends) {
   Lives lives;
   for (const PromSeries& s : pod_created) {
     const std::string pod = PodName(s.labels);
@@ -60,40 +76,72 @@ Lives PodLives(const std::vector<PromSeries>& pod_created) {
     double created = s.time_s.front();
     for (double v : s.value)
       if (std::isfinite(v)) created = std::min(created, v);
-    lives[pod].emplace_back(created, s.time_s.back());
+    lives[pod].push_back({.created = created, .last_seen = s.time_s.back(), .end = kInf, .end_source = ""});
   }
   // By creation; overlapping lives (one pod seen twice) merge.
   for (auto& [pod, list] : lives) {
-    std::sort(list.begin(), list.end());
-    std::vector<std::pair<double, double>> merged;
-    for (const auto& life : list) {
-      if (!merged.empty() && life.first <= merged.back().second)
-        merged.back().second = std::max(merged.back().second, life.second);
+    std::sort(list.begin(), list.end(), [](const Life& a, const Life& b) { return a.created < b.created; });
+    std::vector<Life> merged;
+    for (const Life& life : list) {
+      if (!merged.empty() && life.created <= merged.back().last_seen)
+        merged.back().last_seen = std::max(merged.back().last_seen, life.last_seen);
       else
         merged.push_back(life);
     }
     list = std::move(merged);
+  }
+  // Each life ends at the first end inside it; a pod kube-state-metrics does not know has
+  // one life, to its first end.
+  for (const auto& [pod, list] : ends) {
+    if (list.empty()) continue;
+    auto it = lives.find(pod);
+    if (it == lives.end()) {
+      lives[pod].push_back(
+          {.created = -kInf, .last_seen = kInf, .end = list.front().end_s, .end_source = list.front().source});
+      continue;
+    }
+    for (Life& life : it->second) {
+      const auto e = std::find_if(list.begin(), list.end(), [&](const KnownEnd& k) { return k.end_s >= life.created; });
+      if (e != list.end() && e->end_s < life.last_seen) {
+        life.end = e->end_s;
+        life.end_source = e->source;
+      }
+    }
   }
   return lives;
 }
 
 // Which life of the pod name holds time t: 0 for the first (or when kube-state-metrics does
 // not know the pod: its samples bound its life), k for the (k+1)-th pod of that name, -1
-// outside every life.
-int LifeOf(const Lives& lives, const std::string& pod, double t) {
+// outside every life; `after_end`: t follows life k's end (a finished pod's stale samples).
+struct LifeAt {
+  int life = -1;
+  bool after_end = false;
+};
+LifeAt LifeOf(const Lives& lives, const std::string& pod, double t, double keep) {
   const auto it = lives.find(pod);
-  if (it == lives.end()) return 0;
-  for (std::size_t k = 0; k < it->second.size(); ++k)
-    if (t >= it->second[k].first && t <= it->second[k].second) return static_cast<int>(k);
-  return -1;
+  if (it == lives.end()) return {0, false};
+  const std::vector<Life>& list = it->second;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    if (t < list[k].created) break;
+    if (t <= list[k].Bound(keep)) return {static_cast<int>(k), false};
+    if (k + 1 == list.size() || t < list[k + 1].created) return {static_cast<int>(k), true};
+  }
+  return {-1, false};
 }
+
+std::string LifeName(const std::string& pod, int life) { return life == 0 ? pod : fmt::format("{}@{}", pod, life + 1); }
+
+// Sample times dropped after each life's end, by (pod, life).
+using Dropped = std::map<std::pair<std::string, int>, std::set<double>>;
 
 // Samples of one metric per (pod, GPU identity).
 using ByGpu = std::map<std::pair<std::string, std::string>, RawSeries>;
 
 Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, double scale, double max_value,
                      const Lives& lives, const std::optional<GridSpec>& grid, ByGpu& out,
-                     std::set<std::string>& unattributed) {
+                     std::set<std::string>& unattributed, Dropped& dropped) {
+  const double keep = grid ? grid->step_s - 1e-3 : 0.0;
   for (const PromSeries& s : series) {
     const std::string pod = PodName(s.labels);
     const std::string gpu = GpuIdentity(s.labels);
@@ -107,13 +155,14 @@ Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, 
       if (v < 0 || v > max_value)
         return InvalidArgument("{} at {}: value {} is out of range [0, {}]", Describe(metric, s.labels), s.time_s[i],
                                s.value[i], max_value / scale);
-      const int life = LifeOf(lives, pod, s.time_s[i]);
-      if (life < 0) continue;
       if (grid && (s.time_s[i] < grid->start_s - grid->step_s / 2 ||
                    s.time_s[i] >= grid->start_s + (static_cast<double>(grid->samples) - 0.5) * grid->step_s))
         continue;  // outside the queried range
+      const LifeAt life = LifeOf(lives, pod, s.time_s[i], keep);
+      if (life.after_end) dropped[{pod, life.life}].insert(s.time_s[i]);
+      if (life.life < 0 || life.after_end) continue;
       // A later pod of the same name (a recreated StatefulSet replica) is another pod.
-      RawSeries& into = out[{life == 0 ? pod : fmt::format("{}@{}", pod, life + 1), gpu}];
+      RawSeries& into = out[{LifeName(pod, life.life), gpu}];
       into.time_s.push_back(s.time_s[i]);
       into.value.push_back(static_cast<float>(v));
     }
@@ -128,18 +177,21 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
                                           const std::vector<PromSeries>& gr_engine_active,
                                           const std::vector<PromSeries>& sm_active,
                                           const std::vector<PromSeries>& pod_created, const std::string& source,
-                                          const std::optional<GridSpec>& grid) {
-  const Lives lives = PodLives(pod_created);
+                                          const std::optional<GridSpec>& grid, const PodEnds& ends) {
+  const Lives lives = PodLives(pod_created, ends);
   ByGpu memory, util, engine, sm;
   std::set<std::string> unattributed;
-  if (Result<void> r = Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, grid, memory, unattributed); !r)
-    return r.error();
-  if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, grid, util, unattributed); !r)
-    return r.error();
-  if (Result<void> r = Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, grid, engine, unattributed);
+  Dropped dropped;
+  if (Result<void> r = Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, grid, memory, unattributed, dropped);
       !r)
     return r.error();
-  if (Result<void> r = Collect(sm_active, kDcgmSmActive, 100.0, 100.0, lives, grid, sm, unattributed); !r)
+  if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, grid, util, unattributed, dropped); !r)
+    return r.error();
+  if (Result<void> r =
+          Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, grid, engine, unattributed, dropped);
+      !r)
+    return r.error();
+  if (Result<void> r = Collect(sm_active, kDcgmSmActive, 100.0, 100.0, lives, grid, sm, unattributed, dropped); !r)
     return r.error();
 
   // A GPU that several pods report at the same times is shared (time-slicing, MPS): DCGM
@@ -250,7 +302,42 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
         fmt::format("{}: DCGM series without a pod label (no pod holds it, or dcgm-exporter runs without "
                     "--kubernetes)",
                     gpu));
+  const double keep = grid ? grid->step_s - 1e-3 : 0.0;
+  for (const auto& [key, times] : dropped) {
+    PodEnd end = lives.at(key.first)[static_cast<std::size_t>(key.second)].EndOf(LifeName(key.first, key.second), keep);
+    end.dropped_samples = times.size();
+    tel->ended.push_back(std::move(end));
+  }
+  std::sort(tel->ended.begin(), tel->ended.end(), [](const PodEnd& a, const PodEnd& b) { return a.pod < b.pod; });
+  Result<std::vector<ReservedGpuMemory>> reserved = ReservedGpuMemoryFromDcgm(fb_used, grid);
+  if (!reserved) return reserved.error();
+  tel->reserved_gpu_memory = std::move(*reserved);
   return tel;
+}
+
+Result<std::vector<ReservedGpuMemory>> ReservedGpuMemoryFromDcgm(const std::vector<PromSeries>& fb_used,
+                                                                 const std::optional<GridSpec>& grid) {
+  std::map<std::string, ReservedGpuMemory> by_gpu;
+  for (const PromSeries& s : fb_used) {
+    if (!PodName(s.labels).empty()) continue;
+    for (std::size_t i = 0; i < s.time_s.size() && i < s.value.size(); ++i) {
+      if (NoData(s.value[i])) continue;
+      if (grid && (s.time_s[i] < grid->start_s - grid->step_s / 2 ||
+                   s.time_s[i] >= grid->start_s + (static_cast<double>(grid->samples) - 0.5) * grid->step_s))
+        continue;
+      if (s.value[i] < 0 || s.value[i] > kMaxPlausibleMiB)
+        return InvalidArgument("{} at {}: value {} is out of range [0, {}]", Describe(kDcgmFbUsed, s.labels),
+                               s.time_s[i], s.value[i], kMaxPlausibleMiB);
+      ReservedGpuMemory& r = by_gpu[GpuIdentity(s.labels)];
+      r.gpu = GpuIdentity(s.labels);
+      if (r.host.empty()) r.host = Host(s.labels);
+      r.peak = std::max(r.peak, MiB{static_cast<std::int64_t>(std::ceil(s.value[i]))});
+    }
+  }
+  std::vector<ReservedGpuMemory> out;
+  for (auto& [gpu, r] : by_gpu)
+    if (r.peak.value > 0) out.push_back(std::move(r));
+  return out;
 }
 
 std::string PodKeyFromLabels(const std::map<std::string, std::string>& l) {
@@ -282,7 +369,8 @@ Result<TelemetryGrid> GridFor(const TelemetryRange& range) {
                        .window = fmt::format("[{}ms]", static_cast<long long>(step_ms) - 1)};
 }
 
-Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range) {
+Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range,
+                                          const PodEnds& ends) {
   const Result<TelemetryGrid> grid = GridFor(range);
   if (!grid) return grid.error();
   auto query = [&](const std::string& metric) {
@@ -302,12 +390,19 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
   if (!sm) return sm.error();
   const Result<std::vector<PromSeries>> created = query("kube_pod_created");
   if (!created) return created.error();
+  const Result<std::vector<PromSeries>> completion = query(kKubePodCompletionTime);
+  if (!completion) return completion.error();
+  const Result<std::vector<PromSeries>> ended = query(R"(kube_pod_status_phase{phase=~"Succeeded|Failed"})");
+  if (!ended) return ended.error();
+  PodEnds all_ends = PodEndsFromKubeStateMetrics(*completion, *ended);
+  MergePodEnds(all_ends, ends);
   if (fb->empty())
     return FailedPrecondition(
         "prometheus {}: no {} series from {} to {} (is dcgm-exporter scraped, and does --since/--until, relative to "
         "now by default, cover the data?)",
         options.url, kDcgmFbUsed, FormatRfc3339(range.since_s), FormatRfc3339(range.until_s));
-  Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url, grid->grid);
+  Result<Telemetry> tel =
+      TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url, grid->grid, all_ends);
   if (!tel) return tel;
   if (Result<void> r = AddPrometheusContainers(options, *grid, *tel); !r) return r.error();
   return tel;

@@ -13,6 +13,8 @@
 //                                                    where enabled (not in the default counters)
 //   max_over_time(kube_pod_created[W])               kube-state-metrics: each pod's creation
 //                                                    time (value) and presence (samples)
+//   max_over_time(kube_pod_completion_time[W])       kube-state-metrics: a finished pod's end
+//   max_over_time(kube_pod_status_phase{phase=~"Succeeded|Failed"}[W])  which pods finished
 // The maximum within a step keeps peaks, as ingest/align.h does for several samples.
 //
 // Label mapping (dcgm-exporter run with --kubernetes; ../shared/reference/formats.md (a)):
@@ -24,9 +26,14 @@
 //    is left out and listed in Telemetry::skipped (co-location plans pods of one GPU), as are
 //    pods that report one GPU at the same times (time-slicing, MPS: DCGM measures the GPU).
 //  * Series with an empty `pod` label (GPUs no pod holds, or an exporter without
-//    --kubernetes) are left out and listed in Telemetry::skipped.
+//    --kubernetes) are left out and listed in Telemetry::skipped; the peak memory of each
+//    such GPU is Telemetry::reserved_gpu_memory (processes outside any pod).
 //  * Samples are clipped to the pod's lifetime when kube-state-metrics is scraped: from its
-//    kube_pod_created value to its last kube_pod_created sample. A pod name reused by a new
+//    kube_pod_created value to its last kube_pod_created sample, and to its end when it
+//    finished (phase Succeeded or Failed: kube_pod_completion_time, ingest/pod_ends.h; or an
+//    end in `ends`, e.g. kubectl's pods): the evaluation step holding the end is the pod's,
+//    later ones are dropped and counted in Telemetry::ended (dcgm-exporter keeps a finished
+//    pod's labels on its GPU for about 30 minutes). A pod name reused by a new
 //    pod (a recreated StatefulSet replica) is another pod: "namespace/pod@2", "@3", ... Without
 //    kube-state-metrics the DCGM samples themselves bound the life.
 //  * NaN, +/-Inf and DCGM's blank sentinels (>= 9223372036854775792) are "no data".
@@ -42,6 +49,7 @@
 
 #include "gpufit/core/result.h"
 #include "gpufit/ingest/align.h"
+#include "gpufit/ingest/pod_ends.h"
 #include "gpufit/ingest/prometheus_client.h"
 #include "gpufit/model/telemetry.h"
 
@@ -75,16 +83,24 @@ Result<TelemetryGrid> GridFor(const TelemetryRange& range);
 std::string PodKeyFromLabels(const std::map<std::string, std::string>& labels);
 
 // Reads the range from the server, with the containers' CPU and memory
-// (ingest/prometheus_containers.h) on the same grid.
-Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range);
+// (ingest/prometheus_containers.h) on the same grid. `ends` adds pod ends known elsewhere
+// (kubectl's pods) to kube-state-metrics' own.
+Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range,
+                                          const PodEnds& ends = {});
 
-// The mapping step alone (exposed for tests): answers of the five queries in the order
-// above -> telemetry on the common grid. `source` names the server in errors.
+// The mapping step alone (exposed for tests): answers of the first five queries in the
+// order above -> telemetry on the common grid; `ends` as PodEndsFromKubeStateMetrics
+// returns them. `source` names the server in errors.
 Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used,
                                           const std::vector<PromSeries>& gpu_util,
                                           const std::vector<PromSeries>& gr_engine_active,
                                           const std::vector<PromSeries>& sm_active,
                                           const std::vector<PromSeries>& pod_created, const std::string& source,
-                                          const std::optional<GridSpec>& grid = std::nullopt);
+                                          const std::optional<GridSpec>& grid = std::nullopt, const PodEnds& ends = {});
+
+// The peak DCGM_FI_DEV_FB_USED of each GPU in series without a pod (within `grid`), GPUs
+// with a peak above 0, by GPU. Errors: kInvalidArgument for a value out of [0, 1 TiB].
+Result<std::vector<ReservedGpuMemory>> ReservedGpuMemoryFromDcgm(const std::vector<PromSeries>& fb_used,
+                                                                 const std::optional<GridSpec>& grid = std::nullopt);
 
 }  // namespace gpufit

@@ -1,5 +1,7 @@
 #include "gpufit/ingest/telemetry_readers.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "gpufit/ingest/align.h"
@@ -54,9 +56,17 @@ Result<void> ReadGenTd26File(const std::string& path, double scale, bool is_duty
   });
 }
 
+// Drops the samples after the pods' ends, aligns, and lists the pods that lost samples.
+Result<Telemetry> AlignWithEnds(RawTelemetry& raw, const std::string& source, const PodEnds& ends) {
+  std::vector<PodEnd> ended = DropSamplesAfterEnd(raw, ends);
+  Result<Telemetry> t = AlignToGrid(raw, source);
+  if (t) t->ended = std::move(ended);
+  return t;
+}
+
 }  // namespace
 
-Result<Telemetry> ReadGenTd26(const std::string& dir) {
+Result<Telemetry> ReadGenTd26(const std::string& dir, const PodEnds& ends) {
   namespace fs = std::filesystem;
   RawTelemetry raw;
   const std::string mem = (fs::path(dir) / kGenTd26MemoryFile).string();
@@ -71,12 +81,13 @@ Result<Telemetry> ReadGenTd26(const std::string& dir) {
   if (Result<void> r = ReadGenTd26File(mem, 1.0 / static_cast<double>(kBytesPerMiB), false, raw.fb_used_mib); !r)
     return r.error();
   if (Result<void> r = ReadGenTd26File(duty, 1.0, true, raw.gpu_util_pct); !r) return r.error();
-  return AlignToGrid(raw, dir);
+  return AlignWithEnds(raw, dir, ends);
 }
 
-Result<Telemetry> ReadLongCsv(const std::string& path) {
+Result<Telemetry> ReadLongCsv(const std::string& path, const PodEnds& ends) {
   static constexpr std::array<const char*, 4> kColumns = {"timestamp_s", "pod", "metric", "value"};
   RawTelemetry raw;
+  PodEnds file_ends;
   std::size_t rows = 0;
   Result<void> r = ForEachCsvRow<4>(path, kColumns, [&](const CsvRow<4>& row) -> Result<void> {
     ++rows;
@@ -84,6 +95,14 @@ Result<Telemetry> ReadLongCsv(const std::string& path) {
     if (!metric) return metric.error();
     const bool is_mem = *metric == kDcgmFbUsed;
     const bool is_util = *metric == kDcgmGpuUtil;
+    if (*metric == kKubePodCompletionTime) {
+      const Result<std::string_view> pod = row.Text(1);
+      if (!pod) return pod.error();
+      const Result<double> end = row.NonNegative(3);
+      if (!end) return end.error();
+      file_ends[std::string(*pod)].push_back({*end, fmt::format("{} row, line {}", kKubePodCompletionTime, row.line)});
+      return {};
+    }
     if (!is_mem && !is_util) return {};
     const Result<double> t = row.NonNegative(0);
     if (!t) return t.error();
@@ -100,14 +119,15 @@ Result<Telemetry> ReadLongCsv(const std::string& path) {
   });
   if (!r) return r.error();
   if (rows == 0) return InvalidArgument("{}: no data rows after the header", path);
-  return AlignToGrid(raw, path);
+  MergePodEnds(file_ends, ends);
+  return AlignWithEnds(raw, path, file_ends);
 }
 
-Result<Telemetry> ReadTelemetry(const std::string& path) {
+Result<Telemetry> ReadTelemetry(const std::string& path, const PodEnds& ends) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return ReadGenTd26(path);
+  if (std::filesystem::is_directory(path, ec)) return ReadGenTd26(path, ends);
   if (!std::filesystem::exists(path, ec)) return NotFound("{}: no such file or directory", path);
-  return ReadLongCsv(path);
+  return ReadLongCsv(path, ends);
 }
 
 }  // namespace gpufit

@@ -123,6 +123,10 @@ struct KubePod {
   // `.spec.overhead` (RuntimeClass pod overhead), added to the effective request.
   MilliCpu overhead_cpu{};
   MiB overhead_memory{};
+  // The pod's end, Unix seconds: with `.status.phase` Succeeded or Failed, the latest
+  // `.status.containerStatuses[].state.terminated.finishedAt` (as kube-state-metrics'
+  // kube_pod_completion_time); nullopt for other phases or without one.
+  std::optional<double> finished_s{};
 
   // "namespace/name", unique in a cluster.
   std::string Key() const { return namespace_name + "/" + name; }

@@ -26,6 +26,8 @@ inline constexpr const char* kDcgmGpuUtil = "DCGM_FI_DEV_GPU_UTIL";  // duty cyc
 // there: present only where the user enabled it).
 inline constexpr const char* kDcgmGrEngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
 inline constexpr const char* kDcgmSmActive = "DCGM_FI_PROF_SM_ACTIVE";
+// kube-state-metrics: a finished pod's end, Unix seconds (ingest/pod_ends.h).
+inline constexpr const char* kKubePodCompletionTime = "kube_pod_completion_time";
 
 struct PodSeries {
   std::string pod;
@@ -33,9 +35,9 @@ struct PodSeries {
   std::vector<float> gpu_util_pct;  // GPU duty cycle, percent 0-100 (DCGM_FI_DEV_GPU_UTIL)
   // DCGM_FI_PROF_SM_ACTIVE x 100 where the source has it (else empty); NaN where no sample.
   std::vector<float> sm_active_pct{};
-  std::size_t first = 0;           // first grid sample of the pod's life
-  std::size_t last = 0;            // last grid sample of the pod's life (inclusive)
-  std::size_t filled_samples = 0;  // samples inside the life that had no raw value (gaps)
+  std::size_t first = 0;                 // first grid sample of the pod's life
+  std::size_t last = 0;                  // last grid sample of the pod's life (inclusive)
+  std::size_t filled_samples = 0;        // samples inside the life that had no raw value (gaps)
   std::vector<std::uint32_t> fb_gaps{};  // grid samples of fb_used_mib that were gaps, ascending
 
   std::size_t running_samples() const { return last - first + 1; }
@@ -63,6 +65,28 @@ inline std::string_view PodKeyOf(std::string_view series_pod) {
   return series_pod.substr(0, series_pod.find_first_of("[@"));
 }
 
+// A pod that ended inside the window (phase Succeeded or Failed) and the samples the reader
+// dropped after its end. dcgm-exporter keeps attributing a GPU to a finished pod while its
+// pod-resources cache holds the pod (about 30 minutes), so samples after the end are the
+// idle GPU under the dead pod's name, not the pod; averaged in, they dilute its activity
+// and charge idle time to it. Sources of ends: ingest/pod_ends.h.
+struct PodEnd {
+  std::string pod;                  // as PodSeries::pod
+  double end_s = 0;                 // the end, seconds on the telemetry's clock
+  std::string source;               // where the end comes from, e.g. "kube_pod_completion_time"
+  std::size_t dropped_samples = 0;  // sample times after end_s dropped, any metric (> 0)
+};
+
+// GPU memory used by processes outside any pod on one GPU: its DCGM series with an empty
+// `pod` label (dcgm-exporter attributes a GPU to a pod only while a pod holds it). The
+// figure each plan subtracts from that GPU's capacity (plan/reserved_gpus.h), and the one
+// online placement subtracts from that GPU's free memory.
+struct ReservedGpuMemory {
+  std::string gpu;   // dcgm-exporter UUID ("/gi<N>" added for a MIG instance), else "<host>/gpu<N>"
+  std::string host;  // Hostname label; "" when absent
+  MiB peak{};        // largest DCGM_FI_DEV_FB_USED over the window, whole MiB rounded up
+};
+
 struct Telemetry {
   double start_s = 0;                       // time of grid sample 0, seconds
   double step_s = 60;                       // grid spacing, seconds (> 0)
@@ -70,7 +94,10 @@ struct Telemetry {
   std::vector<PodSeries> pods;              // ordered by pod name
   std::vector<std::string> skipped;         // pods left out, each "pod: reason"
   std::vector<ContainerSeries> containers;  // by pod, container; empty from the file readers
-  std::string gpu_model_name;  // dcgm-exporter's modelName shared by every pod's GPU; "" if unknown or mixed
+  std::string gpu_model_name;   // dcgm-exporter's modelName shared by every pod's GPU; "" if unknown or mixed
+  std::vector<PodEnd> ended{};  // pods with samples dropped after their end, by pod
+  // Per GPU no pod held at some time, the memory used there outside pods (peak > 0), by gpu.
+  std::vector<ReservedGpuMemory> reserved_gpu_memory{};
 
   double window_hours() const { return static_cast<double>(samples) * step_s / 3600.0; }
 };

@@ -133,6 +133,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.target = *target;
   plan.capacity_mib = static_cast<double>((target->memory - options.reserve).value);
   plan.skipped = telemetry.skipped;
+  plan.ended = telemetry.ended;
   plan.profiles = ProfileAll(telemetry);
   plan.containers = ProfileContainers(telemetry);
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
@@ -238,6 +239,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   if (!plan.replay.safe)
     return Internal("replay found the co-location unsafe: {} memory overflows, max collision share {}",
                     plan.replay.memory_overflows, plan.replay.max_collision_share);
+  plan.reserved_gpus = PlaceOnReservedGpus(plan, telemetry.reserved_gpu_memory);
   plan.group_of.assign(telemetry.pods.size(), std::nullopt);
   for (std::size_t g = 0; g < plan.replay.gpus.size(); ++g) {
     for (std::size_t p : plan.replay.gpus[g].pods) plan.group_of[p] = g;

@@ -12,6 +12,8 @@
 //  * GPU-hours over the window: before = sum of pod lifetimes; after = sum over GPUs of the
 //    samples where at least one of its pods runs (too-big pods: their lifetime);
 //  * mean duty cycle per GPU = mean over GPUs and window samples of min(100, summed duty).
+// A GPU whose memory is partly used outside any pod has that much less for pods: groups go
+// there only where they fit (plan/reserved_gpus.h).
 #pragma once
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include "gpufit/optimize/mig_planner.h"
 #include "gpufit/optimize/rightsize.h"
 #include "gpufit/plan/replay.h"
+#include "gpufit/plan/reserved_gpus.h"
 
 namespace gpufit {
 
@@ -109,7 +112,11 @@ struct Plan {
   std::vector<double> collision_p_if_active;         // per group, with options.robust (memory_envelope.h)
   std::vector<double> memory_cap_mib;                // per pod, with options.memory_caps: whole MiB
   PlanTotals totals;
-  std::vector<std::string> skipped;          // pods left out of the telemetry, with reasons
+  std::vector<std::string> skipped;  // pods left out of the telemetry, with reasons
+  std::vector<PodEnd> ended;         // pods whose samples after their end were dropped (Telemetry::ended)
+  // GPUs with memory used outside any pod, the capacity left for pods and the group placed
+  // there (plan/reserved_gpus.h).
+  std::vector<ReservedGpu> reserved_gpus;
   std::vector<ContainerProfile> containers;  // cAdvisor / kube-state-metrics, when the telemetry has them
   std::int64_t search_evaluations = 0;
   // With options.mig_isolation: the MIG plan for the same pods (their right-sizing need) but

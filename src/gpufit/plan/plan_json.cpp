@@ -124,6 +124,18 @@ std::string PlanToJson(const Plan& plan) {
                           {"kept_gpu", plan.current.id},
                           {"evidence", s.evidence}});
   }
+  json ended = json::array(), reserved = json::array();
+  std::size_t dropped = 0;
+  for (const PodEnd& e : plan.ended) {
+    ended.push_back({{"pod", e.pod}, {"end_s", e.end_s}, {"source", e.source}, {"dropped_samples", e.dropped_samples}});
+    dropped += e.dropped_samples;
+  }
+  for (const ReservedGpu& r : plan.reserved_gpus)
+    reserved.push_back({{"gpu", r.reserved.gpu},
+                        {"host", r.reserved.host},
+                        {"outside_pods_peak_mib", r.reserved.peak.value},
+                        {"capacity_for_pods_mib", r.capacity_mib},
+                        {"group", r.group ? json(*r.group) : json(nullptr)}});
   const PlanTotals& t = plan.totals;
   json j = {
       {"schema_version", 1},
@@ -133,7 +145,9 @@ std::string PlanToJson(const Plan& plan) {
         {"samples", plan.samples},
         {"step_s", plan.step_s},
         {"window_hours", plan.window_hours},
-        {"skipped", plan.skipped}}},
+        {"skipped", plan.skipped},
+        {"ended", ended},
+        {"samples_dropped_after_end", dropped}}},
       {"options",
        {{"current_gpu", plan.current.id},
         {"target_gpu", plan.target.id},
@@ -150,6 +164,7 @@ std::string PlanToJson(const Plan& plan) {
       {"current_gpu", ToJson(plan.current)},
       {"target_gpu", ToJson(plan.target)},
       {"capacity_mib", plan.capacity_mib},
+      {"reserved_gpus", reserved},
       {"memory_envelope",
        {{"margin_mib", plan.memory_margin_mib},
         {"pooled_surprises", plan.memory_surprises},

@@ -48,6 +48,34 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "Telemetry: {} ({} pods, {} samples every {:.0f} s, {:.1f} h).", plan.source, plan.pod_names.size(),
       plan.samples, plan.step_s, plan.window_hours);
   if (!plan.skipped.empty()) Out(s, " Left out: {} (see telemetry.skipped in the JSON).", plan.skipped.size());
+  if (!plan.ended.empty()) {
+    std::size_t dropped = 0;
+    for (const PodEnd& e : plan.ended) dropped += e.dropped_samples;
+    Out(s,
+        "\nDropped {} samples after the end of {} finished pod{} (dcgm-exporter keeps a finished pod's labels on "
+        "its GPU for a while):",
+        dropped, plan.ended.size(), plan.ended.size() == 1 ? "" : "s");
+    std::size_t shown = 0;
+    for (const PodEnd& e : plan.ended) {
+      if (shown++ == 10) {
+        Out(s, " and {} more (telemetry.ended in the JSON)", plan.ended.size() - 10);
+        break;
+      }
+      Out(s, "{} {} ({} samples after {:.0f} s, {})", shown == 1 ? "" : ";", Short(e.pod), e.dropped_samples, e.end_s,
+          e.source);
+    }
+    Out(s, ".");
+  }
+  for (const ReservedGpu& r : plan.reserved_gpus) {
+    Out(s, "\nGPU {}{}: {} MiB used outside any pod (peak), so {:.0f} MiB for pods; ", r.reserved.gpu,
+        r.reserved.host.empty() ? "" : " on " + r.reserved.host, r.reserved.peak.value, r.capacity_mib);
+    if (r.group)
+      Out(s, "takes co-location GPU {} (below).", *r.group);
+    else if (plan.current.id != plan.target.id)
+      Out(s, "a {} of today's, not planned on (the plan is on {}).", plan.current.id, plan.target.id);
+    else
+      Out(s, "no planned group fits it.");
+  }
   if (plan.options.current_gpu.empty())
     Out(s, "\nThe pods are assumed to run on {} today (the telemetry names no GPU model; say --current-gpu).",
         plan.current.id);
@@ -83,7 +111,8 @@ std::string PlanToMarkdown(const Plan& plan) {
         plan.memory_margin_mib, plan.options.memory_risk == 0 ? std::string("largest") : "chosen quantile",
         plan.memory_surprises, plan.options.memory_risk, 100 * plan.options.max_collision_share);
   } else {
-    Out(s, "Envelope: in sample only (--envelope in-sample): nothing is kept for peaks the telemetry did not show.\n\n");
+    Out(s,
+        "Envelope: in sample only (--envelope in-sample): nothing is kept for peaks the telemetry did not show.\n\n");
   }
   Out(s, "## Right-sizing (one pod per GPU, headroom {:.0f}%)\n\n", 100 * plan.options.headroom);
   Out(s,
