@@ -26,17 +26,26 @@ inline constexpr const char* kDcgmGpuUtil = "DCGM_FI_DEV_GPU_UTIL";  // duty cyc
 // there: present only where the user enabled it).
 inline constexpr const char* kDcgmGrEngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
 inline constexpr const char* kDcgmSmActive = "DCGM_FI_PROF_SM_ACTIVE";
+// The duty cycle of GenTD26 (its pod_gpu_duty_cycle file), percent 0-100.
+inline constexpr const char* kGenTd26DutyField = "pod_gpu_duty_cycle";
 
 struct PodSeries {
   std::string pod;
   std::vector<float> fb_used_mib;   // GPU memory used, MiB (DCGM_FI_DEV_FB_USED)
-  std::vector<float> gpu_util_pct;  // GPU duty cycle, percent 0-100 (DCGM_FI_DEV_GPU_UTIL)
+  std::vector<float> gpu_util_pct;  // GPU duty cycle, percent 0-100 (from `util_field`)
   // DCGM_FI_PROF_SM_ACTIVE x 100 where the source has it (else empty); NaN where no sample.
   std::vector<float> sm_active_pct{};
-  std::size_t first = 0;           // first grid sample of the pod's life
-  std::size_t last = 0;            // last grid sample of the pod's life (inclusive)
-  std::size_t filled_samples = 0;  // samples inside the life that had no raw value (gaps)
+  std::size_t first = 0;                 // first grid sample of the pod's life
+  std::size_t last = 0;                  // last grid sample of the pod's life (inclusive)
+  std::size_t filled_samples = 0;        // samples inside the life that had no raw value (gaps)
   std::vector<std::uint32_t> fb_gaps{};  // grid samples of fb_used_mib that were gaps, ascending
+  // The field gpu_util_pct was read from (ingest/dcgm_devices.h states the rule):
+  // kDcgmGpuUtil, kDcgmGrEngineActive (x 100) or kGenTd26DutyField; "" when not known.
+  std::string util_field{};
+  // The device the series measures: a GPU UUID, "<GPU UUID>/gi<GPU_I_ID>" for a MIG
+  // instance, or "" when the source does not say. A pod on several devices is one series
+  // per device, "<pod>[i]" (i in device order).
+  std::string device{};
 
   std::size_t running_samples() const { return last - first + 1; }
 };
@@ -61,6 +70,12 @@ struct ContainerSeries {
 // name). The key ContainerSeries::pod and kubectl's pods use.
 inline std::string_view PodKeyOf(std::string_view series_pod) {
   return series_pod.substr(0, series_pod.find_first_of("[@"));
+}
+
+// Whether a PodSeries::device names a MIG instance: "<GPU UUID>/gi<GPU_I_ID>" (the readers'
+// ids) or a MIG device UUID ("MIG-...", as nvidia-smi -L prints it).
+inline bool IsMigDevice(std::string_view device) {
+  return device.rfind("MIG-", 0) == 0 || device.find("/gi") != std::string_view::npos;
 }
 
 struct Telemetry {
