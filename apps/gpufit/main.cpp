@@ -169,6 +169,11 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
   if (f.options.memory_caps && !f.manifests.empty() && !pods)
     return InvalidArgument("--sharing {} --emit-manifests needs --pods: the caps go into each pod's workload",
                            f.sharing);
+  // Pods whose spec asks for several GPUs or MIG instances are kept whole (optimize/multi_gpu.h).
+  if (telemetry != nullptr && pods) {
+    for (const PodSeries& p : telemetry->pods)
+      if (const KubePod* k = FindKubePod(*pods, p.pod)) f.options.spec_devices[p.pod] = k->GpuDevices();
+  }
   if (f.options.memory_caps && telemetry != nullptr && pods) {
     for (const PodSeries& p : telemetry->pods) f.options.workload_by_pod[p.pod] = WorkloadKeyOf(p.pod, *pods);
   }

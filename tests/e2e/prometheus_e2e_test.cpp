@@ -273,7 +273,10 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    (f[2] == "DCGM_FI_DEV_GPU_UTIL" ? duty : memory)[f[1]].push_back(std::stod(f[3]));
+    if (f[2] == "DCGM_FI_PROF_GR_ENGINE_ACTIVE")  // a MIG instance's duty cycle, a ratio
+      duty[f[1]].push_back(100 * std::stod(f[3]));
+    else
+      (f[2] == "DCGM_FI_DEV_GPU_UTIL" ? duty : memory)[f[1]].push_back(std::stod(f[3]));
   }
   ASSERT_EQ(containers.size(), 30u);
   for (const auto& c : containers) {

@@ -9,8 +9,9 @@
 //  * pod i is genai/sd-<i> on GPU UUID GPU-0000...<i>, host gpu-node-<i/4>; even hosts carry
 //    dcgm-exporter's `Hostname` label, odd ones the newer `hostname`; pod 0's series switch
 //    from `Hostname` to `hostname` half-way (an exporter upgrade: two series, one GPU);
-//  * pods with i % 5 == 4 are MIG instances (GPU_I_PROFILE 3g.40gb) that report
-//    DCGM_FI_PROF_GR_ENGINE_ACTIVE (duty / 100) instead of DCGM_FI_DEV_GPU_UTIL;
+//  * pods with i % 5 == 4 are MIG instances (GPU_I_PROFILE 3g.40gb, GPU_I_ID 1) that report
+//    DCGM_FI_PROF_GR_ENGINE_ACTIVE (duty / 100) instead of DCGM_FI_DEV_GPU_UTIL, in the CSV
+//    too (its device and GPU_I_ID columns carry the UUID and GPU_I_ID labels);
 //  * pods with i % 3 == 0 also report DCGM_FI_PROF_SM_ACTIVE = 0.8 duty / 100;
 //  * kube_pod_created per pod, sampled over its life; pods with i % 6 == 1 end two thirds
 //    into the slice and keep DCGM samples, still attributed to them, for 5 minutes after (a

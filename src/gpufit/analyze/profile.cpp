@@ -46,6 +46,8 @@ std::vector<float> Life(const std::vector<float>& series, std::size_t first, std
 PodProfile Profile(const PodSeries& pod, double step_s) {
   PodProfile out;
   out.pod = pod.pod;
+  out.util_field = pod.util_field;
+  out.device = pod.device;
   out.running_samples = pod.running_samples();
   out.filled_samples = pod.filled_samples;
   out.fb_used_mib = Summarize(Life(pod.fb_used_mib, pod.first, pod.last));

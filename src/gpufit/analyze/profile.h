@@ -23,6 +23,8 @@ struct PodProfile {
   Percentiles fb_used_mib;                   // GPU memory used, MiB
   Percentiles gpu_util_pct;                  // duty cycle, percent
   std::optional<Percentiles> sm_active_pct;  // DCGM_FI_PROF_SM_ACTIVE x 100 where the source has it
+  std::string util_field;                    // the field gpu_util_pct came from (PodSeries::util_field)
+  std::string device;                        // PodSeries::device
   double idle_share = 0;                     // share of running samples with duty cycle 0, in [0, 1]
   std::size_t running_samples = 0;
   std::size_t filled_samples = 0;

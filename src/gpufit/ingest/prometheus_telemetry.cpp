@@ -11,6 +11,7 @@
 
 #include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/align.h"
+#include "gpufit/ingest/dcgm_devices.h"
 #include "gpufit/ingest/prometheus_containers.h"
 
 namespace gpufit {
@@ -223,38 +224,27 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
                     names, gpu, gpu));
   }
 
-  // GPU identities per pod, in order, to name pods on several GPUs.
-  std::map<std::string, std::vector<std::string>> gpus_of;
-  for (const ByGpu* m : {&memory, &util, &engine})
-    for (const auto& [key, s] : *m)
-      if (!s.time_s.empty()) gpus_of[key.first].push_back(key.second);
-  RawTelemetry raw;
-  std::map<std::string, RawSeries> sm_of;  // by telemetry pod name
-  std::vector<std::string> multi_gpu;
-  for (auto& [pod, gpus] : gpus_of) {
-    if (shared_pods.count(pod)) continue;
-    std::sort(gpus.begin(), gpus.end());
-    gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-    if (gpus.size() > 1) {
-      multi_gpu.push_back(fmt::format("{}: holds {} GPUs; co-location plans pods of one GPU", pod, gpus.size()));
-      continue;
-    }
-    {
-      const std::string& name = pod;
-      const std::pair<std::string, std::string> key{pod, gpus[0]};
-      if (auto it = memory.find(key); it != memory.end() && !it->second.time_s.empty())
-        raw.fb_used_mib[name] = std::move(it->second);
-      // DCGM_FI_DEV_GPU_UTIL where the GPU reports it, else the graphics engine activity.
-      if (auto it = util.find(key); it != util.end() && !it->second.time_s.empty())
-        raw.gpu_util_pct[name] = std::move(it->second);
-      else if (auto e = engine.find(key); e != engine.end() && !e->second.time_s.empty())
-        raw.gpu_util_pct[name] = std::move(e->second);
-      if (auto it = sm.find(key); it != sm.end() && !it->second.time_s.empty()) sm_of[name] = std::move(it->second);
-    }
-  }
-  if (raw.fb_used_mib.empty() && !(shared_notes.empty() && multi_gpu.empty())) {
+  // Each pod's devices; a pod on several is one series per device, each with its own field.
+  PodDevices by_pod;
+  const std::pair<ByGpu*, RawSeries DeviceSamples::*> metrics[] = {{&memory, &DeviceSamples::fb_used_mib},
+                                                                   {&util, &DeviceSamples::gpu_util_pct},
+                                                                   {&engine, &DeviceSamples::engine_active_pct},
+                                                                   {&sm, &DeviceSamples::sm_active_pct}};
+  for (const auto& [m, member] : metrics)
+    for (auto& [key, s] : *m)
+      if (!s.time_s.empty() && !shared_pods.count(key.first)) by_pod[key.first][key.second].*member = std::move(s);
+  // A device with nothing but SM activity is no device of the pod's to plan.
+  for (auto& [pod, devices] : by_pod)
+    std::erase_if(devices, [](const auto& d) {
+      return d.second.fb_used_mib.time_s.empty() && d.second.gpu_util_pct.time_s.empty() &&
+             d.second.engine_active_pct.time_s.empty();
+    });
+  std::erase_if(by_pod, [](const auto& p) { return p.second.empty(); });
+  const DeviceSeries devices = SeriesByDevice(by_pod);
+  const RawTelemetry& raw = devices.raw;
+  if (raw.fb_used_mib.empty() && !(shared_notes.empty() && devices.skipped.empty())) {
     std::string why;
-    for (const auto* list : {&shared_notes, &multi_gpu})
+    for (const std::vector<std::string>* list : {&std::as_const(shared_notes), &devices.skipped})
       for (const std::string& n : *list) why += "; " + n;
     return InvalidArgument("{}: no pod to plan{}", source, why);
   }
@@ -280,23 +270,12 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   // The GPU model, when every planned pod's series name the same one.
   std::set<std::string> models;
   for (const PromSeries& s : fb_used)
-    if (const std::string pod = PodName(s.labels); raw.fb_used_mib.count(pod))
+    if (const std::string pod = PodName(s.labels); by_pod.count(pod) && !shared_pods.count(pod))
       models.insert(Label(s.labels, "modelName"));
   if (models.size() == 1) tel->gpu_model_name = *models.begin();
   tel->skipped.insert(tel->skipped.end(), shared_notes.begin(), shared_notes.end());
-  tel->skipped.insert(tel->skipped.end(), multi_gpu.begin(), multi_gpu.end());
-  // SM activity on the grid: the nearest sample, the largest of several, inside the life.
-  for (PodSeries& p : tel->pods) {
-    const auto it = sm_of.find(p.pod);
-    if (it == sm_of.end()) continue;
-    p.sm_active_pct.assign(tel->samples, std::numeric_limits<float>::quiet_NaN());
-    for (std::size_t i = 0; i < it->second.time_s.size(); ++i) {
-      const double k = std::round((it->second.time_s[i] - tel->start_s) / tel->step_s);
-      if (k < static_cast<double>(p.first) || k > static_cast<double>(p.last)) continue;
-      float& at = p.sm_active_pct[static_cast<std::size_t>(k)];
-      if (std::isnan(at) || it->second.value[i] > at) at = it->second.value[i];
-    }
-  }
+  tel->skipped.insert(tel->skipped.end(), devices.skipped.begin(), devices.skipped.end());
+  AttachDeviceFacts(devices, *tel);
   for (const std::string& gpu : unattributed)
     tel->skipped.push_back(
         fmt::format("{}: DCGM series without a pod label (no pod holds it, or dcgm-exporter runs without "

@@ -7,8 +7,9 @@
 // range) and 3 (left-open range) alike, and no sample is repeated by the 5-minute lookback:
 //   max_over_time(DCGM_FI_DEV_FB_USED[W])            framebuffer used, MiB
 //   max_over_time(DCGM_FI_DEV_GPU_UTIL[W])           duty cycle, percent 0-100
-//   max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[W])  ratio 0-1, x 100; used for a GPU (or MIG
-//                                                    instance) without DCGM_FI_DEV_GPU_UTIL
+//   max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[W])  ratio 0-1, x 100; the duty cycle of a MIG
+//                                                    instance, and of a full GPU that has it
+//                                                    (the rule and its sources: ingest/dcgm_devices.h)
 //   max_over_time(DCGM_FI_PROF_SM_ACTIVE[W])         ratio 0-1, x 100, into PodSeries::sm_active_pct
 //                                                    where enabled (not in the default counters)
 //   max_over_time(kube_pod_created[W])               kube-state-metrics: each pod's creation
@@ -23,8 +24,10 @@
 //    `gpu`. Series of one GPU that differ in other labels (a renamed host label, a driver
 //    upgrade) are merged.
 //  * The pod key is "namespace/pod" ("pod" without a namespace label). A pod on several GPUs
-//    is left out and listed in Telemetry::skipped (co-location plans pods of one GPU), as are
-//    pods that report one GPU at the same times (time-slicing, MPS: DCGM measures the GPU).
+//    or MIG instances is one series per device, "namespace/pod[i]" (ingest/dcgm_devices.h);
+//    plans keep such a pod's devices whole (optimize/multi_gpu.h). Pods that report one GPU
+//    at the same times (time-slicing, MPS: DCGM measures the GPU) are left out and listed in
+//    Telemetry::skipped.
 //  * Series with an empty `pod` label (GPUs no pod holds, or an exporter without
 //    --kubernetes) are left out and listed in Telemetry::skipped; the peak memory of each
 //    such GPU is Telemetry::reserved_gpu_memory (processes outside any pod).

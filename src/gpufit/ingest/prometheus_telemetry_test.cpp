@@ -51,13 +51,41 @@ TEST(TelemetryFromDcgmSeries, MapsLabelsToPodsAndGpus) {
   };
   const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
   ASSERT_TRUE(t) << t.error().message;
-  ASSERT_EQ(t->pods.size(), 1u);
+  ASSERT_EQ(t->pods.size(), 3u);
   EXPECT_EQ(t->step_s, 60);
   EXPECT_THAT(Find(*t, "ml/server-0").fb_used_mib, ElementsAre(5, 6, 7));
   EXPECT_THAT(Find(*t, "ml/server-0").gpu_util_pct, ElementsAre(9, 8, 7));
-  ASSERT_EQ(t->skipped.size(), 2u);
-  EXPECT_THAT(t->skipped[0], HasSubstr("ml/trainer-0: holds 2 GPUs; co-location plans pods of one GPU"));
-  EXPECT_THAT(t->skipped[1], HasSubstr("GPU-idle on node-a: DCGM series without a pod label"));
+  // The pod on two GPUs is one series per GPU, in UUID order (plans keep it whole).
+  EXPECT_EQ(Find(*t, "ml/trainer-0[0]").device, "GPU-a");
+  EXPECT_THAT(Find(*t, "ml/trainer-0[0]").fb_used_mib, ElementsAre(100, 200, 300));
+  EXPECT_EQ(Find(*t, "ml/trainer-0[1]").device, "GPU-b");
+  EXPECT_THAT(Find(*t, "ml/trainer-0[1]").gpu_util_pct, ElementsAre(1, 2, 3));
+  ASSERT_EQ(t->skipped.size(), 1u);
+  EXPECT_THAT(t->skipped[0], HasSubstr("GPU-idle on node-a: DCGM series without a pod label"));
+}
+
+// Issue 18: dcgm-exporter sends DCGM_FI_DEV_GPU_UTIL = 0 for MIG instances (unsupported
+// there); the instance at 60 % engine activity must not be planned idle. A full GPU with
+// both fields takes the engine activity too; one without it (pre-Volta) GPU_UTIL.
+TEST(TelemetryFromDcgmSeries, MigInstanceTakesEngineActivityEvenWhereGpuUtilIsZero) {
+  auto mig = Gpu("GPU-m", "infer-0");
+  mig["GPU_I_ID"] = "2";
+  const auto volta = Gpu("GPU-v", "volta-0"), pascal = Gpu("GPU-p", "pascal-0");
+  const std::vector<PromSeries> fb = {Series(mig, {0, 60}, {1000, 1000}), Series(volta, {0, 60}, {10, 10}),
+                                      Series(pascal, {0, 60}, {10, 10})};
+  const std::vector<PromSeries> util = {Series(mig, {0, 60}, {0, 0}), Series(volta, {0, 60}, {90, 90}),
+                                        Series(pascal, {0, 60}, {40, 30})};
+  const std::vector<PromSeries> engine = {Series(mig, {0, 60}, {0.6, 0.5}), Series(volta, {0, 60}, {0.25, 0.5})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, engine, {}, {}, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  const PodSeries& m = Find(*t, "ml/infer-0");
+  EXPECT_THAT(m.gpu_util_pct, ElementsAre(60, 50));
+  EXPECT_EQ(m.util_field, kDcgmGrEngineActive);
+  EXPECT_EQ(m.device, "GPU-m/gi2");
+  EXPECT_THAT(Find(*t, "ml/volta-0").gpu_util_pct, ElementsAre(25, 50));
+  EXPECT_EQ(Find(*t, "ml/volta-0").util_field, kDcgmGrEngineActive);
+  EXPECT_THAT(Find(*t, "ml/pascal-0").gpu_util_pct, ElementsAre(40, 30));
+  EXPECT_EQ(Find(*t, "ml/pascal-0").util_field, kDcgmGpuUtil);
 }
 
 TEST(TelemetryFromDcgmSeries, EngineActiveStandsInForUtilAndNoDataIsDropped) {

@@ -2,9 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <tuple>
+#include <type_traits>
 
 #include "gpufit/ingest/align.h"
+#include "gpufit/ingest/dcgm_devices.h"
 #include "gpufit/ingest/internal/csv_table.h"
 
 namespace gpufit {
@@ -27,6 +33,34 @@ Result<void> CheckMemory(double mib, const std::string& file, unsigned line, con
     return InvalidArgument("{}:{}: column '{}': {} MiB of GPU memory is implausible (more than 1 TiB)", file, line,
                            column, mib);
   return {};
+}
+
+// DCGM sends its profiling fields as ratios 0-1.
+Result<void> CheckRatio(double v, const std::string& file, unsigned line, const char* column, std::string_view field) {
+  if (v > 1.0)
+    return InvalidArgument("{}:{}: column '{}': {} is a ratio 0-1 (as DCGM sends it), got {}", file, line, column,
+                           field, v);
+  return {};
+}
+
+// The column names of the CSV header (trimmed of spaces and double quotes); empty when the
+// file cannot be read (ForEachCsvRow then says why).
+std::set<std::string> HeaderNames(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::set<std::string> names;
+  if (!std::getline(in, line)) return names;
+  std::size_t from = 0;
+  while (from <= line.size()) {
+    const std::size_t comma = std::min(line.find(',', from), line.size());
+    std::string name = line.substr(from, comma - from);
+    const auto trim = [](char c) { return c == ' ' || c == '"' || c == '\r' || c == '\t'; };
+    while (!name.empty() && trim(name.back())) name.pop_back();
+    while (!name.empty() && trim(name.front())) name.erase(0, 1);
+    names.insert(name);
+    from = comma + 1;
+  }
+  return names;
 }
 
 Result<void> CheckDuty(double v, const std::string& file, unsigned line, const char* column) {
@@ -81,20 +115,25 @@ Result<Telemetry> ReadGenTd26(const std::string& dir, const PodEnds& ends) {
   if (Result<void> r = ReadGenTd26File(mem, 1.0 / static_cast<double>(kBytesPerMiB), false, raw.fb_used_mib); !r)
     return r.error();
   if (Result<void> r = ReadGenTd26File(duty, 1.0, true, raw.gpu_util_pct); !r) return r.error();
-  return AlignWithEnds(raw, dir, ends);
+  Result<Telemetry> tel = AlignWithEnds(raw, dir, ends);
+  if (tel)
+    for (PodSeries& p : tel->pods) p.util_field = kGenTd26DutyField;
+  return tel;
 }
 
 Result<Telemetry> ReadLongCsv(const std::string& path, const PodEnds& ends) {
-  static constexpr std::array<const char*, 4> kColumns = {"timestamp_s", "pod", "metric", "value"};
-  RawTelemetry raw;
+  // The optional device columns, when the header names them.
+  const std::set<std::string> header = HeaderNames(path);
+  const bool with_device = header.count(kLongCsvDevice) > 0, with_instance = header.count(kLongCsvInstance) > 0;
+  std::array<const char*, 6> names = {"timestamp_s", "pod", "metric", "value", kLongCsvDevice, kLongCsvInstance};
+  if (!with_device) names[4] = kLongCsvInstance;
+  PodDevices pods;
   PodEnds file_ends;
   std::size_t rows = 0;
-  Result<void> r = ForEachCsvRow<4>(path, kColumns, [&](const CsvRow<4>& row) -> Result<void> {
+  auto on_row = [&](const auto& row) -> Result<void> {
     ++rows;
     const Result<std::string_view> metric = row.Text(2);
     if (!metric) return metric.error();
-    const bool is_mem = *metric == kDcgmFbUsed;
-    const bool is_util = *metric == kDcgmGpuUtil;
     if (*metric == kKubePodCompletionTime) {
       const Result<std::string_view> pod = row.Text(1);
       if (!pod) return pod.error();
@@ -103,24 +142,67 @@ Result<Telemetry> ReadLongCsv(const std::string& path, const PodEnds& ends) {
       file_ends[std::string(*pod)].push_back({*end, fmt::format("{} row, line {}", kKubePodCompletionTime, row.line)});
       return {};
     }
-    if (!is_mem && !is_util) return {};
+    RawSeries DeviceSamples::*into = nullptr;
+    double scale = 1;
+    if (*metric == kDcgmFbUsed) {
+      into = &DeviceSamples::fb_used_mib;
+    } else if (*metric == kDcgmGpuUtil) {
+      into = &DeviceSamples::gpu_util_pct;
+    } else if (*metric == kDcgmGrEngineActive) {
+      into = &DeviceSamples::engine_active_pct;
+      scale = 100;
+    } else if (*metric == kDcgmSmActive) {
+      into = &DeviceSamples::sm_active_pct;
+      scale = 100;
+    } else {
+      return {};
+    }
     const Result<double> t = row.NonNegative(0);
     if (!t) return t.error();
     const Result<std::string_view> pod = row.Text(1);
     if (!pod) return pod.error();
     const Result<double> v = row.NonNegative(3);
     if (!v) return v.error();
-    if (Result<void> ok = is_util ? CheckDuty(*v, path, row.line, "value") : CheckMemory(*v, path, row.line, "value");
+    if (Result<void> ok = scale != 1                            ? CheckRatio(*v, path, row.line, "value", *metric)
+                          : into == &DeviceSamples::fb_used_mib ? CheckMemory(*v, path, row.line, "value")
+                                                                : CheckDuty(*v, path, row.line, "value");
         !ok) {
       return ok;
     }
-    Append((is_mem ? raw.fb_used_mib : raw.gpu_util_pct)[std::string(*pod)], *t, static_cast<float>(*v));
+    // Device id: the device column, "/gi<GPU_I_ID>" for a MIG instance (as the Prometheus reader names it).
+    std::string device;
+    constexpr std::size_t kColumns = std::tuple_size_v<std::decay_t<decltype(row.cells)>>;
+    if constexpr (kColumns > 4) {
+      const char* instance = with_instance ? row.cells[kColumns - 1] : nullptr;
+      if (with_device && row.cells[4] != nullptr) device = row.cells[4];
+      if (instance != nullptr && *instance != '\0') {
+        if (device.empty())
+          return InvalidArgument("{}:{}: column '{}': a MIG instance id needs its GPU in column '{}'", path, row.line,
+                                 kLongCsvInstance, kLongCsvDevice);
+        device += std::string("/gi") + instance;
+      }
+    }
+    Append(pods[std::string(*pod)][device].*into, *t, static_cast<float>(*v * scale));
     return {};
-  });
+  };
+  Result<void> r = with_device && with_instance ? ForEachCsvRow<6>(path, names, on_row)
+                   : with_device || with_instance
+                       ? ForEachCsvRow<5>(path, {names[0], names[1], names[2], names[3], names[4]}, on_row)
+                       : ForEachCsvRow<4>(path, {names[0], names[1], names[2], names[3]}, on_row);
   if (!r) return r.error();
   if (rows == 0) return InvalidArgument("{}: no data rows after the header", path);
   MergePodEnds(file_ends, ends);
-  return AlignWithEnds(raw, path, file_ends);
+  DeviceSeries series = SeriesByDevice(pods);
+  std::vector<PodEnd> ended = DropSamplesAfterEnd(series.raw, file_ends);
+  Result<Telemetry> tel = AlignToGrid(series.raw, path);
+  if (!tel) {
+    if (series.skipped.empty()) return tel.error();
+    return InvalidArgument("{}; left out: {}", tel.error().message, series.skipped.front());
+  }
+  tel->ended = std::move(ended);
+  tel->skipped.insert(tel->skipped.end(), series.skipped.begin(), series.skipped.end());
+  AttachDeviceFacts(series, *tel);
+  return tel;
 }
 
 Result<Telemetry> ReadTelemetry(const std::string& path, const PodEnds& ends) {

@@ -7,15 +7,21 @@
 //      pod_gpu_duty_cycle_anon.csv         GPU duty cycle, percent 0-100
 //    each with columns timestamp_anon (s), value, container_ip (the pod key) in any order.
 //  * Long CSV, one file with header `timestamp_s,pod,metric,value` (any column order, extra
-//    columns ignored); metric is a DCGM field name: DCGM_FI_DEV_FB_USED (value in MiB) or
-//    DCGM_FI_DEV_GPU_UTIL (value in percent 0-100). A row with metric
-//    kube_pod_completion_time says the pod ended at `value` (seconds, the timestamp_s clock;
-//    its timestamp_s is not used): samples after it are dropped (ingest/pod_ends.h). Rows of
-//    other metrics are skipped. Documented in docs/telemetry-formats.md.
+//    columns ignored); metric is a DCGM field name, its value in DCGM's own unit:
+//    DCGM_FI_DEV_FB_USED (MiB), DCGM_FI_DEV_GPU_UTIL (percent 0-100),
+//    DCGM_FI_PROF_GR_ENGINE_ACTIVE and DCGM_FI_PROF_SM_ACTIVE (ratios 0-1, as dcgm-exporter
+//    sends them; stored x 100). A row with metric kube_pod_completion_time says the pod ended
+//    at `value` (seconds, the timestamp_s clock; its timestamp_s is not used): samples after
+//    it are dropped (ingest/pod_ends.h). Rows of other metrics are skipped. Optional columns
+//    `device` (the GPU's UUID, or a MIG device UUID "MIG-...") and `GPU_I_ID` (dcgm-exporter's
+//    MIG GPU-instance id, with `device` naming its GPU) say which device a row measures: a pod
+//    on several devices becomes one series per device, and each device's duty-cycle field is
+//    chosen by the rule of ingest/dcgm_devices.h (a MIG instance: GR_ENGINE_ACTIVE only).
+//    Documented in docs/telemetry-formats.md.
 // `ends` (e.g. from kubectl's pods, ingest/pod_ends.h) cut pods' samples the same way; the
 // pods that lost samples are listed in Telemetry::ended.
-// Values must be finite and >= 0, duty cycles <= 100, memory <= 1 TiB; timestamps finite
-// and >= 0.
+// Values must be finite and >= 0, duty cycles <= 100, ratios <= 1, memory <= 1 TiB;
+// timestamps finite and >= 0.
 #pragma once
 
 #include <string>
@@ -29,6 +35,8 @@ namespace gpufit {
 
 inline constexpr const char* kGenTd26MemoryFile = "pod_gpu_memory_used_bytes_anon.csv";
 inline constexpr const char* kGenTd26DutyFile = "pod_gpu_duty_cycle_anon.csv";
+inline constexpr const char* kLongCsvDevice = "device";      // optional long CSV column
+inline constexpr const char* kLongCsvInstance = "GPU_I_ID";  // optional long CSV column
 
 // Reads the two GenTD26 files of directory `dir`.
 Result<Telemetry> ReadGenTd26(const std::string& dir, const PodEnds& ends = {});

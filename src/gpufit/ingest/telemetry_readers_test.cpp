@@ -56,6 +56,10 @@ TEST(ReadLongCsv, BadInputNamesFileLineAndColumn) {
       {"implausible memory", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_DEV_FB_USED,1e30\n",
        ":2: column 'value': 1e+30 MiB of GPU memory is implausible"},
       {"empty file", "", "empty file"},
+      {"engine activity as a percent", "timestamp_s,pod,metric,value\n0,p,DCGM_FI_PROF_GR_ENGINE_ACTIVE,60\n",
+       ":2: column 'value': DCGM_FI_PROF_GR_ENGINE_ACTIVE is a ratio 0-1 (as DCGM sends it), got 60"},
+      {"MIG instance without its GPU", "timestamp_s,pod,metric,value,GPU_I_ID\n0,p,DCGM_FI_DEV_FB_USED,1,2\n",
+       ":2: column 'GPU_I_ID': a MIG instance id needs its GPU in column 'device'"},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -121,6 +125,85 @@ TEST(ReadGenTd26, RealTraceHas143PodsWithBothMetrics) {
   EXPECT_EQ(t->skipped.size(), 1u);
   EXPECT_EQ(t->step_s, 57);      // the trace's scrape interval
   EXPECT_EQ(t->samples, 1441u);  // (1662940800 - 1662858720) / 57 + 1
+}
+
+// Issue 18: dcgm-exporter sends DCGM_FI_DEV_GPU_UTIL = 0 for a MIG instance; its duty cycle is
+// DCGM_FI_PROF_GR_ENGINE_ACTIVE (a ratio). A long CSV with the device columns says which.
+TEST(ReadLongCsv, AMigInstanceTakesEngineActivityNotItsZeroGpuUtil) {
+  TempDir d;
+  const std::string f = d.Write("mig.csv",
+                                "timestamp_s,pod,metric,value,device,GPU_I_ID\n"
+                                "0,ml/infer,DCGM_FI_DEV_FB_USED,9000,GPU-a,2\n"
+                                "0,ml/infer,DCGM_FI_DEV_GPU_UTIL,0,GPU-a,2\n"
+                                "0,ml/infer,DCGM_FI_PROF_GR_ENGINE_ACTIVE,0.6,GPU-a,2\n"
+                                "60,ml/infer,DCGM_FI_DEV_FB_USED,9000,GPU-a,2\n"
+                                "60,ml/infer,DCGM_FI_DEV_GPU_UTIL,0,GPU-a,2\n"
+                                "60,ml/infer,DCGM_FI_PROF_GR_ENGINE_ACTIVE,0.65,GPU-a,2\n");
+  const Result<Telemetry> t = ReadLongCsv(f);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 1u);
+  EXPECT_EQ(t->pods[0].pod, "ml/infer");
+  EXPECT_EQ(t->pods[0].device, "GPU-a/gi2");
+  EXPECT_EQ(t->pods[0].util_field, kDcgmGrEngineActive);
+  // 0.6 and 0.65 of the time active: 60 % and 65 % (float of the ratio x 100).
+  ASSERT_EQ(t->pods[0].gpu_util_pct.size(), 2u);
+  EXPECT_FLOAT_EQ(t->pods[0].gpu_util_pct[0], 60.0f);
+  EXPECT_FLOAT_EQ(t->pods[0].gpu_util_pct[1], 65.0f);
+}
+
+TEST(ReadLongCsv, FullGpusPreferEngineActivityAndFallBackToGpuUtil) {
+  TempDir d;
+  const std::string f = d.Write("full.csv",
+                                "timestamp_s,pod,metric,value\n"
+                                "0,volta,DCGM_FI_DEV_FB_USED,100\n"
+                                "0,volta,DCGM_FI_DEV_GPU_UTIL,90\n"
+                                "0,volta,DCGM_FI_PROF_GR_ENGINE_ACTIVE,0.5\n"
+                                "0,volta,DCGM_FI_PROF_SM_ACTIVE,0.25\n"
+                                "0,pascal,DCGM_FI_DEV_FB_USED,100\n"
+                                "0,pascal,DCGM_FI_DEV_GPU_UTIL,40\n");
+  const Result<Telemetry> t = ReadLongCsv(f);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 2u);
+  const PodSeries &pascal = t->pods[0], &volta = t->pods[1];
+  EXPECT_EQ(pascal.util_field, kDcgmGpuUtil);
+  EXPECT_EQ(pascal.gpu_util_pct, (std::vector<float>{40}));
+  EXPECT_TRUE(pascal.sm_active_pct.empty());
+  EXPECT_EQ(volta.util_field, kDcgmGrEngineActive);
+  EXPECT_EQ(volta.gpu_util_pct, (std::vector<float>{50}));
+  EXPECT_EQ(volta.sm_active_pct, (std::vector<float>{25}));
+}
+
+TEST(ReadLongCsv, APodOnTwoDevicesIsOneSeriesPerDevice) {
+  TempDir d;
+  std::string text = "device,timestamp_s,pod,metric,value\n";
+  for (int t = 0; t <= 120; t += 60)
+    for (const char* gpu : {"GPU-b", "GPU-a"})
+      text += std::string(gpu) + "," + std::to_string(t) + ",ml/train,DCGM_FI_DEV_FB_USED,1000\n" + gpu + "," +
+              std::to_string(t) + ",ml/train,DCGM_FI_DEV_GPU_UTIL,80\n";
+  const Result<Telemetry> t = ReadLongCsv(d.Write("two.csv", text));
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 2u);
+  EXPECT_EQ(t->pods[0].pod, "ml/train[0]");
+  EXPECT_EQ(t->pods[0].device, "GPU-a");
+  EXPECT_EQ(t->pods[1].pod, "ml/train[1]");
+  EXPECT_EQ(t->pods[1].device, "GPU-b");
+  EXPECT_EQ(PodKeyOf(t->pods[1].pod), "ml/train");
+}
+
+TEST(ReadLongCsv, AMigInstanceWithOnlyGpuUtilIsLeftOutNotPlannedIdle) {
+  TempDir d;
+  const std::string f = d.Write("mig.csv",
+                                "timestamp_s,pod,metric,value,device\n"
+                                "0,busy,DCGM_FI_DEV_FB_USED,9000,MIG-1111\n"
+                                "0,busy,DCGM_FI_DEV_GPU_UTIL,0,MIG-1111\n"
+                                "0,ok,DCGM_FI_DEV_FB_USED,9000,GPU-a\n"
+                                "0,ok,DCGM_FI_DEV_GPU_UTIL,10,GPU-a\n");
+  const Result<Telemetry> t = ReadLongCsv(f);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 1u);
+  EXPECT_EQ(t->pods[0].pod, "ok");
+  ASSERT_EQ(t->skipped.size(), 1u);
+  EXPECT_THAT(t->skipped[0], HasSubstr("busy: MIG instance MIG-1111 has no DCGM_FI_PROF_GR_ENGINE_ACTIVE samples"));
 }
 
 }  // namespace

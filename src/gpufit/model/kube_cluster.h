@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,17 @@ struct KubePod {
       const auto it = c.resources.devices.find(resource);
       return it == c.resources.devices.end() ? 0 : it->second;
     }));
+  }
+  // The GPUs and MIG instances the pod holds: nvidia.com/gpu plus every nvidia.com/mig-<profile>,
+  // each by Devices().
+  int GpuDevices() const {
+    std::set<std::string> resources;
+    for (const KubeContainer& c : containers)
+      for (const auto& [resource, count] : c.resources.devices)
+        if (resource == "nvidia.com/gpu" || resource.starts_with("nvidia.com/mig-")) resources.insert(resource);
+    int n = 0;
+    for (const std::string& r : resources) n += Devices(r);
+    return n;
   }
 };
 

@@ -28,17 +28,26 @@ inline constexpr const char* kDcgmGrEngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIV
 inline constexpr const char* kDcgmSmActive = "DCGM_FI_PROF_SM_ACTIVE";
 // kube-state-metrics: a finished pod's end, Unix seconds (ingest/pod_ends.h).
 inline constexpr const char* kKubePodCompletionTime = "kube_pod_completion_time";
+// The duty cycle of GenTD26 (its pod_gpu_duty_cycle file), percent 0-100.
+inline constexpr const char* kGenTd26DutyField = "pod_gpu_duty_cycle";
 
 struct PodSeries {
   std::string pod;
   std::vector<float> fb_used_mib;   // GPU memory used, MiB (DCGM_FI_DEV_FB_USED)
-  std::vector<float> gpu_util_pct;  // GPU duty cycle, percent 0-100 (DCGM_FI_DEV_GPU_UTIL)
+  std::vector<float> gpu_util_pct;  // GPU duty cycle, percent 0-100 (from `util_field`)
   // DCGM_FI_PROF_SM_ACTIVE x 100 where the source has it (else empty); NaN where no sample.
   std::vector<float> sm_active_pct{};
   std::size_t first = 0;                 // first grid sample of the pod's life
   std::size_t last = 0;                  // last grid sample of the pod's life (inclusive)
   std::size_t filled_samples = 0;        // samples inside the life that had no raw value (gaps)
   std::vector<std::uint32_t> fb_gaps{};  // grid samples of fb_used_mib that were gaps, ascending
+  // The field gpu_util_pct was read from (ingest/dcgm_devices.h states the rule):
+  // kDcgmGpuUtil, kDcgmGrEngineActive (x 100) or kGenTd26DutyField; "" when not known.
+  std::string util_field{};
+  // The device the series measures: a GPU UUID, "<GPU UUID>/gi<GPU_I_ID>" for a MIG
+  // instance, or "" when the source does not say. A pod on several devices is one series
+  // per device, "<pod>[i]" (i in device order).
+  std::string device{};
 
   std::size_t running_samples() const { return last - first + 1; }
 };
@@ -86,6 +95,11 @@ struct ReservedGpuMemory {
   std::string host;  // Hostname label; "" when absent
   MiB peak{};        // largest DCGM_FI_DEV_FB_USED over the window, whole MiB rounded up
 };
+// Whether a PodSeries::device names a MIG instance: "<GPU UUID>/gi<GPU_I_ID>" (the readers'
+// ids) or a MIG device UUID ("MIG-...", as nvidia-smi -L prints it).
+inline bool IsMigDevice(std::string_view device) {
+  return device.rfind("MIG-", 0) == 0 || device.find("/gi") != std::string_view::npos;
+}
 
 struct Telemetry {
   double start_s = 0;                       // time of grid sample 0, seconds

@@ -34,6 +34,7 @@ Result<Manifests> BuildManifests(const ManifestInputs& in) {
     if (name == "mig" && !in.colocation->mig)
       return FailedPrecondition("--sharing mig: the plan has no MIG layout (make it with --sharing mig)");
     if (Result<void> ok = backend->emit(b); !ok) return ok.error();
+    manifests::EmitWholeGpus(b, name);
   }
   if (in.training != nullptr) manifests::EmitTraining(b);
   if (in.lending != nullptr) manifests::EmitLending(b);

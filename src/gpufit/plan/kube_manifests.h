@@ -50,6 +50,10 @@
 //        default/gpufit-night.
 //    Sources: kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/,
 //    kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (stopPolicy since Kueue v0.6).
+//  * Pods on several GPUs or MIG instances (Plan::multi_gpu): a patch that keeps them off
+//    shared nodes (required node affinity nvidia.com/gpu.sharing-strategy NotIn [time-slicing,
+//    mps]; per back end, plan/manifests/whole_gpus.cpp), and an "ask for 1" note where all
+//    their MIG instances but one stayed idle.
 // Workloads are the pods' top-level owners (model/kube_cluster.h): Deployment, StatefulSet,
 // DaemonSet, ReplicaSet, Job. A telemetry pod "ns/pod" or "ns/pod[i]" is matched to the
 // pods file by namespace/name. What cannot be emitted (no --pods, a pod missing from it, a

@@ -139,6 +139,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
   plan.container_data = HasContainerCpu(telemetry);
   plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
+  plan.multi_gpu = FindMultiGpuPods(telemetry, options.spec_devices);
   if (options.robust) {
     std::vector<std::size_t> pods;
     for (std::size_t i = 0; i < telemetry.pods.size(); ++i)
@@ -164,6 +165,15 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     r.usd_per_month_recommended = r.usd_per_month_current;
     r.reason = fmt::format("kept on {}: CPU-starved ({:.0f}% of samples), give it {:g} cores per GPU first",
                            current->id, 100 * s.starved_share(), s.recommended_cores);
+  }
+  for (const MultiGpuPod& m : plan.multi_gpu) {
+    for (std::size_t p : m.series) {
+      RightSizing& r = plan.right_sizing[p];
+      r.recommended_gpu = current->id;
+      r.usd_per_month_recommended = r.usd_per_month_current;
+      r.reason = fmt::format("kept whole on {}: pod {} holds {} devices ({}), never shared{}", current->id, m.pod,
+                             m.devices, m.evidence, m.ask_for_one ? "; " + m.ask_for_one->text : std::string());
+    }
   }
 
   // With memory caps the packer sees each pod as its cap, held over the whole window.
@@ -246,16 +256,19 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   }
 
   PlanTotals& t = plan.totals;
-  t.gpus_before = telemetry.pods.size();
-  const std::size_t own = plan.too_big.size() + plan.cpu_starvation.size();  // one GPU each
+  t.gpus_before = 0;
+  for (std::size_t i = 0; i < telemetry.pods.size(); ++i) t.gpus_before += plan.gpus_of(i);
+  const std::size_t own = plan.too_big.size() + plan.kept_gpus();  // one GPU each, a multi-GPU pod all of its
   t.gpus_after = plan.replay.gpus.size() + own;
   t.gpus_lower_bound = t.lower_bound.gpus() + own;
   t.gpus_first_fit_decreasing = colocation.first_fit_decreasing_gpus + own;
   const double hours_per_sample = telemetry.step_s / 3600.0;
   double duty_before = 0, duty_after = 0;
-  for (const PodProfile& p : plan.profiles) {
-    t.gpu_hours_before += p.gpu_hours_allocated;
-    duty_before += p.gpu_util_pct.mean * static_cast<double>(p.running_samples);
+  for (std::size_t i = 0; i < plan.profiles.size(); ++i) {
+    const PodProfile& p = plan.profiles[i];
+    const auto gpus = static_cast<double>(plan.gpus_of(i));
+    t.gpu_hours_before += p.gpu_hours_allocated * gpus;
+    duty_before += p.gpu_util_pct.mean * static_cast<double>(p.running_samples) * gpus;
   }
   for (const GpuReplay& g : plan.replay.gpus) {
     t.gpu_hours_after += static_cast<double>(g.occupied_samples) * hours_per_sample;
@@ -263,9 +276,10 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   }
   double too_big_usd_per_hour = 0;
   for (std::size_t p : plan.kept_on_current_gpu()) {
-    too_big_usd_per_hour += current->on_demand_per_gpu_hour.value;
-    t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated;
-    duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples);
+    const auto gpus = static_cast<double>(plan.gpus_of(p));
+    too_big_usd_per_hour += current->on_demand_per_gpu_hour.value * gpus;
+    t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated * gpus;
+    duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples) * gpus;
   }
   for (std::size_t p : plan.too_big) {
     too_big_usd_per_hour += plan.right_sizing[p].usd_per_month_recommended / kHoursPerMonth;
@@ -282,7 +296,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   if (options.mig_isolation) {
     const Result<const MigGpu*> mig_gpu = MigCatalog::Embedded().Find(options.target_gpu);
     if (!mig_gpu) return FailedPrecondition("--sharing mig: {} does not support MIG", options.target_gpu);
-    // CPU-starved pods keep their whole current GPU here too: no instance for them.
+    // CPU-starved and multi-GPU pods keep their whole current GPU(s) here too: no instance for them.
     std::vector<MigWorkload> workloads;
     std::vector<std::size_t> pod_of;  // workload -> pod
     for (std::size_t i = 0; i < plan.profiles.size(); ++i) {
@@ -302,7 +316,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     }
     plan.mig_usd_per_month =
         (static_cast<double>(mig->gpus + static_cast<int>(mig->too_big.size())) * target->on_demand_per_gpu_hour.value +
-         static_cast<double>(plan.cpu_starvation.size()) * current->on_demand_per_gpu_hour.value) *
+         static_cast<double>(plan.kept_gpus()) * current->on_demand_per_gpu_hour.value) *
         kHoursPerMonth;
     plan.mig = std::move(*mig);
   }

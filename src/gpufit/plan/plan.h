@@ -5,10 +5,12 @@
 // (plan/replay.h).
 //
 // Before/after accounting (all on-demand catalog prices, a 730-hour month):
-//  * before: one `current_gpu` per pod (one pod, one GPU, as the telemetry was taken);
+//  * before: one `current_gpu` per pod (one pod, one GPU, as the telemetry was taken), or as
+//    many as a multi-GPU pod of one series holds (optimize/multi_gpu.h);
 //  * after: one `target_gpu` per co-location group, plus, for each pod too big for the
 //    target, one GPU of its right-sized model (its current GPU when no catalog GPU fits),
-//    plus one current GPU per CPU-starved pod (never shrunk: it needs CPU, not less GPU);
+//    plus one current GPU per CPU-starved pod (never shrunk: it needs CPU, not less GPU), plus
+//    every device of a multi-GPU pod (kept whole, never packed: optimize/multi_gpu.h);
 //  * GPU-hours over the window: before = sum of pod lifetimes; after = sum over GPUs of the
 //    samples where at least one of its pods runs (too-big pods: their lifetime);
 //  * mean duty cycle per GPU = mean over GPUs and window samples of min(100, summed duty).
@@ -31,6 +33,7 @@
 #include "gpufit/optimize/cpu_starvation.h"
 #include "gpufit/optimize/lower_bound.h"
 #include "gpufit/optimize/mig_planner.h"
+#include "gpufit/optimize/multi_gpu.h"
 #include "gpufit/optimize/rightsize.h"
 #include "gpufit/plan/replay.h"
 #include "gpufit/plan/reserved_gpus.h"
@@ -77,6 +80,9 @@ struct PlanOptions {
   // CPU starvation (optimize/cpu_starvation.h): starved pods keep their current GPU, alone;
   // their duty cycle shows the CPU's limit, not the GPU's need.
   StarvationOptions starvation{};
+  // Telemetry pod name -> the GPUs and MIG devices its pod spec asks for (kubectl pods file,
+  // KubePod::GpuDevices()); more than one keeps the pod whole (optimize/multi_gpu.h).
+  std::map<std::string, int> spec_devices{};
 };
 
 struct PlanTotals {
@@ -108,6 +114,7 @@ struct Plan {
   std::vector<std::size_t> too_big;                  // pods that need their own right-sized GPU
   bool container_data = false;                       // a GPU pod has container CPU: starvation was judged
   std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
+  std::vector<MultiGpuPod> multi_gpu;                // pods on several devices: kept whole
   Replay replay;                                     // one entry per co-location group, at packing_capacity_mib
   std::vector<double> collision_p_if_active;         // per group, with options.robust (memory_envelope.h)
   std::vector<double> memory_cap_mib;                // per pod, with options.memory_caps: whole MiB
@@ -132,15 +139,36 @@ struct Plan {
   std::vector<std::string> workload_of;
   std::optional<Replay> workload_replay;
 
-  // The starved pods (indices into pod_names): each keeps one current GPU, alone.
+  // The multi-GPU pod a series (index into pod_names) belongs to, or null.
+  const MultiGpuPod* multi_gpu_of(std::size_t pod) const {
+    for (const MultiGpuPod& m : multi_gpu)
+      if (std::find(m.series.begin(), m.series.end(), pod) != m.series.end()) return &m;
+    return nullptr;
+  }
+  // Current GPUs a series stands for: a multi-GPU pod's only series all of its devices, else 1.
+  std::size_t gpus_of(std::size_t pod) const {
+    const MultiGpuPod* m = multi_gpu_of(pod);
+    return m != nullptr && m->series.size() == 1 ? static_cast<std::size_t>(m->devices) : 1;
+  }
+  // The pods (indices into pod_names) that keep their current GPU(s), alone: CPU-starved
+  // pods and every series of a multi-GPU pod. Ascending.
   std::vector<std::size_t> kept_on_current_gpu() const {
     std::vector<std::size_t> pods;
     for (const CpuStarvation& s : cpu_starvation) pods.push_back(s.pod);
+    for (const MultiGpuPod& m : multi_gpu) pods.insert(pods.end(), m.series.begin(), m.series.end());
+    std::sort(pods.begin(), pods.end());
+    pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
     return pods;
   }
   bool keeps_current_gpu(std::size_t pod) const {
-    return std::any_of(cpu_starvation.begin(), cpu_starvation.end(),
-                       [&](const CpuStarvation& s) { return s.pod == pod; });
+    return multi_gpu_of(pod) != nullptr || std::any_of(cpu_starvation.begin(), cpu_starvation.end(),
+                                                       [&](const CpuStarvation& s) { return s.pod == pod; });
+  }
+  // The current GPUs the kept pods hold (gpus_of each).
+  std::size_t kept_gpus() const {
+    std::size_t n = 0;
+    for (std::size_t p : kept_on_current_gpu()) n += gpus_of(p);
+    return n;
   }
 };
 

@@ -21,7 +21,9 @@ json ToJson(const PodProfile& p) {
           {"gpu_hours_allocated", p.gpu_hours_allocated},
           {"gpu_hours_used", p.gpu_hours_used},
           {"gpu_hours_wasted", p.gpu_hours_wasted()},
-          {"sm_active_pct", p.sm_active_pct ? ToJson(*p.sm_active_pct) : json(nullptr)}};
+          {"sm_active_pct", p.sm_active_pct ? ToJson(*p.sm_active_pct) : json(nullptr)},
+          {"duty_cycle_field", p.util_field.empty() ? json(nullptr) : json(p.util_field)},
+          {"device", p.device.empty() ? json(nullptr) : json(p.device)}};
 }
 
 json ToJson(const ContainerProfile& c) {
@@ -136,6 +138,35 @@ std::string PlanToJson(const Plan& plan) {
                         {"outside_pods_peak_mib", r.reserved.peak.value},
                         {"capacity_for_pods_mib", r.capacity_mib},
                         {"group", r.group ? json(*r.group) : json(nullptr)}});
+  json multi_gpu = json::array();
+  for (const MultiGpuPod& m : plan.multi_gpu) {
+    json series = json::array();
+    for (std::size_t p : m.series) series.push_back(plan.pod_names[p]);
+    json ask = nullptr;
+    if (m.ask_for_one) {
+      const AskForOne& a = *m.ask_for_one;
+      json idle = json::array();
+      for (std::size_t p : a.idle) idle.push_back(plan.pod_names[p]);
+      ask = {{"devices_now", m.devices},
+             {"devices_recommended", 1},
+             {"busy", plan.pod_names[a.busy]},
+             {"busy_device", plan.profiles[a.busy].device},
+             {"busy_peak_mib", a.busy_peak_mib},
+             {"busy_peak_duty_pct", a.busy_peak_duty_pct},
+             {"idle", idle},
+             {"idle_peak_mib", a.idle_peak_mib},
+             {"idle_peak_duty_pct", a.idle_peak_duty_pct},
+             {"recommendation", a.text}};
+    }
+    multi_gpu.push_back({{"pod", m.pod},
+                         {"series", series},
+                         {"devices", m.devices},
+                         {"spec_devices", m.spec_devices > 0 ? json(m.spec_devices) : json(nullptr)},
+                         {"mig", m.mig},
+                         {"kept_gpu", plan.current.id},
+                         {"evidence", m.evidence},
+                         {"ask_for_one", ask}});
+  }
   const PlanTotals& t = plan.totals;
   json j = {
       {"schema_version", 1},
@@ -180,6 +211,7 @@ std::string PlanToJson(const Plan& plan) {
       {"kept_on_current_gpu_workloads", ToJson(by_workload.kept, keyed)},
       {"cpu_starvation_evaluated", plan.container_data},
       {"cpu_starvation", starvation},
+      {"multi_gpu", multi_gpu},
       {"totals",
        {{"gpus_before", t.gpus_before},
         {"gpus_after", t.gpus_after},

@@ -1,6 +1,9 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
+#include <map>
+#include <vector>
 
 #include "gpufit/plan/plan_writers.h"
 
@@ -36,6 +39,28 @@ std::string ContainersToMarkdown(const std::vector<ContainerProfile>& containers
         c.cpu_cores.p95, c.cpu_cores.peak, opt(c.cpu_request), opt(c.cpu_limit), 100 * c.cpu_throttled_ratio.p95,
         c.memory_working_set_mib.peak, opt(c.memory_request), opt(c.memory_limit));
   }
+  return s;
+}
+
+// "Duty cycle from: FIELD for a, b; FIELD for the other n pods." Every pod's field is named:
+// the most common one as "the other pods", the rest by pod.
+std::string DutyFields(const Plan& plan) {
+  std::map<std::string, std::vector<std::string>> pods_of;
+  for (const PodProfile& p : plan.profiles) pods_of[p.util_field.empty() ? "unknown" : p.util_field].push_back(p.pod);
+  if (pods_of.empty()) return "";
+  const auto most = std::max_element(pods_of.begin(), pods_of.end(),
+                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  std::string s =
+      "Duty cycle from (per device: MIG instances DCGM_FI_PROF_GR_ENGINE_ACTIVE, full GPUs it where "
+      "exported, else DCGM_FI_DEV_GPU_UTIL):";
+  for (const auto& [field, pods] : pods_of) {
+    if (field == most->first) continue;
+    std::string names;
+    for (const std::string& p : pods) names += (names.empty() ? "" : ", ") + p;
+    s += fmt::format(" {} for {};", field, names);
+  }
+  s += fmt::format(" {} for {} {} pods.\n\n", most->first, pods_of.size() == 1 ? "all" : "the other",
+                   most->second.size());
   return s;
 }
 
@@ -83,6 +108,7 @@ std::string PlanToMarkdown(const Plan& plan) {
       "\nCo-location target: {} ({} MiB, reserve {} MiB), collisions allowed on at most {:.2f}% of samples ({}).\n\n",
       plan.target.id, plan.target.memory.value, plan.options.reserve.value, 100 * plan.options.max_collision_share,
       plan.collision_limit_samples);
+  Out(s, "{}", DutyFields(plan));
   Out(s, "## Totals\n\n| | before | after |\n|---|---:|---:|\n");
   Out(s, "| GPUs | {} x {} | {} |\n", t.gpus_before, plan.current.id, t.gpus_after);
   Out(s, "| GPU-hours over the window | {:.1f} | {:.1f} |\n", t.gpu_hours_before, t.gpu_hours_after);
@@ -140,6 +166,15 @@ std::string PlanToMarkdown(const Plan& plan) {
     }
     Out(s, "\n");
   }
+  if (!plan.multi_gpu.empty()) {
+    Out(s,
+        "\n## Pods on several GPUs or MIG instances (kept whole on {}, never shared)\n\n| pod | devices | why | "
+        "recommendation |\n|---|---:|---|---|\n",
+        plan.current.id);
+    for (const MultiGpuPod& m : plan.multi_gpu)
+      Out(s, "| {} | {} | {} | {} |\n", Short(m.pod), m.devices, m.evidence,
+          m.ask_for_one ? m.ask_for_one->text : std::string("-"));
+  }
   if (!plan.container_data) {
     Out(s,
         "\nGPU starvation by CPU: not judged, the telemetry has no container CPU (Prometheus with cAdvisor, or "
@@ -166,9 +201,8 @@ std::string PlanToMarkdown(const Plan& plan) {
         "| soft sharing (co-location above) | {} | {:.0f} | {} |\n"
         "| MIG, one instance per pod ({}) | {} | {:.0f} | {} pods exceed their instance |\n",
         plan.target.id, plan.totals.gpus_after, plan.totals.usd_per_month_after, plan.replay.safe ? "safe" : "unsafe",
-        plan.mig->optimal ? "optimal" : "time limit",
-        plan.mig->gpus + plan.mig->too_big.size() + plan.cpu_starvation.size(), plan.mig_usd_per_month,
-        plan.mig_pods_exceeding);
+        plan.mig->optimal ? "optimal" : "time limit", plan.mig->gpus + plan.mig->too_big.size() + plan.kept_gpus(),
+        plan.mig_usd_per_month, plan.mig_pods_exceeding);
     Out(s, "\nMIG layouts (mig-parted configs):");
     for (const auto& [name, profiles] : plan.mig->configs) {
       std::string list;

@@ -90,6 +90,20 @@ std::string Join(const std::vector<std::string>& items, const char* sep) {
 
 // The workload of a telemetry pod, or none (with a note).
 std::optional<std::pair<WorkloadKey, const KubePod*>> Builder::WorkloadOf(const std::string& telemetry_pod) {
+  const KubePod* pod = in_.pods != nullptr ? FindKubePod(*in_.pods, telemetry_pod) : nullptr;
+  if (pod != nullptr && (telemetry_pod.find('[') != std::string::npos || pod->GpuDevices() > 1)) {
+    NoteOnce(pod->GpuDevices() > 1
+                 ? fmt::format("pod {}: asks for {} GPUs; co-location plans pods of one GPU, so it is kept whole",
+                               pod->Key(), pod->GpuDevices())
+                 : fmt::format("pod {}: holds several GPUs (one telemetry series each); co-location plans pods of one "
+                               "GPU, so it is kept whole",
+                               pod->Key()));
+    return std::nullopt;
+  }
+  return OwnerOf(telemetry_pod);
+}
+
+std::optional<std::pair<WorkloadKey, const KubePod*>> Builder::OwnerOf(const std::string& telemetry_pod) {
   if (in_.pods == nullptr) {
     NoteOnce("no --pods file: workload patches need each pod's owner (kubectl get pods -A -o json)");
     return std::nullopt;
@@ -98,17 +112,6 @@ std::optional<std::pair<WorkloadKey, const KubePod*>> Builder::WorkloadOf(const 
   if (pod == nullptr) {
     out_.notes.push_back(
         fmt::format("pod {}: not in the --pods file (or its name is ambiguous): no patch", telemetry_pod));
-    return std::nullopt;
-  }
-  if (telemetry_pod.find('[') != std::string::npos) {
-    NoteOnce(fmt::format("pod {}: holds several GPUs, planned one by one; its workload is left as it is", pod->Key()));
-    return std::nullopt;
-  }
-  if (pod->Devices(kGpuResource) > 1) {
-    NoteOnce(
-        fmt::format("pod {}: asks for {} GPUs; co-location plans pods of one GPU, so its workload is left as "
-                    "it is",
-                    pod->Key(), pod->Devices(kGpuResource)));
     return std::nullopt;
   }
   if (pod->owner.kind == "DaemonSet") {
@@ -263,6 +266,18 @@ bool Builder::AsksForMig(const KubePod& pod) {
     for (const auto& [resource, count] : c.resources.devices)
       if (resource.rfind("nvidia.com/mig-", 0) == 0 && count > 0) return true;
   return false;
+}
+
+void Builder::RequireNode(Patch& patch, const std::string& key, const std::string& op,
+                          const std::vector<std::string>& values) {
+  YAML::Node terms = patch.yaml["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+                               ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  if (terms.size() == 0) terms.push_back(YAML::Node(YAML::NodeType::Map));
+  YAML::Node e;
+  e["key"] = key;
+  e["operator"] = op;
+  for (const std::string& v : values) e["values"].push_back(v);
+  terms[0]["matchExpressions"].push_back(e);
 }
 
 void Builder::ConfigMap(const std::string& name, const std::string& key, const std::string& data,

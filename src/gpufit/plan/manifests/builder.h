@@ -66,8 +66,11 @@ class Builder {
   void Note(const std::string& note) { out_.notes.push_back(note); }
   void NoteOnce(const std::string& note);
 
-  // The workload of a telemetry pod, or none (with a note saying why).
+  // The workload of a telemetry pod of one GPU, or none (with a note saying why; a pod on
+  // several GPUs is none: co-location plans pods of one GPU).
   std::optional<std::pair<WorkloadKey, const KubePod*>> WorkloadOf(const std::string& telemetry_pod);
+  // The workload of any telemetry pod that gpufit can patch, or none (with a note).
+  std::optional<std::pair<WorkloadKey, const KubePod*>> OwnerOf(const std::string& telemetry_pod);
   Patch& PatchOf(const WorkloadKey& key);
 
   // Schedulable target-model nodes from --nodes, without a NoSchedule/NoExecute taint other
@@ -88,6 +91,11 @@ class Builder {
   std::set<std::string> ForeignConfigs(const char* label, const std::string& ours_prefix,
                                        const std::string& also_ok) const;
   static bool AsksForMig(const KubePod& pod);
+  // Adds one matchExpressions entry to the pod template's required node affinity, in its
+  // first nodeSelectorTerm (terms are ORed, expressions of one term ANDed: every emitter's
+  // requirement must hold together).
+  static void RequireNode(Patch& patch, const std::string& key, const std::string& op,
+                          const std::vector<std::string>& values);
   // Adds `container` (a patch naming container c) under containers, or initContainers for an
   // init container or native sidecar.
   static void AddContainer(Patch& patch, const KubeContainer& c, const YAML::Node& container);

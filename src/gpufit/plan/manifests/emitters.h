@@ -8,5 +8,7 @@ namespace gpufit::manifests {
 
 void EmitTraining(Builder& b);  // needs in().training
 void EmitLending(Builder& b);   // needs in().lending
+// Keeps the plan's multi-GPU pods off shared nodes under `backend` (whole_gpus.cpp).
+void EmitWholeGpus(Builder& b, const std::string& backend);
 
 }  // namespace gpufit::manifests

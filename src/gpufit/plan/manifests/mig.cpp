@@ -49,8 +49,8 @@ Result<void> EmitMig(Builder& b) {
   std::map<WorkloadKey, const MigProfile*> profile_of;
   for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
     if (plan.keeps_current_gpu(i)) {
-      b.Note(fmt::format("pod {}: CPU-starved, it keeps its whole {} (no MIG instance)", plan.pod_names[i],
-                         plan.current.id));
+      b.Note(fmt::format("pod {}: {}, it keeps its whole {} (no MIG instance)", plan.pod_names[i],
+                         plan.multi_gpu_of(i) != nullptr ? "on several devices" : "CPU-starved", plan.current.id));
       continue;
     }
     const bool mapped = owner[i]->pod != nullptr;

@@ -38,18 +38,8 @@ void EmitTraining(Builder& b) {
       n["effect"] = t.effect;
       spec["tolerations"].push_back(n);
     }
-    if (!rec.scheduling.required_affinity.empty()) {
-      YAML::Node term;
-      for (const NodeRequirement& r : rec.scheduling.required_affinity) {
-        YAML::Node e;
-        e["key"] = r.key;
-        e["operator"] = r.op;
-        for (const std::string& v : r.values) e["values"].push_back(v);
-        term["matchExpressions"].push_back(e);
-      }
-      spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].push_back(
-          term);
-    }
+    for (const NodeRequirement& r : rec.scheduling.required_affinity)
+      Builder::RequireNode(patch, r.key, r.op, r.values);
     for (const auto& [k, v] : rec.annotations) patch.yaml["spec"]["template"]["metadata"]["annotations"][k] = v;
     for (const KubeContainer& c : example->containers) {
       if (c.kind != KubeContainer::Kind::kApp) continue;
