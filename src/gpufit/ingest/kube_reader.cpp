@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "gpufit/core/json_input.h"
 #include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/k8s_quantity.h"
 
@@ -399,16 +397,9 @@ Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, K
 }
 
 Result<void> Load(const std::string& path, Json& out) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("{}: no such file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("{}: cannot open", path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  try {
-    out = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    return InvalidArgument("{}: malformed JSON at byte {}: {}", path, e.byte, e.what());
-  }
+  Result<Json> doc = ReadJsonFile(path);
+  if (!doc) return doc.error();
+  out = std::move(*doc);
   return {};
 }
 
