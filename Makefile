@@ -2,12 +2,13 @@
 # install make itself through scripts/bootstrap):
 #   make demo   sets up, builds and runs the main job on the embedded synthetic cluster
 #   make test   sets up, builds and runs all tests
-# Also: make asan-test (AddressSanitizer + UBSan build and tests), make bench.
+# Also: make asan-test (AddressSanitizer + UBSan build and tests), make bench,
+#   make fuzz (libFuzzer targets of fuzz/, built with clang in build-fuzz, run briefly: scripts/fuzz).
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo test asan-test bench clean
+.PHONY: setup build demo test asan-test fuzz bench clean
 
 setup:
 	bash scripts/bootstrap
@@ -30,6 +31,9 @@ asan-test: setup
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+fuzz: setup
+	bash scripts/fuzz
+
 bench: build
 	$(BUILD)/bench/plan_bench
 	$(BUILD)/bench/sim_bench
@@ -38,4 +42,4 @@ bench: build
 	$(BUILD)/bench/prometheus_bench
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -117,7 +117,9 @@ Result<MigProfile> ParseProfile(const YAML::Node& n, const MigGpu& gpu, std::str
 
 }  // namespace
 
-Result<MigCatalog> MigCatalog::Parse(std::string_view yaml_text, std::string_view source) {
+// A function-try-block: a node of another shape than expected (a scalar where a map or list
+// belongs, a list where a scalar does) throws from yaml-cpp's operator[] or as<>.
+Result<MigCatalog> MigCatalog::Parse(std::string_view yaml_text, std::string_view source) try {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -151,6 +153,8 @@ Result<MigCatalog> MigCatalog::Parse(std::string_view yaml_text, std::string_vie
     c.gpus_.push_back(std::move(gpu));
   }
   return c;
+} catch (const YAML::Exception& e) {
+  return InvalidArgument("{}: unexpected shape: {}", source, e.what());
 }
 
 const MigCatalog& MigCatalog::Embedded() {

@@ -233,6 +233,18 @@ TEST(MigCatalogMemory, AnObservedFigureMustBeItsListing) {
   EXPECT_THAT(estimated.error().message, HasSubstr("'memory_source' must be observed or derived, got 'estimated'"));
 }
 
+// Found by yaml_mig_profiles_fuzz: a document of another shape threw from yaml-cpp
+// (std::terminate). Each is now kInvalidArgument naming the source.
+TEST(MigCatalog, OtherShapesAreErrors) {
+  for (const char* text : {"just a scalar", "[1, 2]", "gpus: [x]", "gpus: [{id: [1], profiles: []}]",
+                           "gpus: [{id: a, compute_slices: 7, memory_slices: 8, max_instances: 7, profiles: [x]}]"}) {
+    const Result<MigCatalog> c = MigCatalog::Parse(text, "m.yaml");
+    ASSERT_FALSE(c) << text;
+    EXPECT_EQ(c.error().code, Code::kInvalidArgument) << text;
+    EXPECT_THAT(c.error().message, ::testing::StartsWith("m.yaml: ")) << text;
+  }
+}
+
 TEST(MigCatalog, RejectsAStartPastTheLastSlice) {
   const Result<MigCatalog> c = MigCatalog::Parse(
       "gpus:\n  - id: x\n    compute_slices: 7\n    memory_slices: 8\n    max_instances: 7\n    profiles:\n"

@@ -18,6 +18,10 @@ Error Bad(std::string_view text, std::string_view why) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// 2^63: Kubernetes keeps a quantity's value (bytes, millicores) in an int64, so no larger
+// one exists; nor does it fit gpufit's int64 MilliCpu and MiB.
+constexpr double kInt64Bound = 9223372036854775808.0;
+
 }  // namespace
 
 Result<double> ParseQuantity(std::string_view text) {
@@ -64,6 +68,7 @@ Result<MilliCpu> CpuQuantity(std::string_view text) {
   const Result<double> cores = ParseQuantity(text);
   if (!cores) return cores.error();
   if (*cores < 0) return Unexpected{Bad(text, "CPU must be >= 0")};
+  if (*cores * 1000 >= kInt64Bound) return Unexpected{Bad(text, "above 2^63 millicores, more than Kubernetes holds")};
   return MilliCpu{static_cast<std::int64_t>(std::ceil(*cores * 1000 - 1e-9))};
 }
 
@@ -71,6 +76,7 @@ Result<MiB> MemoryQuantity(std::string_view text) {
   const Result<double> bytes = ParseQuantity(text);
   if (!bytes) return bytes.error();
   if (*bytes < 0) return Unexpected{Bad(text, "memory must be >= 0")};
+  if (*bytes >= kInt64Bound) return Unexpected{Bad(text, "above 2^63 bytes (8 EiB), more than Kubernetes holds")};
   return MiB{static_cast<std::int64_t>(std::ceil(*bytes / 1048576.0 - 1e-9))};
 }
 

@@ -21,10 +21,11 @@ namespace gpufit {
 Result<double> ParseQuantity(std::string_view text);
 
 // CPU in millicores, rounded up as Kubernetes does (1m is its smallest CPU unit).
-// Errors also for negative values.
+// Errors also for negative values and for 2^63 millicores or more (Kubernetes keeps an int64).
 Result<MilliCpu> CpuQuantity(std::string_view text);
 
-// Memory in MiB, rounded up to whole MiB. Errors also for negative values.
+// Memory in MiB, rounded up to whole MiB. Errors also for negative values and for 2^63
+// bytes (8 EiB) or more.
 Result<MiB> MemoryQuantity(std::string_view text);
 
 // A device count (nvidia.com/gpu, nvidia.com/mig-1g.10gb): a whole number >= 0.

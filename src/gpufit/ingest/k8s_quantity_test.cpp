@@ -68,5 +68,16 @@ TEST(K8sQuantityTest, ConvertsToMillicoresMibAndDevices) {
   EXPECT_FALSE(DeviceQuantity("500m"));
 }
 
+// Found by strings_fuzz: "1e33" cores was cast to int64 millicores (undefined behaviour).
+// Kubernetes keeps a quantity in an int64 of bytes or millicores: 2^63 = 9223372036854775808.
+TEST(K8sQuantityTest, RefusesQuantitiesBeyondInt64) {
+  EXPECT_EQ(CpuQuantity("1e33").error().message, "quantity '1e33': above 2^63 millicores, more than Kubernetes holds");
+  EXPECT_EQ(*CpuQuantity("9e15"), MilliCpu{9'000'000'000'000'000'000});  // 9e18 millicores < 2^63
+  EXPECT_FALSE(CpuQuantity("1e16"));                                     // 1e19 millicores > 2^63
+  EXPECT_EQ(MemoryQuantity("8Ei").error().message,
+            "quantity '8Ei': above 2^63 bytes (8 EiB), more than Kubernetes holds");  // 8 x 2^60 = 2^63
+  EXPECT_EQ(*MemoryQuantity("7Ei"), MiB{7LL << 40});                                  // 7 x 2^60 bytes = 7 x 2^40 MiB
+}
+
 }  // namespace
 }  // namespace gpufit

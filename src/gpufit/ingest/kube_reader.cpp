@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +10,7 @@
 #include <utility>
 
 #include "gpufit/core/input_file.h"
+#include "gpufit/core/json_input.h"
 #include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/k8s_quantity.h"
 
@@ -428,14 +426,9 @@ Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, K
 
 Result<void> Load(const std::string& path, Json& out) {
   if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("{}: cannot open", path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  try {
-    out = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    return InvalidArgument("{}: malformed JSON at byte {}: {}", path, e.byte, e.what());
-  }
+  Result<Json> doc = ReadJsonFile(path);
+  if (!doc) return doc.error();
+  out = std::move(*doc);
   return {};
 }
 

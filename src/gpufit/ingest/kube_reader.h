@@ -8,8 +8,9 @@
 //
 // Errors name the file, the item and the JSON path of the field:
 //   pods.json: items[3] (ml/llm-ft-0): .spec.containers[1].resources.requests.cpu: quantity 'abc': ...
-// kNotFound for a missing file, kInvalidArgument otherwise: malformed JSON (with the
-// byte offset), wrong kind, a missing `.metadata.name` or `.spec.containers`, a field of
+// kNotFound for a missing file (or a directory), kInvalidArgument otherwise: malformed JSON
+// (with the byte offset), JSON past core/json_input.h's bounds (256 MiB, 100 levels deep, a
+// number beyond a double), wrong kind, a missing `.metadata.name` or `.spec.containers`, a field of
 // the wrong JSON type, a bad or negative quantity, a request above its limit, extended
 // resource requests != limits, a bad timestamp or a duplicate name. Missing optional
 // fields are fine.

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "gpufit/core/json_input.h"
+
 namespace gpufit {
 namespace {
 
@@ -49,7 +51,7 @@ Result<double> ParseSampleValue(const std::string& text) {
   double v = 0;
   const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), v);
   if (r.ec != std::errc() || r.ptr != text.data() + text.size())
-    return InvalidArgument("sample value \"{}\" is not a number", text);
+    return InvalidArgument("sample value \"{}\" is not a number", Excerpt(text));
   return v;
 }
 
@@ -100,11 +102,13 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
   }
   if (res->status == 200) return {.retryable = false, .error = {}, .body = std::move(body)};
   // Prometheus explains refusals in its JSON envelope; fall back to the raw body.
-  std::string detail = body.substr(0, 300);
-  try {
-    const nlohmann::json j = nlohmann::json::parse(body);
-    detail = fmt::format("{}: {}", j.value("errorType", "?"), j.value("error", "?"));
-  } catch (const nlohmann::json::exception&) {
+  std::string detail = Excerpt(body, 300);
+  if (const Result<nlohmann::json> j = ParseJson(body, "answer"); j && j->is_object()) {
+    const auto text = [&](const char* key) {
+      const auto it = j->find(key);
+      return it != j->end() && it->is_string() ? Excerpt(it->get<std::string>(), 300) : std::string("?");
+    };
+    detail = fmt::format("{}: {}", text("errorType"), text("error"));
   }
   if (res->status == 401 || res->status == 403) detail += " (check --bearer-token-file)";
   const bool server_side = res->status == 429 || res->status >= 500;
@@ -168,37 +172,78 @@ Result<double> ParsePrometheusDuration(std::string_view text) {
 }
 
 Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument("prometheus {}: the answer is not valid JSON: {}", where, e.what());
+  using Json = nlohmann::json;
+  const std::string source = "prometheus " + where;
+  const Result<Json> doc = ParseJson(body, source);
+  if (!doc) return doc.error();
+  // Each field read names its JSON path; values are quoted only as short excerpts.
+  const auto bad = [&](const std::string& path, std::string_view what) {
+    return InvalidArgument("{}: {}: {}", source, path, what);
+  };
+  const auto typed = [&](const Json& v, const std::string& path, Json::value_t type,
+                         const char* name) -> Result<const Json*> {
+    if (v.type() == type || (type == Json::value_t::number_float && v.is_number())) return &v;
+    return bad(path, fmt::format("expected {}, got {}", name, v.type_name()));
+  };
+  const auto field = [&](const Json& parent, const char* key, const std::string& path, Json::value_t type,
+                         const char* name) -> Result<const Json*> {
+    const auto it = parent.find(key);
+    if (it == parent.end()) return bad(path, "missing");
+    return typed(*it, path, type, name);
+  };
+  const Json& j = *doc;
+  if (!j.is_object()) return bad("top level", fmt::format("expected an object, got {}", j.type_name()));
+  const Result<const Json*> status = field(j, "status", "status", Json::value_t::string, "a string");
+  if (!status) return status.error();
+  if (**status != "success") {
+    const auto text = [&](const char* key) {
+      const auto it = j.find(key);
+      return it != j.end() && it->is_string() ? Excerpt(it->get<std::string>(), 300) : std::string("?");
+    };
+    return InvalidArgument("{}: status '{}': {}: {}", source, Excerpt((*status)->get<std::string>()), text("errorType"),
+                           text("error"));
   }
-  try {
-    if (j.at("status") != "success")
-      return InvalidArgument("prometheus {}: status '{}': {}: {}", where, j.at("status").get<std::string>(),
-                             j.value("errorType", "?"), j.value("error", "?"));
-    const auto& data = j.at("data");
-    if (data.at("resultType") != "matrix")
-      return InvalidArgument("prometheus {}: resultType '{}', expected 'matrix'", where,
-                             data.at("resultType").get<std::string>());
-    std::vector<PromSeries> out;
-    for (const auto& r : data.at("result")) {
-      PromSeries& s = out.emplace_back();
-      for (const auto& [k, v] : r.at("metric").items()) s.labels[k] = v.get<std::string>();
-      for (const auto& pair : r.at("values")) {
-        if (!pair.is_array() || pair.size() != 2)
-          return InvalidArgument("prometheus {}: a sample is not a [time, \"value\"] pair: {}", where, pair.dump());
-        Result<double> v = ParseSampleValue(pair[1].get<std::string>());
-        if (!v) return InvalidArgument("prometheus {}: {}", where, v.error().message);
-        s.time_s.push_back(pair[0].get<double>());
-        s.value.push_back(*v);
-      }
+  const Result<const Json*> data = field(j, "data", "data", Json::value_t::object, "an object");
+  if (!data) return data.error();
+  const Result<const Json*> type = field(**data, "resultType", "data.resultType", Json::value_t::string, "a string");
+  if (!type) return type.error();
+  if (**type != "matrix")
+    return bad("data.resultType", fmt::format("'{}', expected 'matrix'", Excerpt((*type)->get<std::string>())));
+  const Result<const Json*> result = field(**data, "result", "data.result", Json::value_t::array, "an array");
+  if (!result) return result.error();
+  std::vector<PromSeries> out;
+  for (std::size_t i = 0; i < (*result)->size(); ++i) {
+    const std::string at = fmt::format("data.result[{}]", i);
+    const Result<const Json*> r = typed((**result)[i], at, Json::value_t::object, "an object");
+    if (!r) return r.error();
+    const Result<const Json*> metric = field(**r, "metric", at + ".metric", Json::value_t::object, "an object");
+    if (!metric) return metric.error();
+    const Result<const Json*> values = field(**r, "values", at + ".values", Json::value_t::array, "an array");
+    if (!values) return values.error();
+    PromSeries& s = out.emplace_back();
+    for (const auto& [k, v] : (*metric)->items()) {
+      const Result<const Json*> label =
+          typed(v, fmt::format("{}.metric[\"{}\"]", at, Excerpt(k)), Json::value_t::string, "a string");
+      if (!label) return label.error();
+      s.labels[k] = v.get<std::string>();
     }
-    return out;
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument("prometheus {}: unexpected answer shape: {}", where, e.what());
+    for (std::size_t k = 0; k < (*values)->size(); ++k) {
+      const std::string vat = fmt::format("{}.values[{}]", at, k);
+      const Json& pair = (**values)[k];
+      if (!pair.is_array() || pair.size() != 2)
+        return bad(vat, fmt::format("expected a [time, \"value\"] pair, got {}{}", pair.type_name(),
+                                    pair.is_array() ? fmt::format(" of {} items", pair.size()) : ""));
+      const Result<const Json*> t = typed(pair[0], vat + "[0]", Json::value_t::number_float, "a number (Unix s)");
+      if (!t) return t.error();
+      const Result<const Json*> text = typed(pair[1], vat + "[1]", Json::value_t::string, "a string");
+      if (!text) return text.error();
+      Result<double> v = ParseSampleValue((*text)->get<std::string>());
+      if (!v) return bad(vat + "[1]", v.error().message);
+      s.time_s.push_back((*t)->get<double>());
+      s.value.push_back(*v);
+    }
   }
+  return out;
 }
 
 Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q) {
