@@ -3,15 +3,25 @@
 //    (target: well under 2 s on the 2-core machine);
 //  * BM_PlanSynthetic5000: a generated 5,000-pod, one-week, one-minute cluster
 //    (target: under 60 s and under 4 GiB peak memory; peak RSS is reported as a counter).
+//  * BM_PlanTwoSamples/2000 and /10000: pods of 2 samples, memory 2-60 GiB and duty 0-100%
+//    drawn uniformly (a dense conflict graph: issue 18 point 10 measured 107 s at 2,000
+//    pods and over 15 minutes at 10,000); target: 10,000 well under a minute;
+//  * BM_LowerBoundTwoSamples/2000 and /10000: the lower bound alone on the same pods (the
+//    conflict graph and its greedy clique);
+//  * BM_PlanDemo100000: `gpufit demo --pods 100000` (synthetic, 100,000 pods, one day of
+//    one-minute samples); target: under 2 minutes.
 // Run: build/bench/plan_bench (or `make bench`). GPUFIT_DATA points at the traces.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 
 #include "bench_util.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
 #include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/optimize/lower_bound.h"
 #include "gpufit/plan/plan.h"
 
 namespace {
@@ -56,6 +66,68 @@ void BM_PlanSynthetic5000(benchmark::State& state) {
   state.counters["peak_rss_mib"] = PeakRssMiB();
 }
 BENCHMARK(BM_PlanSynthetic5000)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+// `pods` pods over 2 one-minute samples, memory uniform in [2000, 60000] MiB and duty
+// cycle uniform in [0, 100] %, as a long CSV of random values would give.
+Telemetry TwoSamplePods(std::size_t pods) {
+  std::mt19937_64 rng(1);
+  std::uniform_int_distribution<int> mem(2000, 60000), util(0, 100);
+  Telemetry t;
+  t.samples = 2;
+  for (std::size_t p = 0; p < pods; ++p) {
+    PodSeries s{.pod = "pod-" + std::to_string(p), .fb_used_mib = {}, .gpu_util_pct = {}, .last = 1};
+    for (int k = 0; k < 2; ++k) {
+      s.fb_used_mib.push_back(static_cast<float>(mem(rng)));
+      s.gpu_util_pct.push_back(static_cast<float>(util(rng)));
+    }
+    t.pods.push_back(std::move(s));
+  }
+  std::sort(t.pods.begin(), t.pods.end(), [](const PodSeries& a, const PodSeries& b) { return a.pod < b.pod; });
+  return t;
+}
+
+void BM_PlanTwoSamples(benchmark::State& state) {
+  const Telemetry tel = TwoSamplePods(static_cast<std::size_t>(state.range(0)));
+  PlanOptions options;
+  options.target_gpu = "h100-80gb";
+  std::size_t gpus = 0, lb = 0;
+  for (auto _ : state) {
+    const Result<Plan> plan = BuildPlan(tel, GpuCatalog::Embedded(), options, "two-samples");
+    gpus = plan->totals.gpus_after;
+    lb = plan->totals.gpus_lower_bound;
+  }
+  state.counters["gpus_after"] = static_cast<double>(gpus);
+  state.counters["gpus_lower_bound"] = static_cast<double>(lb);
+  state.counters["peak_rss_mib"] = PeakRssMiB();
+}
+BENCHMARK(BM_PlanTwoSamples)->Arg(2000)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+void BM_LowerBoundTwoSamples(benchmark::State& state) {
+  const Telemetry tel = TwoSamplePods(static_cast<std::size_t>(state.range(0)));
+  std::vector<std::size_t> pods(tel.pods.size());
+  for (std::size_t i = 0; i < pods.size(); ++i) pods[i] = i;
+  GpuLowerBound lb;
+  for (auto _ : state) lb = LowerBound(tel, pods, 81920, 0);  // 80 GiB, no collision allowed
+  state.counters["conflict_clique"] = static_cast<double>(lb.conflict_clique);
+  state.counters["clique_seeds_tried"] = static_cast<double>(lb.clique_seeds_tried);
+}
+BENCHMARK(BM_LowerBoundTwoSamples)->Arg(2000)->Arg(10000)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+
+void BM_PlanDemo100000(benchmark::State& state) {
+  const Telemetry tel = GenerateSyntheticTelemetry({.pods = 100000});
+  PlanOptions options;
+  options.target_gpu = "h100-80gb";
+  std::size_t gpus = 0, lb = 0;
+  for (auto _ : state) {
+    const Result<Plan> plan = BuildPlan(tel, GpuCatalog::Embedded(), options, "demo-100000");
+    gpus = plan->totals.gpus_after;
+    lb = plan->totals.gpus_lower_bound;
+  }
+  state.counters["gpus_after"] = static_cast<double>(gpus);
+  state.counters["gpus_lower_bound"] = static_cast<double>(lb);
+  state.counters["peak_rss_mib"] = PeakRssMiB();
+}
+BENCHMARK(BM_PlanDemo100000)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
 

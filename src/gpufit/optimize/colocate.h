@@ -13,7 +13,8 @@
 // share a GPU: time-multiplexed and memory-based sharing.
 //
 // Method (bin packing with time-series items; the problem is NP-hard):
-//  1. first-fit decreasing by peak memory (the baseline, reported);
+//  1. first-fit decreasing by peak memory (the baseline, reported), each pod tried on the
+//     last 128 GPUs opened (so its cost is pods x 128 checks at most);
 //  2. bin elimination by penalty local search: empty the lightest GPU, spread its pods,
 //     then move pods between GPUs (tabu search, min-conflicts) to drive the penalty
 //     (overflowing samples + excess collision samples) to zero; on success one GPU fewer.

@@ -9,14 +9,20 @@
 //  * conflict_clique: two pods conflict when they cannot share one GPU (their summed
 //    memory overflows C at some sample, or their summed duty cycle collides at more than
 //    the allowed samples). Pods that pairwise conflict need distinct GPUs, so the size of
-//    any clique of the conflict graph is a bound; we grow cliques greedily from every pod.
-//    Computed when pods^2/2 x samples <= 2e8 (small clusters), else 0.
+//    any clique of the conflict graph is a bound; we grow cliques greedily from every pod
+//    (GreedyClique). Both parts of its cost are bounded (LowerBoundLimits): building the
+//    graph tests pods^2/2 pairs over their samples, so it is built only when
+//    pods^2/2 x samples <= 2e8 (else the clique is 0); the search stops after a fixed
+//    amount of work, so on large dense graphs it grows cliques from the highest-degree
+//    pods only (clique_seeds_tried < clique_pods) and may find a smaller clique. Any clique
+//    is a valid bound, so a stopped search gives a weaker bound, never a wrong one.
 // The bound is the larger of the two. Pods whose own peak exceeds C are left out (they
 // cannot use this GPU model at all).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "gpufit/model/telemetry.h"
@@ -25,7 +31,19 @@ namespace gpufit {
 
 struct GpuLowerBound {
   std::size_t per_sample_l2 = 0;
-  std::size_t conflict_clique = 0;
+  std::size_t conflict_clique = 0;  // 0 when the conflict graph was not built
+  std::size_t clique_pods = 0;      // pods of the conflict graph
+  bool clique_graph_built = false;  // pods^2/2 x samples within LowerBoundLimits::max_pair_samples
+  // Seeds the greedy search grew cliques from, or clique_pods when every seed was tried
+  // or could not beat the clique found (its degree + 1 <= the clique).
+  std::size_t clique_seeds_tried = 0;
+  // The clique is the greedy search's full result (no work limit cut it short).
+  bool clique_complete() const { return clique_graph_built && clique_seeds_tried == clique_pods; }
+  // "complete", "partial" (the work limit stopped the search: a weaker bound) or "skipped"
+  // (the graph was too large to build: no clique bound).
+  std::string_view clique_search() const {
+    return !clique_graph_built ? "skipped" : clique_complete() ? "complete" : "partial";
+  }
   std::size_t gpus() const { return per_sample_l2 > conflict_clique ? per_sample_l2 : conflict_clique; }
 };
 
@@ -34,8 +52,31 @@ struct GpuLowerBound {
 // parameter k (each k gives a valid bound; the full L2 may be larger).
 std::size_t MartelloTothL2(std::vector<double> sizes, double capacity);
 
+// The work limits of the conflict clique. Defaults: about a second each on one core.
+struct LowerBoundLimits {
+  double max_pair_samples = 2e8;             // build the graph when pods^2/2 x samples <= this
+  std::int64_t clique_work = 1'000'000'000;  // 64-bit word operations of the clique search
+};
+
+struct CliqueSearch {
+  std::size_t best = 0;         // size of the largest clique found (a lower bound on the maximum)
+  std::size_t seeds = 0;        // vertices
+  std::size_t seeds_tried = 0;  // as GpuLowerBound::clique_seeds_tried
+  std::int64_t work = 0;        // word operations spent
+};
+
+// Greedy cliques, one per seed vertex: vertices visited by degree, descending (ties by
+// index), each joining when adjacent to every member so far; the largest is kept.
+// Candidate sets are bit rows, so one join costs vertices/64 word operations; a seed
+// stops once its members plus its candidates cannot beat the best clique, and the search
+// stops once no seed's degree + 1 can beat it (same result as trying every seed). Seeds
+// are tried until `work_limit` word operations are spent (the first seed always runs: at
+// most vertices^2/64 operations). `adjacent` is symmetric with
+// a false diagonal.
+CliqueSearch GreedyClique(const std::vector<std::vector<bool>>& adjacent, std::int64_t work_limit);
+
 // `pods`: indices into telemetry.pods to bound; capacity_mib = GPU memory - reserve.
 GpuLowerBound LowerBound(const Telemetry& telemetry, const std::vector<std::size_t>& pods, double capacity_mib,
-                         std::int64_t collision_limit);
+                         std::int64_t collision_limit, const LowerBoundLimits& limits = {});
 
 }  // namespace gpufit

@@ -46,8 +46,10 @@ class Policy {
   // The order nodes are visited in (a permutation of node ids). Default: by id.
   void SetNodeOrder(std::vector<int> order) { order_ = std::move(order); }
 
- private:
+  // Whether every filter lets `w` onto `node` as it stands (no score, no random draw).
   bool Fits(const Workload& w, const NodeState& node) const;
+
+ private:
   Decision Explain(const Workload& w, const ClusterState& cluster, bool with_reasons) const;
 
   std::string name_;

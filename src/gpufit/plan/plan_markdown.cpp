@@ -15,6 +15,15 @@ void Out(std::string& s, fmt::format_string<Args...> f, Args&&... args) {
   fmt::format_to(std::back_inserter(s), f, std::forward<Args>(args)...);
 }
 
+// Why the conflict clique may be weaker than the greedy search would give (lower_bound.h).
+std::string CliqueNote(const GpuLowerBound& b) {
+  if (b.clique_search() == "skipped") return fmt::format(", not computed: {} pods are too many", b.clique_pods);
+  if (b.clique_search() == "partial")
+    return fmt::format(", a weaker bound: the search stopped at its work limit after {} of {} pods",
+                       b.clique_seeds_tried, b.clique_pods);
+  return "";
+}
+
 // Long pod names keep their head and their tail (where replicas differ).
 std::string Short(const std::string& pod) {
   return pod.size() > 48 ? pod.substr(0, 30) + "…" + pod.substr(pod.size() - 14) : pod;
@@ -115,10 +124,10 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "| USD per month (on-demand) | {:.0f} | {:.0f} |\n", t.usd_per_month_before, t.usd_per_month_after);
   Out(s, "| mean duty cycle per GPU | {:.1f}% | {:.1f}% |\n\n", t.mean_duty_pct_before, t.mean_duty_pct_after);
   Out(s,
-      "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}); gap {} GPU(s). "
+      "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}{}); gap {} GPU(s). "
       "First-fit decreasing needs {}.\n",
-      t.gpus_lower_bound, t.lower_bound.per_sample_l2, t.lower_bound.conflict_clique, t.gap_to_lower_bound(),
-      t.gpus_first_fit_decreasing);
+      t.gpus_lower_bound, t.lower_bound.per_sample_l2, t.lower_bound.conflict_clique, CliqueNote(t.lower_bound),
+      t.gap_to_lower_bound(), t.gpus_first_fit_decreasing);
   Out(s, "Replay: {} memory overflows, worst collision share {:.2f}% -> {}.\n", plan.replay.memory_overflows,
       100 * plan.replay.max_collision_share, plan.replay.safe ? "safe" : "UNSAFE");
   if (plan.workload_replay) {

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <queue>
+#include <tuple>
 
 #include "gpufit/placement/registry.h"
 #include "gpufit/sim/arrivals.h"
@@ -68,10 +73,34 @@ class Run {
     return Finish();
   }
 
+  // Waiting pods are retried, in arrival order, after every departure. Only the departed
+  // pod's node gained room since each waiting pod last failed (every waiting pod was tried
+  // after the previous departure, and placements only take room; every filter is monotone
+  // in free room), so a retry can only land there, and pods of one shape (the same
+  // requests) that do not fit there now will not fit later in the same pass either. The
+  // waiting pods are therefore kept in one queue per shape and a pass visits, in arrival
+  // order, only the heads of shapes that fit the freed node: the same placements, in the
+  // same order, with the same random draws (a policy draws none for a pod no node takes)
+  // as retrying every waiting pod, at a cost per departure of the shapes waiting rather
+  // than of the pods waiting times the nodes.
   Result<RunResult> Replay() {
     const std::vector<TraceEvent> events = ReplayEvents(input_.pods);
     std::vector<int> slot(input_.pods.size(), -1);  // index into placed_, or -1
-    std::deque<std::size_t> pending;
+    const std::vector<std::size_t> shape_of = Shapes();
+    const std::size_t shapes = shape_of.empty() ? 0 : 1 + *std::max_element(shape_of.begin(), shape_of.end());
+    std::vector<std::deque<std::size_t>> queue(shapes);       // waiting pods of each shape, by arrival
+    std::vector<std::size_t> arrival(input_.pods.size(), 0);  // arrival order of each pod
+    std::vector<bool> waiting(input_.pods.size(), false);
+    std::vector<std::size_t> shapes_waiting;  // shapes that may have waiting pods, each once
+    std::vector<bool> listed(shapes, false);  // in shapes_waiting
+    std::int64_t waiting_count = 0;
+    std::size_t arrivals = 0;
+    auto head = [&](std::size_t shape) -> std::optional<std::size_t> {  // drops pods that left meanwhile
+      std::deque<std::size_t>& q = queue[shape];
+      while (!q.empty() && !waiting[q.front()]) q.pop_front();
+      if (q.empty()) return std::nullopt;
+      return q.front();
+    };
     double weighted_alloc = 0, weighted_cpu = 0, last_t = events.empty() ? 0 : events.front().time.count();
     const double span = events.empty() ? 0 : events.back().time.count() - last_t;
     for (const TraceEvent& e : events) {
@@ -81,33 +110,60 @@ class Run {
       last_t = t;
       if (e.arrival) {
         Arrive(e.pod);
+        arrival[e.pod] = arrivals++;
         const Outcome o = TryPlace(e.pod);
-        if (o == Outcome::kPlaced)
+        if (o == Outcome::kPlaced) {
           slot[e.pod] = static_cast<int>(placed_.size()) - 1;
-        else if (o == Outcome::kNever)
+        } else if (o == Outcome::kNever) {
           ++failed_;  // no node could ever take it: no point waiting
-        else
-          pending.push_back(e.pod);
+        } else {
+          const std::size_t shape = shape_of[e.pod];
+          queue[shape].push_back(e.pod);
+          if (!listed[shape]) {
+            shapes_waiting.push_back(shape);
+            listed[shape] = true;
+          }
+          waiting[e.pod] = true;
+          ++waiting_count;
+        }
       } else if (slot[e.pod] >= 0) {
+        const int freed = placed_[static_cast<std::size_t>(slot[e.pod])].node;
         Depart(static_cast<std::size_t>(slot[e.pod]), slot);
         slot[e.pod] = -1;
-        for (std::size_t k = pending.size(); k > 0; --k) {  // retry the waiting pods in order
-          const std::size_t p = pending.front();
-          pending.pop_front();
-          if (TryPlace(p) == Outcome::kPlaced)
-            slot[p] = static_cast<int>(placed_.size()) - 1;
-          else
-            pending.push_back(p);
+        // Heads of the shapes that fit the freed node, earliest arrival first.
+        using Entry = std::pair<std::size_t, std::size_t>;  // arrival, shape
+        std::priority_queue<Entry, std::vector<Entry>, std::greater<>> next;
+        auto offer = [&](std::size_t shape) {
+          const std::optional<std::size_t> p = head(shape);
+          if (p && policy_.Fits(input_.workloads[*p], cluster_.node(freed))) next.emplace(arrival[*p], shape);
+        };
+        std::erase_if(shapes_waiting, [&](std::size_t shape) {
+          if (head(shape)) return false;
+          listed[shape] = false;
+          return true;
+        });
+        for (std::size_t shape : shapes_waiting) offer(shape);
+        while (!next.empty()) {
+          const std::size_t shape = next.top().second;
+          next.pop();
+          const std::size_t p = *head(shape);
+          // The node may have filled since the head was offered: then no pod of this shape fits.
+          if (!policy_.Fits(input_.workloads[p], cluster_.node(freed)) || TryPlace(p) != Outcome::kPlaced) continue;
+          slot[p] = static_cast<int>(placed_.size()) - 1;
+          waiting[p] = false;
+          --waiting_count;
+          offer(shape);
         }
-      } else if (const auto it = std::find(pending.begin(), pending.end(), e.pod); it != pending.end()) {
-        pending.erase(it);  // left before it ever ran
+      } else if (waiting[e.pod]) {
+        waiting[e.pod] = false;  // left before it ever ran
+        --waiting_count;
         ++failed_;
       }
       if (Result<void> ok = Check(); !ok) return ok.error();
-      pending_ = static_cast<std::int64_t>(pending.size());
+      pending_ = waiting_count;
       Record(t);
     }
-    failed_ += static_cast<std::int64_t>(pending.size());
+    failed_ += waiting_count;
     result_.alloc_ratio = span > 0 ? weighted_alloc / span : AllocRatio();
     result_.unallocated_gpus = (1.0 - result_.alloc_ratio) * cluster_.total_gpus();
     result_.cpu_alloc_ratio = span > 0 ? weighted_cpu / span : CpuRatio();
@@ -115,6 +171,18 @@ class Run {
   }
 
  private:
+  // Shape ids: pods with equal requests (everything a filter reads) share one.
+  std::vector<std::size_t> Shapes() const {
+    std::map<std::tuple<std::int64_t, std::int64_t, int, std::int64_t, bool, std::uint64_t>, std::size_t> ids;
+    std::vector<std::size_t> out;
+    for (const Workload& w : input_.workloads) {
+      const auto key = std::make_tuple(w.cpu.value, w.memory.value, w.gpu_count, w.gpu_per_gpu.value, w.any_model,
+                                       w.any_model ? 0 : w.model_mask);
+      out.push_back(ids.try_emplace(key, ids.size()).first->second);
+    }
+    return out;
+  }
+
   double AllocRatio() const {
     return static_cast<double>(cluster_.gpu_allocated().value) / static_cast<double>(cluster_.gpu_capacity().value);
   }

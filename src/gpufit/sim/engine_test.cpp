@@ -3,10 +3,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <deque>
 #include <filesystem>
+#include <numeric>
+#include <random>
 
 #include "gpufit/core/test_support.h"
 #include "gpufit/ingest/openb_reader.h"
+#include "gpufit/placement/registry.h"
+#include "gpufit/sim/arrivals.h"
 #include "gpufit/sim/batch.h"
 #include "gpufit/sim/report.h"
 
@@ -116,6 +123,95 @@ TEST(Replay, PodThatNoNodeCouldEverTakeFailsAtOnce) {
   const RunResult r = *Simulate(in, "gpufit", 1, o);
   EXPECT_EQ(r.failed_pods, 1);
   EXPECT_EQ(r.steps[0].pending_pods, 0);
+}
+
+// Replay as engine.h states it, written plainly: every waiting pod retried, in arrival
+// order, on every node after every departure. Returns per event: running, waiting, failed,
+// allocated milli-GPU.
+std::vector<std::array<std::int64_t, 4>> PlainReplay(const SimInput& in, const std::string& policy_name,
+                                                     std::uint64_t seed) {
+  ClusterState cluster = in.initial;
+  Policy policy = *MakePolicy(policy_name, PolicyContext{in.target});
+  Rng rng(seed);
+  std::vector<int> order(cluster.nodes().size());
+  std::iota(order.begin(), order.end(), 0);
+  rng.Shuffle(order);
+  policy.SetNodeOrder(order);
+  struct Running {
+    std::size_t pod;
+    int node;
+    GpuSet gpus;
+  };
+  std::vector<Running> running;
+  std::deque<std::size_t> waiting;
+  std::int64_t failed = 0;
+  std::vector<std::array<std::int64_t, 4>> steps;
+  auto try_place = [&](std::size_t pod) {
+    const Policy::Decision d = policy.Place(in.workloads[pod], cluster, rng, false);
+    if (d.node >= 0) {
+      cluster.Place(d.node, in.workloads[pod], d.gpus);
+      running.push_back({pod, d.node, d.gpus});
+    }
+    return d;
+  };
+  for (const TraceEvent& e : ReplayEvents(in.pods)) {
+    if (e.arrival) {
+      const Policy::Decision d = try_place(e.pod);
+      if (d.node < 0 && d.verdict.kind == Verdict::Kind::kNever) ++failed;
+      if (d.node < 0 && d.verdict.kind != Verdict::Kind::kNever) waiting.push_back(e.pod);
+    } else if (auto it = std::find_if(running.begin(), running.end(), [&](const Running& r) { return r.pod == e.pod; });
+               it != running.end()) {
+      cluster.Remove(it->node, in.workloads[e.pod], it->gpus);
+      running.erase(it);
+      for (std::size_t k = waiting.size(); k > 0; --k) {
+        const std::size_t p = waiting.front();
+        waiting.pop_front();
+        if (try_place(p).node < 0) waiting.push_back(p);
+      }
+    } else if (auto w = std::find(waiting.begin(), waiting.end(), e.pod); w != waiting.end()) {
+      waiting.erase(w);
+      ++failed;
+    }
+    steps.push_back({static_cast<std::int64_t>(running.size()), static_cast<std::int64_t>(waiting.size()), failed,
+                     cluster.gpu_allocated().value});
+  }
+  return steps;
+}
+
+TEST(Replay, OverloadedClusterRunsAsPlainRetryOfEveryWaitingPod) {
+  // 4 nodes, 14 GPUs; 400 pods of a few shapes (0-2 GPUs, shares, CPU-heavy ones) over
+  // 1000 s, each 1-300 s long: about 7x the GPUs are asked for at once, so most pods wait.
+  std::mt19937_64 gen(9);
+  std::vector<NodeSpec> nodes = {Node("a", 2), Node("b", 4, 8000), Node("c", 8), Node("d", 0)};
+  std::vector<PodSpec> pods;
+  const std::int64_t milli[] = {250, 500, 1000};
+  for (int i = 0; i < 400; ++i) {
+    const int gpus = static_cast<int>(gen() % 3);
+    const double created = static_cast<double>(gen() % 1000);
+    pods.push_back(Pod("p" + std::to_string(i), gpus, gpus == 1 ? milli[gen() % 3] : 1000, created,
+                       created + 1 + static_cast<double>(gen() % 300), gen() % 4 == 0 ? 7000 : 1000));
+  }
+  SimOptions o;
+  o.mode = SimMode::kReplay;
+  o.check_invariants = true;
+  const SimInput in = *PrepareSimulation(nodes, pods, o);
+  for (const char* policy : {"random", "best-fit", "fgd", "gpufit"}) {
+    const RunResult r = *Simulate(in, policy, 3, o);
+    const std::vector<std::array<std::int64_t, 4>> plain = PlainReplay(in, policy, 3);
+    ASSERT_EQ(r.steps.size(), plain.size()) << policy;
+    std::int64_t most_waiting = 0;
+    for (std::size_t k = 0; k < plain.size(); ++k) {
+      const StepMetrics& s = r.steps[k];
+      const double alloc = static_cast<double>(plain[k][3]) / static_cast<double>(in.initial.gpu_capacity().value);
+      ASSERT_EQ(s.running_pods, plain[k][0]) << policy << " event " << k;
+      ASSERT_EQ(s.pending_pods, plain[k][1]) << policy << " event " << k;
+      ASSERT_EQ(s.failed_pods, plain[k][2]) << policy << " event " << k;
+      ASSERT_DOUBLE_EQ(s.alloc_ratio, alloc) << policy << " event " << k;
+      most_waiting = std::max(most_waiting, plain[k][1]);
+    }
+    EXPECT_GE(most_waiting, 30) << policy;  // overloaded indeed
+    EXPECT_EQ(r.failed_pods, plain.back()[2] + plain.back()[1]);
+  }
 }
 
 TEST(Simulate, UnknownPolicyAndBadOptionsAreErrors) {
