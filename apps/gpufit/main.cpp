@@ -216,11 +216,15 @@ Result<cli::ExtraOutput> EmitManifests(const PlanFlags& f, const Plan* colocatio
   return cli::ManifestOutput(f.manifests, files);
 }
 
+// Every output path of `plan`, checked before anything is read, computed or written.
+Result<void> CheckPlanOutputs(const PlanFlags& f) {
+  if (Result<void> ok = cli::CheckOutput(f.output); !ok) return ok;
+  if (!f.manifests.empty()) return CheckOutputDir(f.manifests, "--emit-manifests");
+  return {};
+}
+
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
-  // Every output path is checked before anything is computed or written.
-  if (Result<void> ok = cli::CheckOutput(f.output); !ok) return Fail(ok.error());
-  if (!f.manifests.empty())
-    if (Result<void> ok = CheckOutputDir(f.manifests, "--emit-manifests"); !ok) return Fail(ok.error());
+  if (Result<void> ok = CheckPlanOutputs(f); !ok) return Fail(ok.error());
   const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
   if (!telemetry && !f.model_loads.empty())
@@ -468,11 +472,15 @@ int main(int argc, char** argv) {
       rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
       return;
     }
+    if (Result<void> ok = CheckPlanOutputs(plan_flags); !ok) {
+      rc = Fail(ok.error());
+      return;
+    }
     if (!plan_flags.pods.empty()) {
       // Finished pods' ends cut their samples (dcgm-exporter keeps their labels a while).
       Result<std::vector<KubePod>> p = ReadKubePods(plan_flags.pods);
       if (!p) {
-        rc = Fail(p.error());
+        rc = Fail(Error{p.error().code, "--pods " + p.error().message});
         return;
       }
       plan_flags.telemetry.ends = PodEndsFromKubePods(*p);

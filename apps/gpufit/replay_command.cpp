@@ -38,8 +38,9 @@ int Run(ReplayFlags& f) {
   std::optional<std::vector<KubePod>> pods;
   if (!f.pods.empty()) {
     Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
-    if (!p) return Fail(p.error());
+    if (!p) return Fail(Error{p.error().code, "--pods " + p.error().message});
     pods = std::move(*p);
+    f.telemetry.ends = PodEndsFromKubePods(*pods);  // cut as `plan --pods` cut them
   }
   const Result<Telemetry> tel = LoadTelemetry(f.telemetry, NowSeconds());
   if (!tel) return Fail(tel.error());

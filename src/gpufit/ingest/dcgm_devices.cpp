@@ -20,12 +20,12 @@ DeviceSeries SeriesByDevice(const PodDevices& pods) {
     // A MIG instance without GR_ENGINE_ACTIVE leaves its pod out: planned as idle it would be packed.
     std::string unusable;
     for (const auto& [device, s] : devices)
-      if (IsMigDevice(device) && DutyFieldOf(device, s) == nullptr && !s.gpu_util_pct.time_s.empty()) unusable = device;
+      if (IsMigDevice(device) && DutyFieldOf(device, s) == nullptr) unusable = device;
     if (!unusable.empty()) {
-      out.skipped.push_back(fmt::format(
-          "{}: MIG instance {} has no {} samples, and {} is 0 on MIG instances (not supported there), so its "
-          "duty cycle is unknown; export {}",
-          pod, unusable, kDcgmGrEngineActive, kDcgmGpuUtil, kDcgmGrEngineActive));
+      out.skipped.push_back(
+          fmt::format("{}: MIG instance {} has no {} samples ({} is 0 on MIG instances, not supported there), so its "
+                      "duty cycle is unknown; export {}",
+                      pod, unusable, kDcgmGrEngineActive, kDcgmGpuUtil, kDcgmGrEngineActive));
       continue;
     }
     std::size_t i = 0;

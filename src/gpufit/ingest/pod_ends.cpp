@@ -64,6 +64,25 @@ PodEnds PodEndsFromKubeStateMetrics(const std::vector<PromSeries>& completion_ti
   return ends;
 }
 
+namespace {
+
+// A bare pod name (a long CSV without namespaces) matches the one "namespace/name" key of
+// kubectl's pods with that name; none when no key or several namespaces have it (ambiguous),
+// the rule plan/workload_keys.h's FindKubePod applies to the same pods.
+PodEnds::const_iterator FindByBareName(const PodEnds& ends, std::string_view name) {
+  if (name.find('/') != std::string_view::npos) return ends.end();
+  auto match = ends.end();
+  for (auto it = ends.begin(); it != ends.end(); ++it) {
+    const std::size_t slash = it->first.find('/');
+    if (slash == std::string::npos || std::string_view(it->first).substr(slash + 1) != name) continue;
+    if (match != ends.end()) return ends.end();
+    match = it;
+  }
+  return match;
+}
+
+}  // namespace
+
 const KnownEnd* EndFor(const std::vector<KnownEnd>& ends, double first_s) {
   for (const KnownEnd& e : ends)
     if (e.end_s >= first_s) return &e;
@@ -79,6 +98,7 @@ std::vector<PodEnd> DropSamplesAfterEnd(RawTelemetry& raw, const PodEnds& ends) 
   for (const std::string& pod : names) {
     auto it = ends.find(pod);
     if (it == ends.end()) it = ends.find(std::string(PodKeyOf(pod)));
+    if (it == ends.end()) it = FindByBareName(ends, PodKeyOf(pod));
     if (it == ends.end()) continue;
     double first = std::numeric_limits<double>::infinity();
     for (const auto* metric : {&raw.fb_used_mib, &raw.gpu_util_pct})

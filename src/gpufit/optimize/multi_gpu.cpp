@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace gpufit {
 namespace {
@@ -58,15 +59,24 @@ std::vector<MultiGpuPod> FindMultiGpuPods(const Telemetry& telemetry, const std:
   }
   std::vector<MultiGpuPod> out;
   for (auto& [pod, m] : by_pod) {
-    const bool from_telemetry = m.series.size() > 1;
+    // A reader names a pod's series "pod[i]" only when it saw the pod on several devices, so
+    // one "[i]" series left (the others dropped, e.g. all after the pod's end) still means
+    // at least max(2, i + 1) devices.
+    int seen = static_cast<int>(m.series.size());
+    for (std::size_t s : m.series) {
+      const std::string& name = telemetry.pods[s].pod;
+      if (const std::size_t open = name.find('['); open != std::string::npos)
+        seen = std::max({seen, 2, std::atoi(name.c_str() + open + 1) + 1});
+    }
+    const bool from_telemetry = seen > 1;
     if (!from_telemetry && m.spec_devices <= 1) continue;
     m.pod = pod;
-    m.devices = std::max(static_cast<int>(m.series.size()), m.spec_devices);
+    m.devices = std::max(seen, m.spec_devices);
     m.mig = std::all_of(m.series.begin(), m.series.end(),
                         [&](std::size_t s) { return IsMigDevice(telemetry.pods[s].device); });
-    m.evidence = from_telemetry ? fmt::format("its telemetry shows {} devices", m.series.size())
+    m.evidence = from_telemetry ? fmt::format("its telemetry shows {} devices", seen)
                                 : fmt::format("its pod spec asks for {} GPUs or MIG devices", m.spec_devices);
-    if (from_telemetry && m.spec_devices > static_cast<int>(m.series.size()))
+    if (from_telemetry && m.spec_devices > seen)
       m.evidence += fmt::format(" and its pod spec asks for {}", m.spec_devices);
     m.ask_for_one = AskForOneOf(telemetry, m);
     out.push_back(std::move(m));

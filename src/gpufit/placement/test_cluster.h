@@ -1,6 +1,8 @@
 // For tests only: small clusters and workloads with named fields.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <vector>
 
 #include "gpufit/placement/cluster_state.h"
@@ -20,7 +22,7 @@ struct NodeArgs {
 inline ClusterState MakeCluster(const std::vector<NodeArgs>& nodes) {
   std::vector<NodeSpec> specs;
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    specs.push_back({.name = "n" + std::to_string(i),
+    specs.push_back({.name = fmt::format("n{}", i),  // not "n" + to_string: GCC 12 false -Warray-bounds
                      .cpu = MilliCpu{nodes[i].cpu},
                      .memory = MiB{nodes[i].memory},
                      .gpu_count = nodes[i].gpus,

@@ -145,10 +145,13 @@ struct Plan {
       if (std::find(m.series.begin(), m.series.end(), pod) != m.series.end()) return &m;
     return nullptr;
   }
-  // Current GPUs a series stands for: a multi-GPU pod's only series all of its devices, else 1.
+  // Current GPUs a series stands for: 1, except that a multi-GPU pod's first series also
+  // stands for its devices no series shows (devices - series), so its series add up to devices.
   std::size_t gpus_of(std::size_t pod) const {
     const MultiGpuPod* m = multi_gpu_of(pod);
-    return m != nullptr && m->series.size() == 1 ? static_cast<std::size_t>(m->devices) : 1;
+    if (m == nullptr || m->series.empty() || m->series.front() != pod) return 1;
+    const auto shown = static_cast<int>(m->series.size());
+    return 1 + static_cast<std::size_t>(std::max(0, m->devices - shown));
   }
   // The pods (indices into pod_names) that keep their current GPU(s), alone: CPU-starved
   // pods and every series of a multi-GPU pod. Ascending.

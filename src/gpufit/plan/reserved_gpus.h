@@ -21,7 +21,7 @@ namespace gpufit {
 struct Plan;
 
 // The memory a GPU of `capacity_mib` (memory less the plan's reserve) has for pods once
-// `reserved` is taken off: never below 0. The figure online placement uses too.
+// `reserved` is taken off: never below 0. Meant for online placement as well (not yet built).
 double CapacityForPods(double capacity_mib, const ReservedGpuMemory& reserved);
 
 struct ReservedGpu {

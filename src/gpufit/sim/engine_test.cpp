@@ -40,10 +40,11 @@ PodSpec Pod(std::string name, int gpus, std::int64_t milli, double created = 0, 
 }
 
 TEST(Saturation, TwoGpusFourWholeGpuPods) {
-  // 4 one-GPU pods (4000 milli-GPU) already ask for more than 1.0 x 2000: no copies. The
-  // first two fill both GPUs, the last two fail; arrivals reach 90% (100%) at pod 2.
+  // 4 one-GPU pods (4000 milli-GPU) ask for exactly 2.0 x 2000: no copies, none cut (a
+  // target of 1.0 would cut two at random, as the simulator's tuneDownPods). The first two
+  // fill both GPUs, the last two fail; arrivals reach 90% (100%) at pod 2.
   SimOptions o;
-  o.inflation = 1.0;
+  o.inflation = 2.0;
   o.check_invariants = true;
   const SimInput in = *PrepareSimulation(
       {Node("n", 2)}, {Pod("a", 1, 1000), Pod("b", 1, 1000), Pod("c", 1, 1000), Pod("d", 1, 1000)}, o);
