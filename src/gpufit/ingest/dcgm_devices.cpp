@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 namespace gpufit {
 
@@ -35,7 +36,8 @@ DeviceSeries SeriesByDevice(const PodDevices& pods) {
       if (!s.fb_used_mib.time_s.empty()) out.raw.fb_used_mib[name] = s.fb_used_mib;
       const char* field = DutyFieldOf(device, s);
       if (field != nullptr)
-        out.raw.gpu_util_pct[name] = field == kDcgmGrEngineActive ? s.engine_active_pct : s.gpu_util_pct;
+        out.raw.gpu_util_pct[name] =
+            std::string_view(field) == kDcgmGrEngineActive ? s.engine_active_pct : s.gpu_util_pct;
       if (!s.sm_active_pct.time_s.empty()) out.sm_active_pct[name] = s.sm_active_pct;
       out.util_field[name] = field != nullptr ? field : "";
       out.device[name] = device;

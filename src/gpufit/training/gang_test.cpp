@@ -61,7 +61,7 @@ TEST(GangOfTest, ReadsEachProjectsKey) {
 TEST(GangOfTest, PodsOfDifferentNamespacesAreDifferentGangs) {
   const std::map<std::string, std::string> labels{{"volcano.sh/job-name", "vc"}};
   EXPECT_NE(GangOf("a", labels, {}, {})->key, GangOf("b", labels, {}, {})->key);
-  EXPECT_EQ(GangOf("a", labels, {}, {})->key, GangOf("a", labels, {}, {{"Job", "x"}})->key);
+  EXPECT_EQ(GangOf("a", labels, {}, {})->key, GangOf("a", labels, {}, WorkloadRef{.kind = "Job", .name = "x"})->key);
 }
 
 }  // namespace
