@@ -79,16 +79,7 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
       ->needs(prom);
 }
 
-Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
-  if (s.prometheus.empty()) {
-    s.name = s.path;
-    Result<Telemetry> t = ReadTelemetry(s.path, s.ends);
-    if (!t || s.containers.empty()) return t;
-    Result<std::vector<ContainerSeries>> c = ReadContainersCsv(s.containers, *t);
-    if (!c) return c.error();
-    t->containers = std::move(*c);
-    return t;
-  }
+Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
   PrometheusOptions o;
   o.url = s.prometheus;
   o.ca_file = s.ca_file;
@@ -123,8 +114,24 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   const Result<double> step = ParsePrometheusDuration(s.step);
   if (!step) return InvalidArgument("--step: {}", step.error().message);
   if (*since >= *until) return InvalidArgument("--since ({}) must be before --until ({})", s.since, s.until);
+  s.server = std::move(o);
+  s.range = {.since_s = *since, .until_s = *until, .step_s = *step};
   s.name = fmt::format("{} ({} to {}, step {} s)", s.prometheus, FormatRfc3339(*since), FormatRfc3339(*until), *step);
-  return ReadPrometheusTelemetry(o, {.since_s = *since, .until_s = *until, .step_s = *step}, s.ends);
+  return {};
+}
+
+Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
+  if (s.prometheus.empty()) {
+    s.name = s.path;
+    Result<Telemetry> t = ReadTelemetry(s.path, s.ends);
+    if (!t || s.containers.empty()) return t;
+    Result<std::vector<ContainerSeries>> c = ReadContainersCsv(s.containers, *t);
+    if (!c) return c.error();
+    t->containers = std::move(*c);
+    return t;
+  }
+  if (Result<void> ok = ResolvePrometheus(s, now_s); !ok) return ok.error();
+  return ReadPrometheusTelemetry(s.server, s.range, s.ends);
 }
 
 }  // namespace gpufit::cli

@@ -7,6 +7,8 @@
 
 #include "gpufit/core/result.h"
 #include "gpufit/ingest/pod_ends.h"
+#include "gpufit/ingest/prometheus_client.h"
+#include "gpufit/ingest/prometheus_telemetry.h"
 #include "gpufit/model/telemetry.h"
 
 namespace gpufit::cli {
@@ -31,11 +33,19 @@ struct TelemetrySource {
   bool given() const { return !path.empty() || !prometheus.empty(); }
   // What the telemetry is called in reports: the path, or the URL and range.
   std::string name;
+  // With --prometheus, once LoadTelemetry or ResolvePrometheus ran: the server and the range,
+  // for the other readers of the same server (serving metrics, training jobs, prices).
+  PrometheusOptions server;
+  TelemetryRange range;
 };
 
 void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s);
 
-// Reads the telemetry (and sets s.name). `now_s` is the current Unix time.
+// With --prometheus: checks the flags and fills s.server, s.range and s.name.
+Result<void> ResolvePrometheus(TelemetrySource& s, double now_s);
+
+// Reads the telemetry (and sets s.name; with --prometheus also s.server and s.range).
+// `now_s` is the current Unix time.
 Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s);
 
 // The current Unix time, seconds.
