@@ -2,7 +2,8 @@
 # install make itself through scripts/bootstrap):
 #   make demo   sets up, builds and runs the main job on the embedded synthetic cluster
 #   make test   sets up, builds and runs all tests
-# Also: make asan-test (AddressSanitizer + UBSan build and tests), make bench,
+# Also: make asan-test (AddressSanitizer + UBSan build and tests, all but the whole-trace
+#   acceptance runs, which the Release run of make test covers), make bench,
 #   make fuzz (libFuzzer targets of fuzz/, built with clang in build-fuzz, run briefly: scripts/fuzz).
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -29,7 +30,8 @@ asan-test: setup
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUFIT_WERROR=ON -DGPUFIT_SANITIZE=ON -DGPUFIT_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) \
+	  --label-exclude acceptance
 
 fuzz: setup
 	bash scripts/fuzz

@@ -29,7 +29,14 @@ function(gpufit_test name)
   target_link_libraries(${name} PRIVATE ${ARGN} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE GPUFIT_DATA_DEFAULT="${GPUFIT_DATA_DEFAULT}")
   gpufit_use_test_pch(${name})
+  # *_acceptance_test and *_reproduction_test replay whole real traces through code the unit
+  # and end-to-end tests already cover on small inputs: label `acceptance`, so that the
+  # sanitizer build (make asan-test), several times slower, can leave them to the Release run.
+  set(labels unit)
+  if(name MATCHES "_(acceptance|reproduction)_test$")
+    set(labels acceptance)
+  endif()
   if(NOT GPUFIT_FUZZ)  # a fuzz build builds no tests
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS ${labels})
   endif()
 endfunction()
