@@ -87,7 +87,9 @@ double ServingPlan::since_ = 0, ServingPlan::until_ = 0;
 
 TEST_F(ServingPlan, ChatServiceFromMetricsAloneMatchesTheServicesFileRun) {
   const fs::path dir = Scratch("serving-plan");
-  const CliRun metrics = Gpufit("plan " + Range() + " --format json --out " + (dir / "out").string(), dir);
+  const CliRun metrics = Gpufit("plan " + Range() + " --format json --out " + (dir / "out").string() +
+                                    " --emit-manifests " + (dir / "manifests").string(),
+                                dir);
   ASSERT_EQ(metrics.exit_code, 0) << metrics.err;
   const nlohmann::json plan = nlohmann::json::parse(metrics.out);
   ASSERT_TRUE(plan.contains("inference")) << metrics.out.substr(0, 2000);
@@ -117,6 +119,11 @@ TEST_F(ServingPlan, ChatServiceFromMetricsAloneMatchesTheServicesFileRun) {
   EXPECT_THAT(md, HasSubstr("## chat-vllm (llm/chat-vllm)"));
   EXPECT_THAT(md, HasSubstr("- from serving metrics, requests: 19366 requests: vllm:request_success_total"));
   EXPECT_THAT(md, HasSubstr("- replicas today: 2"));
+  // The autoscaler scales the Deployment found through kube-state-metrics.
+  const std::string hpa = Slurp(dir / "manifests" / "chat-vllm-hpa.yaml");
+  EXPECT_THAT(hpa, HasSubstr("kind: Deployment"));
+  EXPECT_THAT(hpa, HasSubstr("name: \"chat-vllm\""));
+  EXPECT_THAT(hpa, HasSubstr("namespace: \"llm\""));
   // The GPU telemetry's own plan is there too.
   EXPECT_EQ(plan["pods"].size(), 4u);
 

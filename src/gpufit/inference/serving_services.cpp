@@ -118,6 +118,7 @@ Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload
     spec.name = name;
     spec.kube_namespace = DnsLabel(w.kube_namespace.empty() ? "default" : w.kube_namespace);
     spec.deployment = name;
+    if (w.owner_kind == "StatefulSet") spec.workload_kind = "StatefulSet";
     spec.requests_path = fmt::format("serving metrics of {}", where);
     spec.seed = options.seed;
     spec.gpu = options.gpu;

@@ -145,6 +145,7 @@ TEST(PrepareServingServices, TritonServiceTimeIsRequestMinusQueuePerRequest) {
   EXPECT_DOUBLE_EQ(p.spec.service_s, (6 - 1.2) / 60);
   EXPECT_EQ(p.concurrency, 1);
   EXPECT_EQ(p.spec.slo.metric, SloMetric::kWait);  // a TTFT needs an LLM
+  EXPECT_EQ(p.spec.workload_kind, "StatefulSet");  // the autoscaler's target
   EXPECT_FALSE(p.llm.has_value());
   EXPECT_EQ(p.demand.trace.requests.size(), 60u);
   std::map<std::string, std::string> from(p.sources.begin(), p.sources.end());
