@@ -9,6 +9,7 @@
 #include "cli_common.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
+#include "gpufit/inference/inference_study.h"
 #include "gpufit/plan/autoscalers.h"
 
 namespace gpufit::cli {
@@ -32,6 +33,13 @@ struct InferenceSectionOutput {
   std::vector<std::pair<std::string, std::string>> manifests;
 };
 Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog,
+                                                const AutoscalerOptions& autoscaler);
+// The same with services found elsewhere (serving metrics, apps/gpufit/serving_section.h) after
+// the file's (`services_path` may be empty): a service the file names, by name or by namespace
+// and deployment, wins over a found one (said in `notes`). `notes` (services skipped, and why)
+// go under the section's Markdown and into its JSON as "notes".
+Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, std::vector<PreparedService> found,
+                                                std::vector<std::string> notes, const GpuCatalog& catalog,
                                                 const AutoscalerOptions& autoscaler);
 
 // The (file name, text) pairs to write into the manifest folder `dir`, with

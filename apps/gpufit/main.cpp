@@ -35,6 +35,7 @@
 #include "inference_command.h"
 #include "mig_command.h"
 #include "replay_command.h"
+#include "serving_section.h"
 #include "simulate_command.h"
 #include "telemetry_source.h"
 #include "training_command.h"
@@ -54,6 +55,7 @@ struct PlanFlags {
   std::string training_jobs;
   std::string inference;
   cli::AutoscalerFlags autoscaler;  // of the --inference services
+  cli::ServingFlags serving;        // services from --prometheus serving metrics
   std::string manifests;            // --emit-manifests
   std::string nodes, pods;
   std::optional<std::vector<KubePod>> kube_pods;  // --pods, once read
@@ -80,6 +82,7 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
                     "inference services YAML: adds each service's replica schedule, autoscaler manifests and "
                     "policy table");
     cli::AddAutoscalerOptions(cmd, f.autoscaler);
+    cli::AddServingOptions(cmd, f.serving);
     cmd->add_option("--emit-manifests", f.manifests,
                     "folder for the Kubernetes objects that apply the plan (workload and node patches, "
                     "time-slicing or mig-parted ConfigMaps, autoscalers) and a README");
@@ -255,11 +258,14 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     sections.emplace_back("training", std::make_pair(TrainingPlanToJson(*training), TrainingPlanToMarkdown(*training)));
   }
   std::vector<std::pair<std::string, std::string>> inference_manifests;
-  if (!f.inference.empty()) {
-    Result<cli::InferenceSectionOutput> i = cli::InferenceSection(f.inference, *catalog, f.autoscaler.Options());
+  {  // the services file's, and with --prometheus the services its serving metrics show
+    Result<std::optional<cli::InferenceSectionOutput>> i = cli::PlanInferenceSection(
+        f.inference, f.telemetry, f.serving, f.options.target_gpu, *catalog, f.autoscaler.Options());
     if (!i) return Fail(i.error());
-    sections.emplace_back("inference", std::make_pair(i->json, i->markdown));
-    inference_manifests = std::move(i->manifests);
+    if (*i) {
+      sections.emplace_back("inference", std::make_pair((*i)->json, (*i)->markdown));
+      inference_manifests = std::move((*i)->manifests);
+    }
   }
   std::optional<Plan> plan;
   std::optional<Backtest> backtest;

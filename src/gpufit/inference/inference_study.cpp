@@ -20,12 +20,13 @@ Error Field(std::string_view field, const Error& e) {
   return Error{.code = e.code, .message = fmt::format("{}: {}", field, e.message)};
 }
 
+// The service from its arrivals in p.demand.trace (p.spec set).
+Result<PreparedService> PrepareRest(PreparedService p, const GpuCatalog& catalog);
+
 Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatalog& catalog) {
   PreparedService p;
   p.spec = spec;
-  Result<GpuModel> gpu = catalog.Find(spec.gpu);
-  if (!gpu) return Field("gpu", gpu.error());
-  p.gpu = *gpu;
+  if (Result<GpuModel> gpu = catalog.Find(spec.gpu); !gpu) return Field("gpu", gpu.error());
 
   // Arrivals.
   if (spec.format == RequestFormat::kGenTd26Qps) {
@@ -50,6 +51,14 @@ Result<PreparedService> Prepare(const InferenceServiceSpec& spec, const GpuCatal
     if (!trace) return Field("requests.path", trace.error());
     p.demand.trace = *std::move(trace);
   }
+  return PrepareRest(std::move(p), catalog);
+}
+
+Result<PreparedService> PrepareRest(PreparedService p, const GpuCatalog& catalog) {
+  const InferenceServiceSpec& spec = p.spec;
+  Result<GpuModel> gpu = catalog.Find(spec.gpu);
+  if (!gpu) return Field("gpu", gpu.error());
+  p.gpu = *gpu;
   if (p.demand.trace.requests.empty()) return InvalidArgument("requests.path {}: no requests", spec.requests_path);
   if (p.demand.trace.Duration() > kLongestTraceS) {
     return InvalidArgument("requests.path {} spans {:.6g} days (a stray timestamp?); at most 400 are read",
@@ -150,6 +159,18 @@ Result<PreparedService> PrepareService(const InferenceServiceSpec& spec, const G
     return Unexpected{
         Error{.code = p.error().code, .message = fmt::format("service '{}': {}", spec.name, p.error().message)}};
   return p;
+}
+
+Result<PreparedService> PrepareServiceFromTrace(const InferenceServiceSpec& spec, RequestTrace trace,
+                                                const GpuCatalog& catalog) {
+  PreparedService p;
+  p.spec = spec;
+  p.demand.trace = std::move(trace);
+  Result<PreparedService> r = PrepareRest(std::move(p), catalog);
+  if (!r)
+    return Unexpected{
+        Error{.code = r.error().code, .message = fmt::format("service '{}': {}", spec.name, r.error().message)}};
+  return r;
 }
 
 ReplicaPolicyInput PolicyInput(const PreparedService& service) {

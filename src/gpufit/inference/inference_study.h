@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpufit/catalog/gpu_catalog.h"
@@ -26,6 +27,10 @@ struct PreparedService {
   std::optional<LlmServiceModel> llm;
   std::string service_basis, cold_start_basis;  // how each figure was obtained, in words
   double window_mean_to_peak = 0;               // arrivals per decision window, mean / peak
+  // Services found in serving metrics (inference/serving_services.h): where each figure came
+  // from (figure, metric names or assumption), and the replicas running today.
+  std::vector<std::pair<std::string, std::string>> sources;
+  std::optional<int> current_replicas;
 };
 
 // Reads the files the spec names and builds the demand, pricing and sizing the GPU from
@@ -35,6 +40,11 @@ struct PreparedService {
 // the requests miss even without waiting.
 Result<PreparedService> PrepareService(const InferenceServiceSpec& spec,
                                        const GpuCatalog& catalog = GpuCatalog::Embedded());
+
+// The same from a trace already built (services from serving metrics): the spec's format and
+// requests path are not read. Errors as PrepareService's, naming the service.
+Result<PreparedService> PrepareServiceFromTrace(const InferenceServiceSpec& spec, RequestTrace trace,
+                                                const GpuCatalog& catalog = GpuCatalog::Embedded());
 
 // The policies' input for a prepared service: its demand, concurrency, cold start, SLO and
 // window, schedule steps of 5 s. Points into `service`, which must outlive it.

@@ -40,6 +40,7 @@ enum class RequestFormat { kAzureLlm, kGeneric, kGenTd26Qps };
 
 struct InferenceServiceSpec {
   std::string name, kube_namespace = "default", deployment;
+  std::string workload_kind = "Deployment";  // the autoscaler's scaleTargetRef kind (StatefulSet from serving metrics)
   RequestFormat format = RequestFormat::kAzureLlm;
   std::string requests_path;
   std::string request_type = "Generative Requests";

@@ -45,7 +45,7 @@ std::string Hpa(const InferenceStudy& study) {
   Metadata(hpa, spec);
   hpa << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   hpa << YAML::Key << "scaleTargetRef" << YAML::Value << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value
-      << "apps/v1" << YAML::Key << "kind" << YAML::Value << "Deployment" << YAML::Key << "name" << YAML::Value
+      << "apps/v1" << YAML::Key << "kind" << YAML::Value << spec.workload_kind << YAML::Key << "name" << YAML::Value
       << YAML::DoubleQuoted << spec.deployment << YAML::EndMap;
   // The HPA as replayed in the tuned hpa-like row: its minimum and the most it reached.
   const PolicyOutcome* tuned = TunedHpa(study);
@@ -83,8 +83,11 @@ std::string Keda(const InferenceStudy& study, const AutoscalerOptions& options) 
        << YAML::Value << "ScaledObject";
   Metadata(keda, spec);
   keda << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
-  keda << YAML::Key << "scaleTargetRef" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-       << YAML::DoubleQuoted << spec.deployment << YAML::EndMap;
+  keda << YAML::Key << "scaleTargetRef" << YAML::Value << YAML::BeginMap;
+  if (spec.workload_kind != "Deployment")  // KEDA's default target is a Deployment
+    keda << YAML::Key << "apiVersion" << YAML::Value << "apps/v1" << YAML::Key << "kind" << YAML::Value
+         << spec.workload_kind;
+  keda << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << spec.deployment << YAML::EndMap;
   keda << YAML::Key << "minReplicaCount" << YAML::Value << lowest;
   keda << YAML::Key << "maxReplicaCount" << YAML::Value << std::max(lowest, MaxReplicas(study, runs));
   keda << YAML::Key << "cooldownPeriod" << YAML::Value << static_cast<int>(spec.hpa.stabilization_s);

@@ -45,30 +45,37 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies, cons
     nlohmann::json manifests = nlohmann::json::object();
     const auto [file, yaml] = AutoscalerManifest(s, autoscaler);
     manifests[file] = yaml;
-    nlohmann::json service = {
-        {"name", p.spec.name},
-        {"namespace", p.spec.kube_namespace},
-        {"deployment", p.spec.deployment},
-        {"gpu", p.gpu.id},
-        {"requests", p.demand.trace.requests.size()},
-        {"duration_s", p.demand.trace.Duration()},
-        {"window_s", p.spec.window_s},
-        {"window_mean_to_peak", p.window_mean_to_peak},
-        {"service_model", {{"basis", p.service_basis}, {"concurrency", p.concurrency}}},
-        {"cold_start", {{"seconds", p.cold_start_s}, {"basis", p.cold_start_basis}}},
-        {"slo",
-         {{"metric", SloMetricName(p.spec.slo.metric)}, {"seconds", p.spec.slo.seconds}, {"target", p.spec.slo.target}}},
-        {"recommendation",
-         {{"schedule", schedule},
-          {"min_replicas", MinReplicas(runs)},
-          {"max_replicas", MaxReplicas(s, runs)},
-          {"scale_to_zero", MinReplicas(runs) == 0},
-          {"keep_alive_s", p.cold_start_s},
-          {"keda_cron_triggers", CronFits(s)},
-          {"constant_as_static_peak", s.Policy("gpufit").fell_back_to_static},
-          {"hpa_target_requests_per_second_per_replica", TargetRps(s).per_s}}},
-        {"policies", rows},
-        {"manifests", manifests}};
+    nlohmann::json service = {{"name", p.spec.name},
+                              {"namespace", p.spec.kube_namespace},
+                              {"deployment", p.spec.deployment},
+                              {"gpu", p.gpu.id},
+                              {"requests", p.demand.trace.requests.size()},
+                              {"duration_s", p.demand.trace.Duration()},
+                              {"window_s", p.spec.window_s},
+                              {"window_mean_to_peak", p.window_mean_to_peak},
+                              {"service_model", {{"basis", p.service_basis}, {"concurrency", p.concurrency}}},
+                              {"cold_start", {{"seconds", p.cold_start_s}, {"basis", p.cold_start_basis}}},
+                              {"slo",
+                               {{"metric", SloMetricName(p.spec.slo.metric)},
+                                {"seconds", p.spec.slo.seconds},
+                                {"target", p.spec.slo.target}}},
+                              {"recommendation",
+                               {{"schedule", schedule},
+                                {"min_replicas", MinReplicas(runs)},
+                                {"max_replicas", MaxReplicas(s, runs)},
+                                {"scale_to_zero", MinReplicas(runs) == 0},
+                                {"keep_alive_s", p.cold_start_s},
+                                {"keda_cron_triggers", CronFits(s)},
+                                {"constant_as_static_peak", s.Policy("gpufit").fell_back_to_static},
+                                {"hpa_target_requests_per_second_per_replica", TargetRps(s).per_s}}},
+                              {"policies", rows},
+                              {"manifests", manifests}};
+    if (!p.sources.empty()) {
+      nlohmann::json sources = nlohmann::json::object();
+      for (const auto& [figure, text] : p.sources) sources[figure] = text;
+      service["sources"] = sources;
+    }
+    if (p.current_replicas) service["current_replicas"] = *p.current_replicas;
     if (p.llm) {
       service["service_model"]["prefill_tokens_per_s"] = p.llm->prefill_tokens_per_s;
       service["service_model"]["tpot_s"] = p.llm->tpot_s;
@@ -95,6 +102,11 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
           fmt::format("- prefill {:.0f} tokens/s, TPOT {:.1f} ms\n", p.llm->prefill_tokens_per_s, 1000 * p.llm->tpot_s);
     }
     md += fmt::format("- cold start {:.1f} s: {}\n", p.cold_start_s, p.cold_start_basis);
+    if (p.current_replicas)
+      md += fmt::format("- replicas today: {} ({:.2f} GPU-hours over the trace)\n", *p.current_replicas,
+                        *p.current_replicas * p.demand.trace.Duration() / 3600);
+    for (const auto& [figure, text] : p.sources)  // the cold start's is on its own line above
+      if (figure != "cold start") md += fmt::format("- from serving metrics, {}: {}\n", figure, text);
     md += fmt::format("- SLO: {} <= {} s for {:.1f}% of requests; GPU {} at {:.4f} USD/GPU-hour\n",
                       SloMetricName(p.spec.slo.metric), p.spec.slo.seconds, 100 * p.spec.slo.target, p.gpu.id,
                       p.gpu.on_demand_per_gpu_hour.value);
@@ -103,7 +115,9 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) 
         "replica{}\n\n",
         MinReplicas(runs), MaxReplicas(s, runs), runs.size(), runs.size() == 1 ? "step" : "steps",
         MinReplicas(runs) == 0 ? "scales to zero when idle" : "keeps a replica warm", TargetRps(s).per_s,
-        CronFits(s) ? "" : "; the trace spans more than a day, so a KEDA ScaledObject (--autoscaler keda) has no cron triggers");
+        CronFits(s)
+            ? ""
+            : "; the trace spans more than a day, so a KEDA ScaledObject (--autoscaler keda) has no cron triggers");
     md +=
         "| policy | GPU-hours | cost USD | x clairvoyant | % of static peak | SLO met | p50 latency s | p99 latency s "
         "| p99 TTFT s | cold starts | max replicas |\n|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -1,0 +1,111 @@
+#include "serving_section.h"
+
+#include <fast_float/fast_float.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpufit/inference/serving_services.h"
+#include "gpufit/ingest/prometheus_serving.h"
+
+namespace gpufit::cli {
+namespace {
+
+Result<double> Number(const std::string& text, const std::string& what) {
+  double x = 0;
+  const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), x);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(x))
+    return InvalidArgument("--serving-slo: {} '{}' is not a number", what, text);
+  return x;
+}
+
+// METRIC:SECONDS[:TARGET].
+Result<InferenceSlo> ParseSlo(const std::string& text) {
+  const std::size_t a = text.find(':');
+  const std::size_t b = a == std::string::npos ? a : text.find(':', a + 1);
+  if (a == std::string::npos)
+    return InvalidArgument("--serving-slo '{}': expected METRIC:SECONDS[:TARGET] (ttft:2:0.99)", text);
+  InferenceSlo slo;
+  const std::string metric = text.substr(0, a);
+  if (metric == "ttft") {
+    slo.metric = SloMetric::kTtft;
+  } else if (metric == "latency") {
+    slo.metric = SloMetric::kLatency;
+  } else if (metric == "wait") {
+    slo.metric = SloMetric::kWait;
+  } else {
+    return InvalidArgument("--serving-slo '{}': the metric must be ttft, latency or wait", text);
+  }
+  const Result<double> seconds = Number(text.substr(a + 1, b == std::string::npos ? b : b - a - 1), "SECONDS");
+  if (!seconds) return seconds.error();
+  slo.seconds = *seconds;
+  if (b != std::string::npos) {
+    const Result<double> target = Number(text.substr(b + 1), "TARGET");
+    if (!target) return target.error();
+    slo.target = *target;
+  }
+  if (!(slo.seconds > 0) || !(slo.target > 0 && slo.target < 1))
+    return InvalidArgument("--serving-slo '{}': SECONDS must be > 0 and TARGET in (0, 1)", text);
+  return slo;
+}
+
+}  // namespace
+
+void AddServingOptions(CLI::App* cmd, ServingFlags& f) {
+  cmd->add_option("--serving-query", f.queries,
+                  "with --prometheus: NAME=PROMQL, a service whose engine gpufit does not know, PROMQL giving its "
+                  "requests per second (NAME: deployment or namespace/deployment; repeatable; docs/inference.md)");
+  cmd->add_option(
+      "--serving-latency", f.latencies,
+      "with --serving-query: NAME=PROMQL giving that service's mean seconds per request (its service time)");
+  cmd->add_option("--serving-slo", f.slo,
+                  "SLO of the services found in serving metrics: METRIC:SECONDS[:TARGET], METRIC ttft (LLMs; others "
+                  "take the bound on their wait), latency or wait")
+      ->capture_default_str();
+  cmd->add_flag("--no-serving", f.off, "with --prometheus: do not look for serving metrics");
+}
+
+Result<std::optional<InferenceSectionOutput>> PlanInferenceSection(const std::string& services_path,
+                                                                   const TelemetrySource& telemetry,
+                                                                   const ServingFlags& flags, const std::string& gpu,
+                                                                   const GpuCatalog& catalog,
+                                                                   const AutoscalerOptions& autoscaler) {
+  const bool from_server = !telemetry.prometheus.empty() && !flags.off && !gpu.empty();
+  if ((!flags.queries.empty() || !flags.latencies.empty()) && telemetry.prometheus.empty())
+    return InvalidArgument("--serving-query and --serving-latency need --prometheus");
+  const Result<InferenceSlo> slo = ParseSlo(flags.slo);
+  if (!slo) return slo.error();
+  std::vector<ServingQuery> queries;
+  for (const std::string& q : flags.queries) {
+    const auto named = ParseNamedQuery("--serving-query", q);
+    if (!named) return named.error();
+    queries.push_back({.name = named->first, .requests_per_s = named->second, .latency_s = ""});
+  }
+  for (const std::string& l : flags.latencies) {
+    const auto named = ParseNamedQuery("--serving-latency", l);
+    if (!named) return named.error();
+    const auto q =
+        std::find_if(queries.begin(), queries.end(), [&](const ServingQuery& x) { return x.name == named->first; });
+    if (q == queries.end())
+      return InvalidArgument("--serving-latency '{}': no --serving-query names '{}'", l, named->first);
+    q->latency_s = named->second;
+  }
+  ServingServices found;
+  if (from_server) {
+    Result<std::vector<ServingWorkload>> workloads = ReadPrometheusServing(telemetry.server, telemetry.range, queries);
+    if (!workloads) return workloads.error();
+    Result<ServingServices> s = PrepareServingServices(
+        *workloads, {.gpu = gpu, .slo = *slo, .seed = 1, .load_gb_per_s = 1, .init_s = 30, .cold_start_s = 60},
+        catalog);
+    if (!s) return s.error();
+    found = std::move(*s);
+  }
+  if (services_path.empty() && found.services.empty() && found.skipped.empty())
+    return std::optional<InferenceSectionOutput>{};
+  Result<InferenceSectionOutput> section =
+      InferenceSection(services_path, std::move(found.services), std::move(found.skipped), catalog, autoscaler);
+  if (!section) return section.error();
+  return std::optional<InferenceSectionOutput>(*std::move(section));
+}
+
+}  // namespace gpufit::cli
