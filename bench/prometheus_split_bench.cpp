@@ -17,7 +17,9 @@
 // splitting: the 256 MiB answer cap of ingest/prometheus_client.h).
 //
 // Run: build/bench/prometheus_split_bench [--pods 5000] [--days 7] [--namespaces 20]
-//      [--chunk-pods 50]
+//      [--chunk-pods 50] [--data DIR]
+// With --data, the server's directory is DIR and is kept: a second run with the same
+// --pods/--days skips the load (minutes) and measures the read alone.
 #include <fmt/format.h>
 #include <httplib.h>
 
@@ -27,6 +29,7 @@
 #include <future>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "bench_util.h"
 #include "gpufit/ingest/dcgm_devices.h"
@@ -43,6 +46,7 @@ constexpr long long kT0 = 1767225600;  // 2026-01-01T00:00:00Z
 
 struct Args {
   int pods = 5000, days = 7, namespaces = 20, chunk_pods = 50;
+  std::string data;  // --data DIR: the server's directory, kept (a rerun with the same load skips it)
 };
 
 double ElapsedS(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
@@ -100,7 +104,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int v = std::atoi(argv[i + 1]);
-    if (flag == "--pods")
+    if (flag == "--data")
+      a.data = argv[i + 1];
+    else if (flag == "--pods")
       a.pods = v;
     else if (flag == "--days")
       a.days = v;
@@ -114,7 +120,8 @@ int main(int argc, char** argv) {
     }
   }
   const int points = a.days * 24 * 60;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("gpufit-split-bench-{}", ::getpid());
+  const fs::path dir =
+      a.data.empty() ? fs::temp_directory_path() / fmt::format("gpufit-split-bench-{}", ::getpid()) : fs::path(a.data);
   fs::create_directories(dir);
   auto server = gpufit::testing::VictoriaMetricsServer::Start("", dir.string());
   if (!server) {
@@ -125,11 +132,14 @@ int main(int argc, char** argv) {
              a.namespaces, a.days, points, (*server)->url());
 
   // Load, in chunks: the next chunk is written while the server ingests the last one.
+  const Result<std::size_t> held = (*server)->SeriesCount();
+  const bool loaded = held && *held == 3 * static_cast<std::size_t>(a.pods);
+  if (loaded) fmt::print("load: skipped, {} already holds the {} series\n", dir.string(), *held);
   const auto load_start = Clock::now();
   double bytes = 0;
   std::string chunk, sending;
   std::future<Result<void>> sent;
-  for (int p0 = 0; p0 < a.pods; p0 += a.chunk_pods) {
+  for (int p0 = 0; !loaded && p0 < a.pods; p0 += a.chunk_pods) {
     chunk.clear();
     for (int p = p0; p < std::min(a.pods, p0 + a.chunk_pods); ++p) AppendPod(chunk, p, a, points);
     bytes += static_cast<double>(chunk.size());
@@ -152,8 +162,9 @@ int main(int argc, char** argv) {
   }
   const Result<std::size_t> series = (*server)->SeriesCount();
   const double load_s = ElapsedS(load_start);
-  fmt::print("load: {:.1f} s, {:.0f} MiB of JSON lines, {} samples, {} series held\n", load_s, bytes / (1 << 20),
-             3.0 * a.pods * points, series ? *series : 0);
+  if (!loaded)
+    fmt::print("load: {:.1f} s, {:.0f} MiB of JSON lines, {} samples, {} series held\n", load_s, bytes / (1 << 20),
+               3.0 * a.pods * points, series ? *series : 0);
 
   // Read.
   PrometheusOptions o;
@@ -168,6 +179,8 @@ int main(int argc, char** argv) {
   const auto read_start = Clock::now();
   const Result<Telemetry> tel = ReadPrometheusTelemetry(o, range);
   const double read_s = ElapsedS(read_start);
+  // The server counts a request once it has answered, a moment after the client has read it.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
   const double requests = ServerMetric(o.url, requests_metric) - requests_before;
   fmt::print("read: {:.1f} s wall, {:.0f} query_range requests, peak RSS {:.0f} MiB (gpufit), {:.0f} MiB (server)\n",
              read_s, requests, bench::PeakRssMiB(),
@@ -177,6 +190,6 @@ int main(int argc, char** argv) {
   else
     fmt::print("outcome: FAILED: {}\n", tel.error().message);
   server->reset();
-  fs::remove_all(dir);
+  if (a.data.empty()) fs::remove_all(dir);
   return tel ? 0 : 1;
 }

@@ -121,9 +121,11 @@ std::string NodesJson() {
 // process and stopped when the suite ends.
 class ServerPlan {
  protected:
+  // Sets server_ to the server called `name` (nullptr, with a failure, when it cannot start).
   static void Use(const std::string& name) {
+    server_ = nullptr;
     if (fixture_ == nullptr) {
-      dir_ = new fs::path(Scratch("server"));
+      if (dir_ == nullptr) dir_ = new fs::path(Scratch("server"));
       auto fixture = gpufit::testing::MakeDcgmFixture(GenTd26(), 30, 6);
       ASSERT_TRUE(fixture) << fixture.error().message;
       fixture_ = new gpufit::testing::DcgmFixture(*fixture);
@@ -171,6 +173,7 @@ class PrometheusPlan : public ::testing::Test, protected ServerPlan {
   void SetUp() override {
     if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
     Use("prometheus");
+    ASSERT_NE(server_, nullptr);
   }
 };
 
@@ -184,6 +187,7 @@ class PlanFromEachServer : public ::testing::TestWithParam<std::string>, protect
   void SetUp() override {
     if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
     Use(GetParam());
+    ASSERT_NE(server_, nullptr);
   }
 };
 INSTANTIATE_TEST_SUITE_P(Servers, PlanFromEachServer, ::testing::ValuesIn(gpufit::testing::MetricsServerNames()),
