@@ -1,5 +1,6 @@
-// `gpufit plan --prometheus` against a real Prometheus server loaded with a GenTD26 slice,
-// compared with the plan from the same samples in a CSV file, and the manifests it emits.
+// `gpufit plan --prometheus` against real metrics servers (Prometheus, VictoriaMetrics) loaded
+// with a GenTD26 slice, compared with the plan from the same samples in a CSV file, and the
+// manifests it emits.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@
 #include "cli_run.h"
 #include "dcgm_fixture.h"
 #include "manifest_validator.h"
+#include "metrics_server.h"
 #include "prometheus_server.h"
 
 namespace {
@@ -114,28 +116,41 @@ std::string NodesJson() {
   return nlohmann::json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}).dump(1);
 }
 
-class PrometheusPlan : public ::testing::Test {
+// The fixture (30 GenTD26 pods over 6 hours), its CSV, and one metrics server of each kind
+// loaded with it (tests/support/metrics_server.h), each started at its first use in a test
+// process and stopped when the suite ends.
+class ServerPlan {
  protected:
-  static void SetUpTestSuite() {
-    if (!fs::exists(GenTd26())) return;
-    dir_ = new fs::path(Scratch("server"));
-    auto fixture = gpufit::testing::MakeDcgmFixture(GenTd26(), 30, 6);
-    ASSERT_TRUE(fixture) << fixture.error().message;
-    fixture_ = new gpufit::testing::DcgmFixture(*fixture);
-    std::ofstream(*dir_ / "fixture.csv") << fixture_->long_csv;
-    auto server = gpufit::testing::PrometheusServer::Start(fixture_->openmetrics, dir_->string());
-    ASSERT_TRUE(server) << server.error().message;
-    server_ = server->release();
+  // Sets server_ to the server called `name` (nullptr, with a failure, when it cannot start).
+  static void Use(const std::string& name) {
+    server_ = nullptr;
+    if (fixture_ == nullptr) {
+      if (dir_ == nullptr) dir_ = new fs::path(Scratch("server"));
+      auto fixture = gpufit::testing::MakeDcgmFixture(GenTd26(), 30, 6);
+      ASSERT_TRUE(fixture) << fixture.error().message;
+      fixture_ = new gpufit::testing::DcgmFixture(*fixture);
+      std::ofstream(*dir_ / "fixture.csv") << fixture_->long_csv;
+      servers_ = new std::map<std::string, std::unique_ptr<gpufit::testing::MetricsServer>>();
+    }
+    auto& server = (*servers_)[name];
+    if (server == nullptr) {
+      const fs::path dir = *dir_ / name;
+      fs::create_directories(dir);
+      auto started = gpufit::testing::StartMetricsServer(name, fixture_->openmetrics, dir.string());
+      ASSERT_TRUE(started) << started.error().message;
+      server = std::move(*started);
+    }
+    server_ = server.get();
   }
-  static void TearDownTestSuite() {
-    delete server_;
+  static void StopAll() {
+    delete servers_;
+    servers_ = nullptr;
+    server_ = nullptr;
     if (dir_ != nullptr) fs::remove_all(*dir_);
     delete dir_;
+    dir_ = nullptr;
     delete fixture_;
-  }
-  void SetUp() override {
-    if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
-    ASSERT_NE(server_, nullptr);
+    fixture_ = nullptr;
   }
   static std::string Range() {
     return fmt::format("--prometheus {} --since {} --until {} --step 60s", server_->url(),
@@ -143,13 +158,46 @@ class PrometheusPlan : public ::testing::Test {
   }
   static fs::path* dir_;
   static gpufit::testing::DcgmFixture* fixture_;
-  static gpufit::testing::PrometheusServer* server_;
+  static std::map<std::string, std::unique_ptr<gpufit::testing::MetricsServer>>* servers_;
+  static gpufit::testing::MetricsServer* server_;  // the one the current test reads
 };
-fs::path* PrometheusPlan::dir_ = nullptr;
-gpufit::testing::DcgmFixture* PrometheusPlan::fixture_ = nullptr;
-gpufit::testing::PrometheusServer* PrometheusPlan::server_ = nullptr;
+fs::path* ServerPlan::dir_ = nullptr;
+gpufit::testing::DcgmFixture* ServerPlan::fixture_ = nullptr;
+std::map<std::string, std::unique_ptr<gpufit::testing::MetricsServer>>* ServerPlan::servers_ = nullptr;
+gpufit::testing::MetricsServer* ServerPlan::server_ = nullptr;
 
-TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
+// Tests of what gpufit writes from the answers (manifests): one server is enough.
+class PrometheusPlan : public ::testing::Test, protected ServerPlan {
+ protected:
+  static void TearDownTestSuite() { StopAll(); }
+  void SetUp() override {
+    if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+    Use("prometheus");
+    ASSERT_NE(server_, nullptr);
+  }
+};
+
+// Tests of how gpufit reads a server, run against each (Prometheus and VictoriaMetrics):
+// the same plan as the CSV, lifetimes and ends, chunking at the point limit, analyze and
+// replay. Where the servers' answers differ, gpufit's queries must make them agree
+// (docs/integrations.md, "Servers").
+class PlanFromEachServer : public ::testing::TestWithParam<std::string>, protected ServerPlan {
+ protected:
+  static void TearDownTestSuite() { StopAll(); }
+  void SetUp() override {
+    if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+    Use(GetParam());
+    ASSERT_NE(server_, nullptr);
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Servers, PlanFromEachServer, ::testing::ValuesIn(gpufit::testing::MetricsServerNames()),
+                         [](const ::testing::TestParamInfo<std::string>& server) {
+                           std::string name = server.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST_P(PlanFromEachServer, ReproducesTheCsvPlanExactly) {
   const fs::path dir = Scratch("equal");
   const CliRun from_prometheus = Gpufit("plan " + Range() + " --gpu h100-80gb --format json", dir);
   ASSERT_EQ(from_prometheus.exit_code, 0) << from_prometheus.err;
@@ -321,7 +369,7 @@ TEST_F(PrometheusPlan, ReproducesTheCsvPlanExactly) {
   }
 }
 
-TEST_F(PrometheusPlan, AWiderWindowGivesTheSamePlan) {
+TEST_P(PlanFromEachServer, AWiderWindowGivesTheSamePlan) {
   // 30 days before the data: 43,260 steps in 4 chunks per query; the grid is cut to the
   // samples, so the collision allowance (a share of the samples) is the same.
   const fs::path dir = Scratch("wide");
@@ -339,7 +387,7 @@ TEST_F(PrometheusPlan, AWiderWindowGivesTheSamePlan) {
   EXPECT_EQ(ja, jb);
 }
 
-TEST_F(PrometheusPlan, AnalyzeAndReplayReadTheSameServer) {
+TEST_P(PlanFromEachServer, AnalyzeAndReplayReadTheSameServer) {
   const fs::path dir = Scratch("analyze");
   const CliRun r = Gpufit("analyze " + Range() + " --format json", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -1,12 +1,9 @@
 #include "prometheus_server.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,37 +11,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
-extern char** environ;
+#include "child_process.h"
 
 namespace gpufit::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Starts argv with stdout and stderr to `log`; returns the pid or -1.
-int Spawn(const std::vector<std::string>& argv, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
 
 }  // namespace
 
@@ -69,7 +43,7 @@ Result<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(const std::str
   const fs::path data = root / "tsdb";
   std::ofstream(root / "fixture.om") << openmetrics;
   // promtool: the fixture becomes TSDB blocks the server loads at start.
-  const int promtool = Spawn(
+  const int promtool = SpawnLogged(
       {"promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", (root / "fixture.om").string(), data.string()},
       root / "promtool.log");
   if (promtool < 0)
@@ -77,7 +51,8 @@ Result<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(const std::str
   int status = 0;
   waitpid(promtool, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return FailedPrecondition("promtool create-blocks-from openmetrics failed: {}", ReadAll(root / "promtool.log"));
+    return FailedPrecondition("promtool create-blocks-from openmetrics failed: {}",
+                              ReadFileText(root / "promtool.log"));
 
   std::ofstream(root / "prometheus.yml") << "global:\n  scrape_interval: 1h\n";
   const int port = FreeLoopbackPort();
@@ -92,7 +67,7 @@ Result<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(const std::str
     argv.push_back("--web.config.file=" + (root / "web.yml").string());
   }
   std::unique_ptr<PrometheusServer> server(new PrometheusServer());
-  server->pid_ = Spawn(argv, root / "prometheus.log");
+  server->pid_ = SpawnLogged(argv, root / "prometheus.log");
   if (server->pid_ < 0)
     return FailedPrecondition("cannot run prometheus: install Debian's prometheus with scripts/bootstrap");
   server->url_ = fmt::format("{}://127.0.0.1:{}", options.https ? "https" : "http", port);
@@ -101,7 +76,7 @@ Result<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(const std::str
   while (std::chrono::steady_clock::now() < deadline) {
     if (waitpid(server->pid_, &status, WNOHANG) == server->pid_) {
       server->pid_ = -1;
-      return FailedPrecondition("prometheus exited at start: {}", ReadAll(root / "prometheus.log"));
+      return FailedPrecondition("prometheus exited at start: {}", ReadFileText(root / "prometheus.log"));
     }
     httplib::Client client(server->url_);
     client.enable_server_certificate_verification(false);
@@ -109,15 +84,10 @@ Result<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(const std::str
     if (const auto res = client.Get("/-/ready"); res && res->status == 200) return server;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return FailedPrecondition("prometheus was not ready within 60 s: {}", ReadAll(root / "prometheus.log"));
+  return FailedPrecondition("prometheus was not ready within 60 s: {}", ReadFileText(root / "prometheus.log"));
 }
 
-PrometheusServer::~PrometheusServer() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-}
+PrometheusServer::~PrometheusServer() { TerminateAndWait(pid_); }
 
 FakeHttpServer::FakeHttpServer(Handler handler) : server_(std::make_unique<httplib::Server>()) {
   const auto serve = [this, handler](const httplib::Request& req, httplib::Response& res) {

@@ -2,7 +2,8 @@
 //
 //  * PrometheusServer: Debian's real `prometheus` (installed by scripts/bootstrap) on a free
 //    127.0.0.1 port with a temporary data directory, loaded beforehand with
-//    `promtool tsdb create-blocks-from openmetrics` from OpenMetrics text the test wrote.
+//    `promtool tsdb create-blocks-from openmetrics` from OpenMetrics text the test wrote;
+//    the "prometheus" of metrics_server.h.
 //  * FakeHttpServer: a cpp-httplib server answering GET and POST /api/v1/query_range with a handler
 //    of the test's choosing, for the faults a real server will not produce on demand
 //    (HTTP 500, a slow answer, malformed JSON, a header check).
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "gpufit/core/result.h"
+#include "metrics_server.h"
 
 namespace httplib {
 class Server;
@@ -27,7 +29,7 @@ namespace gpufit::testing {
 // A 127.0.0.1 port nothing listens on at the time of the call.
 int FreeLoopbackPort();
 
-class PrometheusServer {
+class PrometheusServer final : public MetricsServer {
  public:
   struct Options {
     std::string web_config_yaml;  // optional --web.config.file contents (TLS, basic auth)
@@ -40,11 +42,12 @@ class PrometheusServer {
   static Result<std::unique_ptr<PrometheusServer>> Start(const std::string& openmetrics, const std::string& dir) {
     return Start(openmetrics, dir, Options{});
   }
-  ~PrometheusServer();  // SIGTERM, then waits for the process
+  ~PrometheusServer() override;  // SIGTERM, then waits for the process
   PrometheusServer(const PrometheusServer&) = delete;
   PrometheusServer& operator=(const PrometheusServer&) = delete;
 
-  const std::string& url() const { return url_; }
+  const std::string& url() const override { return url_; }
+  std::string_view Name() const override { return "prometheus"; }
 
  private:
   PrometheusServer() = default;

@@ -119,8 +119,17 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
 
 Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
                                            const RangeQuery& q) {
+  // Parameters beyond the Prometheus API's, each ignored by the servers that do not know it
+  // (docs/integrations.md, "Servers"):
+  //  * nocache=1: VictoriaMetrics otherwise rounds start down and end up to multiples of step
+  //    when a query has 50 points or more (promql.AdjustStartEnd, for its response cache;
+  //    app/vmselect/prometheus/prometheus.go), which moves every evaluation time off the grid.
+  //  * deny_partial_response=1 (VictoriaMetrics cluster; app/vmselect/searchutils) and
+  //    partial_response=false (Thanos Query; pkg/api/query/v1.go): an answer missing the
+  //    series of an unreachable storage node becomes an error, not a plan without those pods.
   const httplib::Params params = {
-      {"query", q.query}, {"start", Seconds(q.start_s)}, {"end", Seconds(q.end_s)}, {"step", Seconds(q.step_s)}};
+      {"query", q.query}, {"start", Seconds(q.start_s)},  {"end", Seconds(q.end_s)},    {"step", Seconds(q.step_s)},
+      {"nocache", "1"},   {"deny_partial_response", "1"}, {"partial_response", "false"}};
   const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
                                         Seconds(q.start_s), Seconds(q.end_s), q.step_s);
   double backoff = o.backoff_s;

@@ -2,9 +2,13 @@
 //
 // Wire format (https://prometheus.io/docs/prometheus/latest/querying/api/, summarized in
 // ../shared/reference/formats.md (b)): a GET with the URL parameters `query`, `start`, `end`
-// (Unix seconds) and `step` (seconds); the answer is a JSON envelope
-// {"status": "success"|"error", "errorType", "error", "data": {"resultType": "matrix",
-// "result": [{"metric": {label: value}, "values": [[unix_s, "value"], ...]}]}}.
+// (Unix seconds) and `step` (seconds), plus `nocache=1` (VictoriaMetrics would otherwise
+// move start and end onto multiples of the step) and `deny_partial_response=1` /
+// `partial_response=false` (a VictoriaMetrics cluster or Thanos missing a storage node fails
+// instead of answering in part); servers ignore the parameters they do not know. The answer is
+// a JSON envelope {"status": "success"|"error", "errorType", "error", "data":
+// {"resultType": "matrix", "result": [{"metric": {label: value}, "values": [[unix_s,
+// "value"], ...]}]}}.
 //
 // Prometheus refuses a query whose (end - start) / step exceeds 11,000 points per series
 // (HTTP 400 "exceeded maximum resolution", web/api/v1/api.go). QueryRange splits the range

@@ -76,11 +76,17 @@ void AddContainerSeries(const std::vector<PromSeries>& cpu_usage, const std::vec
       if (dt > 0) Keep(c.cpu_cores, grid.Index(s.time_s[i]), Increase(s.value[i - 1], s.value[i]) / dt);
     }
   }
-  // Throttled periods pair with the periods series of the same labels.
+  // Throttled periods pair with the periods series of the same labels, the metric name aside:
+  // VictoriaMetrics keeps __name__ on max_over_time's output where Prometheus drops it
+  // (rollupFuncsKeepMetricName, app/vmselect/promql/rollup.go).
+  const auto unnamed = [](Labels l) {
+    l.erase("__name__");
+    return l;
+  };
   std::map<Labels, const PromSeries*> periods;
-  for (const PromSeries& s : cfs_periods) periods[s.labels] = &s;
+  for (const PromSeries& s : cfs_periods) periods[unnamed(s.labels)] = &s;
   for (const PromSeries& s : cfs_throttled) {
-    const auto p = periods.find(s.labels);
+    const auto p = periods.find(unnamed(s.labels));
     if (!valid(s.labels) || p == periods.end()) continue;
     ContainerSeries& c = series_of(s.labels);
     std::map<double, double> all;  // time -> periods counter

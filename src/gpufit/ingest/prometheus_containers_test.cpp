@@ -69,5 +69,21 @@ TEST(AddContainerSeries, RatesFromCountersWithResetsRestartsAndThrottling) {
   EXPECT_FALSE(c.memory_limit);
 }
 
+// VictoriaMetrics keeps each series' __name__ on max_over_time (Prometheus drops it): the
+// throttled and periods series of one cgroup still pair. By hand: 150 of 600, 300 of 600.
+TEST(AddContainerSeries, ThrottlingPairsSeriesThatKeepTheirMetricName) {
+  Telemetry t;
+  t.start_s = 0;
+  t.step_s = 60;
+  t.samples = 3;
+  Labels periods_labels = Container("/a"), throttled_labels = Container("/a");
+  periods_labels["__name__"] = "container_cpu_cfs_periods_total";
+  throttled_labels["__name__"] = "container_cpu_cfs_throttled_periods_total";
+  AddContainerSeries({}, {Series(periods_labels, {0, 60, 120}, {0, 600, 1200})},
+                     {Series(throttled_labels, {0, 60, 120}, {0, 150, 450})}, {}, {}, {}, t);
+  ASSERT_EQ(t.containers.size(), 1u);
+  ExpectSeries(t.containers[0].cpu_throttled_ratio, {std::nan(""), 0.25, 0.5});
+}
+
 }  // namespace
 }  // namespace gpufit
