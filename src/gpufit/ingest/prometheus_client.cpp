@@ -42,19 +42,6 @@ Result<BaseUrl> SplitUrl(const std::string& url) {
   return out;
 }
 
-// Prometheus prints sample values as Go's strconv.FormatFloat does: decimals, exponents,
-// "NaN", "+Inf", "-Inf".
-Result<double> ParseSampleValue(const std::string& text) {
-  if (text == "+Inf" || text == "Inf") return std::numeric_limits<double>::infinity();
-  if (text == "-Inf") return -std::numeric_limits<double>::infinity();
-  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
-  double v = 0;
-  const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), v);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size())
-    return InvalidArgument("sample value \"{}\" is not a number", Excerpt(text));
-  return v;
-}
-
 std::string Seconds(double s) { return fmt::format("{:.3f}", s); }
 
 // The largest answer read: a bigger one means a range far too fine for what it holds.
@@ -100,7 +87,12 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
                                           : "request failed (" + httplib::to_string(e) + ")";
     return {.retryable = !tls, .error = Unavailable("{}", why), .body = ""};
   }
-  if (res->status == 200) return {.retryable = false, .error = {}, .body = std::move(body)};
+  if (res->status == 200) {
+    // Room after the text lets the parser read the answer in place (simdjson reads up to
+    // SIMDJSON_PADDING = 64 bytes past what it parses); usually within the capacity already.
+    body.reserve(body.size() + 64);
+    return {.retryable = false, .error = {}, .body = std::move(body)};
+  }
   // Prometheus explains refusals in its JSON envelope; fall back to the raw body.
   std::string detail = Excerpt(body, 300);
   if (const Result<nlohmann::json> j = ParseJson(body, "answer"); j && j->is_object()) {
@@ -169,81 +161,6 @@ Result<double> ParsePrometheusDuration(std::string_view text) {
     pos = end + unit->first.size();
   }
   return total;
-}
-
-Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where) {
-  using Json = nlohmann::json;
-  const std::string source = "prometheus " + where;
-  const Result<Json> doc = ParseJson(body, source);
-  if (!doc) return doc.error();
-  // Each field read names its JSON path; values are quoted only as short excerpts.
-  const auto bad = [&](const std::string& path, std::string_view what) {
-    return InvalidArgument("{}: {}: {}", source, path, what);
-  };
-  const auto typed = [&](const Json& v, const std::string& path, Json::value_t type,
-                         const char* name) -> Result<const Json*> {
-    if (v.type() == type || (type == Json::value_t::number_float && v.is_number())) return &v;
-    return bad(path, fmt::format("expected {}, got {}", name, v.type_name()));
-  };
-  const auto field = [&](const Json& parent, const char* key, const std::string& path, Json::value_t type,
-                         const char* name) -> Result<const Json*> {
-    const auto it = parent.find(key);
-    if (it == parent.end()) return bad(path, "missing");
-    return typed(*it, path, type, name);
-  };
-  const Json& j = *doc;
-  if (!j.is_object()) return bad("top level", fmt::format("expected an object, got {}", j.type_name()));
-  const Result<const Json*> status = field(j, "status", "status", Json::value_t::string, "a string");
-  if (!status) return status.error();
-  if (**status != "success") {
-    const auto text = [&](const char* key) {
-      const auto it = j.find(key);
-      return it != j.end() && it->is_string() ? Excerpt(it->get<std::string>(), 300) : std::string("?");
-    };
-    return InvalidArgument("{}: status '{}': {}: {}", source, Excerpt((*status)->get<std::string>()), text("errorType"),
-                           text("error"));
-  }
-  const Result<const Json*> data = field(j, "data", "data", Json::value_t::object, "an object");
-  if (!data) return data.error();
-  const Result<const Json*> type = field(**data, "resultType", "data.resultType", Json::value_t::string, "a string");
-  if (!type) return type.error();
-  if (**type != "matrix")
-    return bad("data.resultType", fmt::format("'{}', expected 'matrix'", Excerpt((*type)->get<std::string>())));
-  const Result<const Json*> result = field(**data, "result", "data.result", Json::value_t::array, "an array");
-  if (!result) return result.error();
-  std::vector<PromSeries> out;
-  for (std::size_t i = 0; i < (*result)->size(); ++i) {
-    const std::string at = fmt::format("data.result[{}]", i);
-    const Result<const Json*> r = typed((**result)[i], at, Json::value_t::object, "an object");
-    if (!r) return r.error();
-    const Result<const Json*> metric = field(**r, "metric", at + ".metric", Json::value_t::object, "an object");
-    if (!metric) return metric.error();
-    const Result<const Json*> values = field(**r, "values", at + ".values", Json::value_t::array, "an array");
-    if (!values) return values.error();
-    PromSeries& s = out.emplace_back();
-    for (const auto& [k, v] : (*metric)->items()) {
-      const Result<const Json*> label =
-          typed(v, fmt::format("{}.metric[\"{}\"]", at, Excerpt(k)), Json::value_t::string, "a string");
-      if (!label) return label.error();
-      s.labels[k] = v.get<std::string>();
-    }
-    for (std::size_t k = 0; k < (*values)->size(); ++k) {
-      const std::string vat = fmt::format("{}.values[{}]", at, k);
-      const Json& pair = (**values)[k];
-      if (!pair.is_array() || pair.size() != 2)
-        return bad(vat, fmt::format("expected a [time, \"value\"] pair, got {}{}", pair.type_name(),
-                                    pair.is_array() ? fmt::format(" of {} items", pair.size()) : ""));
-      const Result<const Json*> t = typed(pair[0], vat + "[0]", Json::value_t::number_float, "a number (Unix s)");
-      if (!t) return t.error();
-      const Result<const Json*> text = typed(pair[1], vat + "[1]", Json::value_t::string, "a string");
-      if (!text) return text.error();
-      Result<double> v = ParseSampleValue((*text)->get<std::string>());
-      if (!v) return bad(vat + "[1]", v.error().message);
-      s.time_s.push_back((*t)->get<double>());
-      s.value.push_back(*v);
-    }
-  }
-  return out;
 }
 
 Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q) {
