@@ -519,4 +519,43 @@ Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, c
   return out;
 }
 
+Result<std::vector<std::map<std::string, std::string>>> ParseSeriesAnswer(const std::string& body,
+                                                                          const std::string& where) {
+  // Label sets only (no samples): small beside a range answer, parsed whole.
+  const std::string source = "prometheus " + where;
+  if (Result<void> depth = CheckJsonDepth(body); !depth)
+    return InvalidArgument("{}: {}", source, depth.error().message);
+  SpanReader reader(body);
+  dom::element doc;
+  if (auto e = reader.Parse({0, body.size()}).get(doc))
+    return InvalidArgument("{}: malformed JSON: {}", source, simdjson::error_message(e));
+  std::string_view status;
+  if (doc["status"].get_string().get(status)) return InvalidArgument("{}: status: missing or not a string", source);
+  if (status != "success") {
+    std::string_view type = "?", error = "?";
+    if (doc["errorType"].get_string().get(type)) type = "?";
+    if (doc["error"].get_string().get(error)) error = "?";
+    return InvalidArgument("{}: status '{}': {}: {}", source, Excerpt(status), Excerpt(type, 300), Excerpt(error, 300));
+  }
+  dom::array data;
+  if (doc["data"].get_array().get(data)) return InvalidArgument("{}: data: missing or not an array", source);
+  std::vector<std::map<std::string, std::string>> out;
+  std::size_t i = 0;
+  for (const dom::element series : data) {
+    dom::object labels;
+    if (series.get_object().get(labels))
+      return InvalidArgument("{}: data[{}]: expected an object, got {}", source, i, TypeName(series.type()));
+    auto& into = out.emplace_back();
+    for (const dom::key_value_pair field : labels) {
+      std::string_view text;
+      if (field.value.get_string().get(text))
+        return InvalidArgument("{}: data[{}][\"{}\"]: expected a string, got {}", source, i, Excerpt(field.key),
+                               TypeName(field.value.type()));
+      into[std::string(field.key)] = std::string(text);
+    }
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace gpufit

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -44,8 +45,9 @@ Result<BaseUrl> SplitUrl(const std::string& url) {
 
 std::string Seconds(double s) { return fmt::format("{:.3f}", s); }
 
-// The largest answer read: a bigger one means a range far too fine for what it holds.
-constexpr std::uint64_t kMaxAnswerBytes = 256ull << 20;
+constexpr const char* kSeriesPath = "/api/v1/series";
+// The words of the too-big error (AnswerTooBig looks for them).
+constexpr const char* kTooBigWords = "the answer exceeds";
 // The longest wait between retries.
 constexpr double kMaxBackoffS = 30;
 
@@ -56,14 +58,15 @@ struct Attempt {
   std::string body;  // the answer when error.message is empty
 };
 
-Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib::Params& params, double timeout_s) {
+Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib::Params& params, double timeout_s,
+                std::uint64_t max_bytes) {
   // The whole answer must arrive within the timeout (a server trickling bytes would
-  // otherwise reset the per-read timeout forever) and within kMaxAnswerBytes.
+  // otherwise reset the per-read timeout forever) and within max_bytes.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   bool too_slow = false, too_big = false;
   std::string body;
   const httplib::Result res = client.Get(path, params, httplib::Headers{}, [&](const char* data, std::size_t length) {
-    too_big = body.size() + length > kMaxAnswerBytes;
+    too_big = body.size() + length > max_bytes;
     too_slow = std::chrono::steady_clock::now() > deadline;
     if (too_big || too_slow) return false;
     body.append(data, length);
@@ -75,8 +78,9 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
                      e == httplib::Error::SSLLoadingCerts;
     if (too_big)
       return {.retryable = false,
-              .error = InvalidArgument("the answer exceeds {} MiB: narrow --since/--until or widen --step",
-                                       kMaxAnswerBytes >> 20),
+              .error = InvalidArgument("{} {} bytes ({:.1f} MiB): narrow --since/--until, --namespace or "
+                                       "--selector, or widen --step",
+                                       kTooBigWords, max_bytes, static_cast<double>(max_bytes) / (1 << 20)),
               .body = ""};
     std::string why =
         too_slow                    ? fmt::format("no complete answer within {} s", timeout_s)
@@ -109,16 +113,19 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
   return {.retryable = server_side, .error = std::move(error), .body = ""};
 }
 
-Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
-                                           const RangeQuery& q) {
-  const httplib::Params params = {
-      {"query", q.query}, {"start", Seconds(q.start_s)}, {"end", Seconds(q.end_s)}, {"step", Seconds(q.step_s)}};
-  const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
-                                        Seconds(q.start_s), Seconds(q.end_s), q.step_s);
+// One GET with retries; `parse` reads the answer. `where` names the request in errors.
+template <class Parse>
+auto GetWithRetries(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
+                    const httplib::Params& params, const std::string& where, PrometheusQueryStats& stats, Parse&& parse)
+    -> decltype(parse(std::string(), where)) {
   double backoff = o.backoff_s;
   for (int attempt = 0;; ++attempt) {
-    Attempt a = GetOnce(client, path, params, o.timeout_s);
-    if (a.error.message.empty()) return ParseQueryRangeAnswer(a.body, where);
+    Attempt a = GetOnce(client, path, params, o.timeout_s, o.max_answer_bytes);
+    if (a.error.message.empty()) {
+      ++stats.requests;
+      stats.answer_bytes += a.body.size();
+      return parse(a.body, where);
+    }
     if (!a.retryable || attempt >= o.retries) {
       const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
       return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
@@ -126,6 +133,41 @@ Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const Promet
     std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
     backoff = std::min(2 * backoff, kMaxBackoffS);
   }
+}
+
+Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
+                                           const RangeQuery& q, PrometheusQueryStats& stats) {
+  const httplib::Params params = {
+      {"query", q.query}, {"start", Seconds(q.start_s)}, {"end", Seconds(q.end_s)}, {"step", Seconds(q.step_s)}};
+  const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
+                                        Seconds(q.start_s), Seconds(q.end_s), q.step_s);
+  return GetWithRetries(client, o, path, params, where, stats, ParseQueryRangeAnswer);
+}
+
+// A client for the server of `o`, or the error in its options.
+struct Connection {
+  std::unique_ptr<httplib::Client> client;
+  std::string path_prefix;
+};
+Result<Connection> Connect(const PrometheusOptions& o) {
+  const Result<BaseUrl> base = SplitUrl(o.url);
+  if (!base) return base.error();
+  auto client = std::make_unique<httplib::Client>(base->scheme_host_port);
+  if (!client->is_valid()) return InvalidArgument("--prometheus '{}': not a usable URL", o.url);
+  const auto whole = static_cast<time_t>(o.timeout_s);
+  const auto micro = static_cast<time_t>((o.timeout_s - static_cast<double>(whole)) * 1e6);
+  client->set_connection_timeout(whole, micro);
+  client->set_read_timeout(whole, micro);
+  client->set_write_timeout(whole, micro);
+  if (!o.bearer_token.empty()) client->set_bearer_token_auth(o.bearer_token);
+  if (!o.ca_file.empty()) {
+    if (base->scheme_host_port.rfind("https://", 0) != 0)
+      return InvalidArgument("--ca-file {}: the URL {} is not https", o.ca_file, o.url);
+    if (!std::ifstream(o.ca_file)) return NotFound("--ca-file {}: cannot read it", o.ca_file);
+    client->set_ca_cert_path(o.ca_file);
+  }
+  client->enable_server_certificate_verification(!o.insecure_skip_verify);
+  return Connection{std::move(client), base->path_prefix};
 }
 
 }  // namespace
@@ -163,28 +205,42 @@ Result<double> ParsePrometheusDuration(std::string_view text) {
   return total;
 }
 
+std::vector<LabelMatcher> PrometheusOptions::ScopeMatchers() const {
+  std::vector<LabelMatcher> out = selector;
+  for (LabelMatcher& m : NamespaceMatchers(namespaces)) out.push_back(std::move(m));
+  return out;
+}
+
+bool AnswerTooBig(const Error& error) {
+  return error.code == Code::kInvalidArgument && error.message.find(kTooBigWords) != std::string::npos;
+}
+
+Result<std::vector<std::map<std::string, std::string>>> QuerySeries(const PrometheusOptions& o,
+                                                                    const std::string& selector, double start_s,
+                                                                    double end_s, PrometheusQueryStats& stats) {
+  Result<Connection> c = Connect(o);
+  if (!c) return c.error();
+  const httplib::Params params = {{"match[]", selector}, {"start", Seconds(start_s)}, {"end", Seconds(end_s)}};
+  const std::string where =
+      fmt::format("{}{} (match[] '{}', {} to {})", o.url, kSeriesPath, selector, Seconds(start_s), Seconds(end_s));
+  ++stats.series_lookups;
+  return GetWithRetries(*c->client, o, c->path_prefix + kSeriesPath, params, where, stats, ParseSeriesAnswer);
+}
+
 Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q) {
+  PrometheusQueryStats ignored;
+  return QueryRange(o, q, ignored);
+}
+
+Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q,
+                                           PrometheusQueryStats& stats) {
   if (!(q.step_s > 0) || !std::isfinite(q.step_s)) return InvalidArgument("--step must be > 0 s, got {}", q.step_s);
   if (!std::isfinite(q.start_s) || !std::isfinite(q.end_s) || q.end_s < q.start_s)
     return InvalidArgument("--since must not be after --until ({} > {})", Seconds(q.start_s), Seconds(q.end_s));
   if (o.max_points < 1) return InvalidArgument("max_points must be >= 1, got {}", o.max_points);
-  const Result<BaseUrl> base = SplitUrl(o.url);
-  if (!base) return base.error();
-  httplib::Client client(base->scheme_host_port);
-  if (!client.is_valid()) return InvalidArgument("--prometheus '{}': not a usable URL", o.url);
-  const auto whole = static_cast<time_t>(o.timeout_s);
-  const auto micro = static_cast<time_t>((o.timeout_s - static_cast<double>(whole)) * 1e6);
-  client.set_connection_timeout(whole, micro);
-  client.set_read_timeout(whole, micro);
-  client.set_write_timeout(whole, micro);
-  if (!o.bearer_token.empty()) client.set_bearer_token_auth(o.bearer_token);
-  if (!o.ca_file.empty()) {
-    if (base->scheme_host_port.rfind("https://", 0) != 0)
-      return InvalidArgument("--ca-file {}: the URL {} is not https", o.ca_file, o.url);
-    if (!std::ifstream(o.ca_file)) return NotFound("--ca-file {}: cannot read it", o.ca_file);
-    client.set_ca_cert_path(o.ca_file);
-  }
-  client.enable_server_certificate_verification(!o.insecure_skip_verify);
+  Result<Connection> c = Connect(o);
+  if (!c) return c.error();
+  httplib::Client& client = *c->client;
 
   // Evaluation times start + k step, k = 0..points-1, in chunks of max_points.
   const double span_steps = std::floor((q.end_s - q.start_s) / q.step_s + 1e-9);
@@ -196,7 +252,7 @@ Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const Ran
     RangeQuery chunk = q;
     chunk.start_s = q.start_s + static_cast<double>(k0) * q.step_s;
     chunk.end_s = q.start_s + static_cast<double>(k1) * q.step_s;
-    Result<std::vector<PromSeries>> part = QueryChunk(client, o, base->path_prefix + kQueryRangePath, chunk);
+    Result<std::vector<PromSeries>> part = QueryChunk(client, o, c->path_prefix + kQueryRangePath, chunk, stats);
     if (!part) return part.error();
     for (PromSeries& s : *part) {
       PromSeries& into = joined[s.labels];
