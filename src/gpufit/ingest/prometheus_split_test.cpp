@@ -4,10 +4,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "dcgm_fixture.h"
 #include "gpufit/core/test_support.h"
@@ -56,6 +59,53 @@ TEST(ReadStep, WidensLongWindowsToAWholeMultipleOfTheStep) {
   // Never widened when asked so; the step's own errors stay.
   EXPECT_EQ(*ReadStep({.since_s = 0, .until_s = 30 * kDay, .step_s = 60, .max_points = 0}), 60);
   EXPECT_FALSE(ReadStep({.since_s = 0, .until_s = 30 * kDay, .step_s = 0.5}));
+}
+
+// A server whose answers are longer than the estimate: the whole query passes the cap, each
+// pod alone does not. The split reacts: whole (refused) -> namespace ml's pods a | b.
+TEST(QueryRangeSplit, HalvesAPartWhoseAnswerPassesTheCap) {
+  httplib::Server server;
+  std::atomic<int> range_requests{0};
+  server.Get("/api/v1/series", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"success","data":[{"namespace":"ml","pod":"a"},{"namespace":"ml","pod":"b"}]})",
+                    "application/json");
+  });
+  server.Get("/api/v1/query_range", [&](const httplib::Request& req, httplib::Response& res) {
+    ++range_requests;
+    const std::string q = req.get_param_value("query");
+    // A pod alone: 1 series; otherwise both, padded past the cap with a long label.
+    const bool one = q.find(R"(pod="a")") != std::string::npos || q.find(R"(pod="b")") != std::string::npos;
+    std::string body = R"({"status":"success","data":{"resultType":"matrix","result":[)";
+    for (const char* pod : {"a", "b"}) {
+      if (one && q.find(fmt::format(R"(pod="{}")", pod)) == std::string::npos) continue;
+      body += fmt::format(R"({}{{"metric":{{"namespace":"ml","pod":"{}","pad":"{}"}},"values":[[60,"1"]]}})",
+                          body.back() == '[' ? "" : ",", pod, std::string(one ? 10 : 600, 'x'));
+    }
+    res.set_content(body + "]}}", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  PrometheusOptions o;
+  o.url = fmt::format("http://127.0.0.1:{}", port);
+  o.max_answer_bytes = 1000;  // the estimate, 2 series x 1 point x 40 bytes, fits; the answer does not
+  PrometheusQueryStats stats;
+  const auto r = QueryRangeSplit(
+      o,
+      {.function = "max_over_time", .selector = "m", .window = "[59999ms]", .start_s = 60, .end_s = 60, .step_s = 60},
+      stats);
+  server.stop();
+  thread.join();
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].labels.at("pod"), "a");
+  EXPECT_EQ((*r)[1].labels.at("pod"), "b");
+  // By hand: 3 range requests (whole, a, b), of which 2 answered, plus the look-up.
+  EXPECT_EQ(range_requests, 3);
+  EXPECT_EQ(stats.parts, 3u);
+  EXPECT_EQ(stats.requests, 3u);
+  EXPECT_EQ(stats.split_queries, 1u);
 }
 
 bool SameFloats(const std::vector<float>& a, const std::vector<float>& b) {
