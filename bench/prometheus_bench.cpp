@@ -3,13 +3,61 @@
 //  * parsing one query_range answer at the point limit: 200 series x 11,000 points;
 //  * turning a week at 60 s of 500 pods' memory and duty series (10,080 points each) into
 //    the telemetry grid (label mapping, lifetime checks, alignment).
-// Counters: samples, answer MiB, peak RSS.
+// Counters: samples, answer MiB, peak RSS of the process, and parse_peak_heap_mib: the
+// largest heap the parse itself held at once (its output included, the answer text it reads
+// excluded), from a counting operator new/delete in this binary (glibc malloc_usable_size).
+// The answer's own bytes plus that peak is the parse's memory high-water mark; it is
+// compared with the answer's size (issue 19: under 2x the answer).
 // Run: build/bench/prometheus_bench (or `make bench`).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <malloc.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
+
+namespace {
+std::atomic<std::size_t> live_heap{0}, peak_heap{0};
+void* Counted(std::size_t n) {
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  const std::size_t now = live_heap += malloc_usable_size(p);
+  std::size_t peak = peak_heap.load();
+  while (now > peak && !peak_heap.compare_exchange_weak(peak, now)) {
+  }
+  return p;
+}
+void Uncounted(void* p) {
+  if (p == nullptr) return;
+  live_heap -= malloc_usable_size(p);
+  std::free(p);
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return Counted(n); }
+void* operator new[](std::size_t n) { return Counted(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return Counted(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return Counted(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept { Uncounted(p); }
+void operator delete[](void* p) noexcept { Uncounted(p); }
+void operator delete(void* p, std::size_t) noexcept { Uncounted(p); }
+void operator delete[](void* p, std::size_t) noexcept { Uncounted(p); }
 
 #include "bench_util.h"
 #include "gpufit/ingest/prometheus_client.h"
@@ -37,14 +85,20 @@ std::string Answer(int series, int points) {
 
 void BM_ParseQueryRangeAnswerAtThePointLimit(benchmark::State& state) {
   const std::string body = Answer(200, kPrometheusMaxPoints);
-  std::size_t samples = 0;
+  std::size_t samples = 0, parse_peak = 0;
   for (auto _ : state) {
-    const Result<std::vector<PromSeries>> r = ParseQueryRangeAnswer(body, "bench");
-    samples = r ? r->size() * r->front().value.size() : 0;
-    benchmark::DoNotOptimize(r);
+    const std::size_t before = live_heap.load();
+    peak_heap = before;
+    {
+      const Result<std::vector<PromSeries>> r = ParseQueryRangeAnswer(body, "bench");
+      samples = r ? r->size() * r->front().value.size() : 0;
+      benchmark::DoNotOptimize(r);
+    }
+    parse_peak = std::max(parse_peak, peak_heap.load() - before);
   }
   state.counters["samples"] = static_cast<double>(samples);
   state.counters["answer_mib"] = static_cast<double>(body.size()) / (1 << 20);
+  state.counters["parse_peak_heap_mib"] = static_cast<double>(parse_peak) / (1 << 20);
   state.counters["peak_rss_mib"] = bench::PeakRssMiB();
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(body.size()));
 }

@@ -1,4 +1,5 @@
-// Fuzz target: a Prometheus /api/v1/query_range answer body.
+// Fuzz target: a Prometheus /api/v1/query_range answer body, and the same bytes as an
+// /api/v1/series answer (both readers of prometheus_answer.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -7,6 +8,8 @@
 #include "gpufit/ingest/prometheus_client.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  (void)gpufit::ParseQueryRangeAnswer(std::string(gpufit::fuzz::Text(data, size)), "fuzz");
+  const std::string body(gpufit::fuzz::Text(data, size));
+  (void)gpufit::ParseQueryRangeAnswer(body, "fuzz");
+  (void)gpufit::ParseSeriesAnswer(body, "fuzz");
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,7 +61,9 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
   cmd->add_option("--until", s.until, "end: RFC 3339, Unix seconds, now, or a duration before now")
       ->capture_default_str()
       ->needs(prom);
-  cmd->add_option("--step", s.step, "resolution; each point is the maximum of the samples within its step")
+  cmd->add_option("--step", s.step,
+                  "resolution: memory is each step's maximum, duty each step's mean; a window of more than 11,000 "
+                  "steps is read at the smallest multiple under that")
       ->capture_default_str()
       ->needs(prom);
   cmd->add_option("--bearer-token-file", s.bearer_token_file, "file holding a bearer token for --prometheus")
@@ -72,6 +75,13 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
   cmd->add_option("--prometheus-timeout", s.timeout_s, "seconds for each Prometheus answer, start to end")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str()
+      ->needs(prom);
+  cmd->add_option("--namespace", s.namespaces,
+                  "read only these namespaces' pods (comma-separated); added to every query as a label matcher")
+      ->needs(prom);
+  cmd->add_option("--selector", s.selector,
+                  "Prometheus label matchers added to every query, e.g. 'team=\"ml\",pod!~\"test-.*\"' "
+                  "(= != =~ !~)")
       ->needs(prom);
   cmd->add_option("--prometheus-retries", s.retries, "retries (back-off 1 s, doubling, at most 30 s) of a failed query")
       ->check(CLI::Range(0, 10))
@@ -107,6 +117,16 @@ Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
       return InvalidArgument("--bearer-token-file {}: not a bearer token (spaces, control characters, or over 16 KiB)",
                              s.bearer_token_file);
   }
+  if (!s.namespaces.empty()) {
+    Result<std::vector<std::string>> ns = ParseNamespaces(s.namespaces, "--namespace");
+    if (!ns) return ns.error();
+    o.namespaces = std::move(*ns);
+  }
+  if (!s.selector.empty()) {
+    Result<std::vector<LabelMatcher>> m = ParseLabelMatchers(s.selector, "--selector");
+    if (!m) return m.error();
+    o.selector = std::move(*m);
+  }
   const Result<double> until = ParseTime("--until", s.until, now_s, now_s);
   if (!until) return until.error();
   const Result<double> since = ParseTime("--since", s.since, now_s, *until);
@@ -131,7 +151,17 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
     return t;
   }
   if (Result<void> ok = ResolvePrometheus(s, now_s); !ok) return ok.error();
-  return ReadPrometheusTelemetry(s.server, s.range, s.ends);
+  Result<Telemetry> t = ReadPrometheusTelemetry(s.server, s.range, s.ends);
+  if (t && t->queries) {
+    const TelemetryQueries& q = *t->queries;
+    std::fprintf(stderr,
+                 "gpufit: prometheus: %zu requests (%zu queries, %zu split into parts under the %.0f MiB answer cap, "
+                 "%zu series look-ups), %.1f MiB read; step %g s%s\n",
+                 q.requests, q.queries, q.split_queries, static_cast<double>(q.max_answer_bytes) / (1 << 20),
+                 q.series_lookups, static_cast<double>(q.answer_bytes) / (1 << 20), q.step_s,
+                 q.step_s != q.requested_step_s ? " (coarse: the window passed the points per series)" : "");
+  }
+  return t;
 }
 
 }  // namespace gpufit::cli

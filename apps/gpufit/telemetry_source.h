@@ -25,6 +25,11 @@ struct TelemetrySource {
   bool insecure_skip_verify = false;
   double timeout_s = 30;
   int retries = 3;
+  // --namespace NS[,NS...] and --selector 'label="v",...': parsed by ResolvePrometheus into
+  // server.namespaces and server.selector (PrometheusOptions: the matchers every reader adds to
+  // its pod-level selectors, ingest/prometheus_selector.h).
+  std::string namespaces;
+  std::string selector;
 
   // Pod ends known from elsewhere (kubectl's pods, ingest/pod_ends.h): samples after them
   // are dropped, with kube-state-metrics' and the long CSV's own.

@@ -288,6 +288,15 @@ TEST_P(PlanFromEachServer, ReproducesTheCsvPlanExactly) {
   EXPECT_EQ(b["telemetry"]["skipped"].size(), 0u);
   a["telemetry"].erase("skipped");
   b["telemetry"].erase("skipped");
+  // How Prometheus was read (ingest/prometheus_split.h): 13 queries, each one series look-up
+  // and one range request, none split at 360 points under the 256 MiB cap; files: null.
+  EXPECT_EQ(a["telemetry"]["queries"]["requests"], 26);
+  EXPECT_EQ(a["telemetry"]["queries"]["split_queries"], 0);
+  EXPECT_EQ(a["telemetry"]["queries"]["step_s"], 60);
+  EXPECT_TRUE(b["telemetry"]["queries"].is_null());
+  EXPECT_THAT(from_prometheus.err, HasSubstr("gpufit: prometheus: 26 requests (13 queries, 0 split"));
+  a["telemetry"].erase("queries");
+  b["telemetry"].erase("queries");
   // The CSV carries no container series; Prometheus adds cAdvisor's (checked below).
   EXPECT_EQ(b["containers"].size(), 0u);
   const nlohmann::json containers = a["containers"], rightsizing = a["ancillary"]["containers"];
@@ -370,11 +379,12 @@ TEST_P(PlanFromEachServer, ReproducesTheCsvPlanExactly) {
 }
 
 TEST_P(PlanFromEachServer, AWiderWindowGivesTheSamePlan) {
-  // 30 days before the data: 43,260 steps in 4 chunks per query; the grid is cut to the
-  // samples, so the collision allowance (a share of the samples) is the same.
+  // 6 days before the data: 9,000 steps, under the 11,000 that would widen the step (a longer
+  // window is read at a coarser step: prometheus_split_test); the grid is cut to the samples,
+  // so the collision allowance (a share of the samples) is the same.
   const fs::path dir = Scratch("wide");
   const std::string wide = fmt::format("--prometheus {} --since {} --until {} --step 60s", server_->url(),
-                                       static_cast<long long>(fixture_->since_s) - 30 * 86400 - 60,
+                                       static_cast<long long>(fixture_->since_s) - 6 * 86400 - 60,
                                        static_cast<long long>(fixture_->until_s));
   const CliRun a = Gpufit("plan " + Range() + " --gpu h100-80gb --format json", dir);
   const CliRun b = Gpufit("plan " + wide + " --gpu h100-80gb --format json", dir);
@@ -661,6 +671,19 @@ TEST_F(PrometheusPlan, ARerunReplacesItsOwnFilesOnly) {
   EXPECT_TRUE(fs::exists(out / "configmap-gpu-operator-gpufit-device-plugin-config.yaml"));
 }
 
+// --namespace and --selector narrow every query: genai's pods named sd-1* are sd-1 and
+// sd-10 .. sd-19 (11 of the fixture's 30); the GPUs outside any pod (no namespace) are not read.
+TEST_F(PrometheusPlan, NamespaceAndSelectorNarrowEveryQuery) {
+  const fs::path dir = Scratch("scope");
+  const CliRun r =
+      Gpufit("plan " + Range() + " --namespace genai --selector 'pod=~\"sd-1.*\"' --gpu h100-80gb --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["telemetry"]["pods"], 11);
+  EXPECT_EQ(j["telemetry"]["skipped"].size(), 0u);
+  EXPECT_EQ(j["telemetry"]["queries"]["scope"], R"(pod=~"sd-1.*",namespace="genai")");
+}
+
 TEST(PrometheusFaults, ServerDownIsAClearErrorAndNoOutput) {
   const fs::path dir = Scratch("down");
   const int port = gpufit::testing::FreeLoopbackPort();
@@ -669,7 +692,8 @@ TEST(PrometheusFaults, ServerDownIsAClearErrorAndNoOutput) {
                                       port, (dir / "out").string()),
                           dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr(fmt::format("http://127.0.0.1:{}/api/v1/query_range", port)));
+  // The first request sizes the first query (/api/v1/series, ingest/prometheus_split.h).
+  EXPECT_THAT(r.err, HasSubstr(fmt::format("http://127.0.0.1:{}/api/v1/series", port)));
   EXPECT_THAT(r.err, HasSubstr("cannot connect"));
   EXPECT_THAT(r.err, HasSubstr("after 2 attempts"));
   EXPECT_FALSE(fs::exists(dir / "out" / "plan.json"));
@@ -686,6 +710,10 @@ TEST(PrometheusFaults, BadFlagsNameTheFlag) {
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 2026-01-02T00:00:00Z --until 1767225600",
        "must be before --until"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --step 5x", "--step"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --selector 'team=ml'",
+       "--selector: bad matcher 'team=ml': the value must be quoted"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --namespace ML", "--namespace: 'ML' is not a namespace"},
+      {"plan --telemetry x.csv --gpu h100-80gb --namespace ml", "--namespace requires --prometheus"},
       {"plan --prometheus ftp://x --gpu h100-80gb", "http:// or https://"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file /nonexistent", "--bearer-token-file"},
       {"plan --telemetry x --prometheus http://127.0.0.1:1 --gpu h100-80gb", "excludes"},

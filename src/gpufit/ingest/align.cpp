@@ -133,7 +133,8 @@ Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source
     const auto [uf, ul] = KnownRange(p.gpu_util_pct);
     p.first = std::min(mf, uf);
     p.last = std::max(ml, ul);
-    p.filled_samples = std::max(FillLife(p.fb_used_mib, p.first, p.last, &p.fb_gaps), FillLife(p.gpu_util_pct, p.first, p.last));
+    p.filled_samples =
+        std::max(FillLife(p.fb_used_mib, p.first, p.last, &p.fb_gaps), FillLife(p.gpu_util_pct, p.first, p.last));
     tel.pods.push_back(std::move(p));
   }
   if (tel.pods.empty())

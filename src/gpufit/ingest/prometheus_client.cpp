@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -42,23 +43,11 @@ Result<BaseUrl> SplitUrl(const std::string& url) {
   return out;
 }
 
-// Prometheus prints sample values as Go's strconv.FormatFloat does: decimals, exponents,
-// "NaN", "+Inf", "-Inf".
-Result<double> ParseSampleValue(const std::string& text) {
-  if (text == "+Inf" || text == "Inf") return std::numeric_limits<double>::infinity();
-  if (text == "-Inf") return -std::numeric_limits<double>::infinity();
-  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
-  double v = 0;
-  const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), v);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size())
-    return InvalidArgument("sample value \"{}\" is not a number", Excerpt(text));
-  return v;
-}
-
 std::string Seconds(double s) { return fmt::format("{:.3f}", s); }
 
-// The largest answer read: a bigger one means a range far too fine for what it holds.
-constexpr std::uint64_t kMaxAnswerBytes = 256ull << 20;
+constexpr const char* kSeriesPath = "/api/v1/series";
+// The words of the too-big error (AnswerTooBig looks for them).
+constexpr const char* kTooBigWords = "the answer exceeds";
 // The longest wait between retries.
 constexpr double kMaxBackoffS = 30;
 
@@ -69,14 +58,15 @@ struct Attempt {
   std::string body;  // the answer when error.message is empty
 };
 
-Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib::Params& params, double timeout_s) {
+Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib::Params& params, double timeout_s,
+                std::uint64_t max_bytes) {
   // The whole answer must arrive within the timeout (a server trickling bytes would
-  // otherwise reset the per-read timeout forever) and within kMaxAnswerBytes.
+  // otherwise reset the per-read timeout forever) and within max_bytes.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   bool too_slow = false, too_big = false;
   std::string body;
   const httplib::Result res = client.Get(path, params, httplib::Headers{}, [&](const char* data, std::size_t length) {
-    too_big = body.size() + length > kMaxAnswerBytes;
+    too_big = body.size() + length > max_bytes;
     too_slow = std::chrono::steady_clock::now() > deadline;
     if (too_big || too_slow) return false;
     body.append(data, length);
@@ -88,8 +78,9 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
                      e == httplib::Error::SSLLoadingCerts;
     if (too_big)
       return {.retryable = false,
-              .error = InvalidArgument("the answer exceeds {} MiB: narrow --since/--until or widen --step",
-                                       kMaxAnswerBytes >> 20),
+              .error = InvalidArgument("{} {} bytes ({:.1f} MiB): narrow --since/--until, --namespace or "
+                                       "--selector, or widen --step",
+                                       kTooBigWords, max_bytes, static_cast<double>(max_bytes) / (1 << 20)),
               .body = ""};
     std::string why =
         too_slow                    ? fmt::format("no complete answer within {} s", timeout_s)
@@ -100,7 +91,12 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
                                           : "request failed (" + httplib::to_string(e) + ")";
     return {.retryable = !tls, .error = Unavailable("{}", why), .body = ""};
   }
-  if (res->status == 200) return {.retryable = false, .error = {}, .body = std::move(body)};
+  if (res->status == 200) {
+    // Room after the text lets the parser read the answer in place (simdjson reads up to
+    // SIMDJSON_PADDING = 64 bytes past what it parses); usually within the capacity already.
+    body.reserve(body.size() + 64);
+    return {.retryable = false, .error = {}, .body = std::move(body)};
+  }
   // Prometheus explains refusals in its JSON envelope; fall back to the raw body.
   std::string detail = Excerpt(body, 300);
   if (const Result<nlohmann::json> j = ParseJson(body, "answer"); j && j->is_object()) {
@@ -117,8 +113,30 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
   return {.retryable = server_side, .error = std::move(error), .body = ""};
 }
 
+// One GET with retries; `parse` reads the answer. `where` names the request in errors.
+template <class Parse>
+auto GetWithRetries(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
+                    const httplib::Params& params, const std::string& where, PrometheusQueryStats& stats, Parse&& parse)
+    -> decltype(parse(std::string(), where)) {
+  double backoff = o.backoff_s;
+  for (int attempt = 0;; ++attempt) {
+    Attempt a = GetOnce(client, path, params, o.timeout_s, o.max_answer_bytes);
+    if (a.error.message.empty()) {
+      ++stats.requests;
+      stats.answer_bytes += a.body.size();
+      return parse(a.body, where);
+    }
+    if (!a.retryable || attempt >= o.retries) {
+      const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
+      return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+    backoff = std::min(2 * backoff, kMaxBackoffS);
+  }
+}
+
 Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
-                                           const RangeQuery& q) {
+                                           const RangeQuery& q, PrometheusQueryStats& stats) {
   // Parameters beyond the Prometheus API's, each ignored by the servers that do not know it
   // (docs/integrations.md, "Servers"):
   //  * nocache=1: VictoriaMetrics otherwise rounds start down and end up to multiples of step
@@ -132,17 +150,33 @@ Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const Promet
       {"nocache", "1"},   {"deny_partial_response", "1"}, {"partial_response", "false"}};
   const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
                                         Seconds(q.start_s), Seconds(q.end_s), q.step_s);
-  double backoff = o.backoff_s;
-  for (int attempt = 0;; ++attempt) {
-    Attempt a = GetOnce(client, path, params, o.timeout_s);
-    if (a.error.message.empty()) return ParseQueryRangeAnswer(a.body, where);
-    if (!a.retryable || attempt >= o.retries) {
-      const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
-      return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
-    backoff = std::min(2 * backoff, kMaxBackoffS);
+  return GetWithRetries(client, o, path, params, where, stats, ParseQueryRangeAnswer);
+}
+
+// A client for the server of `o`, or the error in its options.
+struct Connection {
+  std::unique_ptr<httplib::Client> client;
+  std::string path_prefix;
+};
+Result<Connection> Connect(const PrometheusOptions& o) {
+  const Result<BaseUrl> base = SplitUrl(o.url);
+  if (!base) return base.error();
+  auto client = std::make_unique<httplib::Client>(base->scheme_host_port);
+  if (!client->is_valid()) return InvalidArgument("--prometheus '{}': not a usable URL", o.url);
+  const auto whole = static_cast<time_t>(o.timeout_s);
+  const auto micro = static_cast<time_t>((o.timeout_s - static_cast<double>(whole)) * 1e6);
+  client->set_connection_timeout(whole, micro);
+  client->set_read_timeout(whole, micro);
+  client->set_write_timeout(whole, micro);
+  if (!o.bearer_token.empty()) client->set_bearer_token_auth(o.bearer_token);
+  if (!o.ca_file.empty()) {
+    if (base->scheme_host_port.rfind("https://", 0) != 0)
+      return InvalidArgument("--ca-file {}: the URL {} is not https", o.ca_file, o.url);
+    if (!std::ifstream(o.ca_file)) return NotFound("--ca-file {}: cannot read it", o.ca_file);
+    client->set_ca_cert_path(o.ca_file);
   }
+  client->enable_server_certificate_verification(!o.insecure_skip_verify);
+  return Connection{std::move(client), base->path_prefix};
 }
 
 }  // namespace
@@ -180,103 +214,42 @@ Result<double> ParsePrometheusDuration(std::string_view text) {
   return total;
 }
 
-Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where) {
-  using Json = nlohmann::json;
-  const std::string source = "prometheus " + where;
-  const Result<Json> doc = ParseJson(body, source);
-  if (!doc) return doc.error();
-  // Each field read names its JSON path; values are quoted only as short excerpts.
-  const auto bad = [&](const std::string& path, std::string_view what) {
-    return InvalidArgument("{}: {}: {}", source, path, what);
-  };
-  const auto typed = [&](const Json& v, const std::string& path, Json::value_t type,
-                         const char* name) -> Result<const Json*> {
-    if (v.type() == type || (type == Json::value_t::number_float && v.is_number())) return &v;
-    return bad(path, fmt::format("expected {}, got {}", name, v.type_name()));
-  };
-  const auto field = [&](const Json& parent, const char* key, const std::string& path, Json::value_t type,
-                         const char* name) -> Result<const Json*> {
-    const auto it = parent.find(key);
-    if (it == parent.end()) return bad(path, "missing");
-    return typed(*it, path, type, name);
-  };
-  const Json& j = *doc;
-  if (!j.is_object()) return bad("top level", fmt::format("expected an object, got {}", j.type_name()));
-  const Result<const Json*> status = field(j, "status", "status", Json::value_t::string, "a string");
-  if (!status) return status.error();
-  if (**status != "success") {
-    const auto text = [&](const char* key) {
-      const auto it = j.find(key);
-      return it != j.end() && it->is_string() ? Excerpt(it->get<std::string>(), 300) : std::string("?");
-    };
-    return InvalidArgument("{}: status '{}': {}: {}", source, Excerpt((*status)->get<std::string>()), text("errorType"),
-                           text("error"));
-  }
-  const Result<const Json*> data = field(j, "data", "data", Json::value_t::object, "an object");
-  if (!data) return data.error();
-  const Result<const Json*> type = field(**data, "resultType", "data.resultType", Json::value_t::string, "a string");
-  if (!type) return type.error();
-  if (**type != "matrix")
-    return bad("data.resultType", fmt::format("'{}', expected 'matrix'", Excerpt((*type)->get<std::string>())));
-  const Result<const Json*> result = field(**data, "result", "data.result", Json::value_t::array, "an array");
-  if (!result) return result.error();
-  std::vector<PromSeries> out;
-  for (std::size_t i = 0; i < (*result)->size(); ++i) {
-    const std::string at = fmt::format("data.result[{}]", i);
-    const Result<const Json*> r = typed((**result)[i], at, Json::value_t::object, "an object");
-    if (!r) return r.error();
-    const Result<const Json*> metric = field(**r, "metric", at + ".metric", Json::value_t::object, "an object");
-    if (!metric) return metric.error();
-    const Result<const Json*> values = field(**r, "values", at + ".values", Json::value_t::array, "an array");
-    if (!values) return values.error();
-    PromSeries& s = out.emplace_back();
-    for (const auto& [k, v] : (*metric)->items()) {
-      const Result<const Json*> label =
-          typed(v, fmt::format("{}.metric[\"{}\"]", at, Excerpt(k)), Json::value_t::string, "a string");
-      if (!label) return label.error();
-      s.labels[k] = v.get<std::string>();
-    }
-    for (std::size_t k = 0; k < (*values)->size(); ++k) {
-      const std::string vat = fmt::format("{}.values[{}]", at, k);
-      const Json& pair = (**values)[k];
-      if (!pair.is_array() || pair.size() != 2)
-        return bad(vat, fmt::format("expected a [time, \"value\"] pair, got {}{}", pair.type_name(),
-                                    pair.is_array() ? fmt::format(" of {} items", pair.size()) : ""));
-      const Result<const Json*> t = typed(pair[0], vat + "[0]", Json::value_t::number_float, "a number (Unix s)");
-      if (!t) return t.error();
-      const Result<const Json*> text = typed(pair[1], vat + "[1]", Json::value_t::string, "a string");
-      if (!text) return text.error();
-      Result<double> v = ParseSampleValue((*text)->get<std::string>());
-      if (!v) return bad(vat + "[1]", v.error().message);
-      s.time_s.push_back((*t)->get<double>());
-      s.value.push_back(*v);
-    }
-  }
+std::vector<LabelMatcher> PrometheusOptions::ScopeMatchers() const {
+  std::vector<LabelMatcher> out = selector;
+  for (LabelMatcher& m : NamespaceMatchers(namespaces)) out.push_back(std::move(m));
   return out;
 }
 
+bool AnswerTooBig(const Error& error) {
+  return error.code == Code::kInvalidArgument && error.message.find(kTooBigWords) != std::string::npos;
+}
+
+Result<std::vector<std::map<std::string, std::string>>> QuerySeries(const PrometheusOptions& o,
+                                                                    const std::string& selector, double start_s,
+                                                                    double end_s, PrometheusQueryStats& stats) {
+  Result<Connection> c = Connect(o);
+  if (!c) return c.error();
+  const httplib::Params params = {{"match[]", selector}, {"start", Seconds(start_s)}, {"end", Seconds(end_s)}};
+  const std::string where =
+      fmt::format("{}{} (match[] '{}', {} to {})", o.url, kSeriesPath, selector, Seconds(start_s), Seconds(end_s));
+  ++stats.series_lookups;
+  return GetWithRetries(*c->client, o, c->path_prefix + kSeriesPath, params, where, stats, ParseSeriesAnswer);
+}
+
 Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q) {
+  PrometheusQueryStats ignored;
+  return QueryRange(o, q, ignored);
+}
+
+Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q,
+                                           PrometheusQueryStats& stats) {
   if (!(q.step_s > 0) || !std::isfinite(q.step_s)) return InvalidArgument("--step must be > 0 s, got {}", q.step_s);
   if (!std::isfinite(q.start_s) || !std::isfinite(q.end_s) || q.end_s < q.start_s)
     return InvalidArgument("--since must not be after --until ({} > {})", Seconds(q.start_s), Seconds(q.end_s));
   if (o.max_points < 1) return InvalidArgument("max_points must be >= 1, got {}", o.max_points);
-  const Result<BaseUrl> base = SplitUrl(o.url);
-  if (!base) return base.error();
-  httplib::Client client(base->scheme_host_port);
-  if (!client.is_valid()) return InvalidArgument("--prometheus '{}': not a usable URL", o.url);
-  const auto whole = static_cast<time_t>(o.timeout_s);
-  const auto micro = static_cast<time_t>((o.timeout_s - static_cast<double>(whole)) * 1e6);
-  client.set_connection_timeout(whole, micro);
-  client.set_read_timeout(whole, micro);
-  client.set_write_timeout(whole, micro);
-  if (!o.bearer_token.empty()) client.set_bearer_token_auth(o.bearer_token);
-  if (!o.ca_file.empty()) {
-    if (base->scheme_host_port.rfind("https://", 0) != 0)
-      return InvalidArgument("--ca-file {}: the URL {} is not https", o.ca_file, o.url);
-    if (!std::ifstream(o.ca_file)) return NotFound("--ca-file {}: cannot read it", o.ca_file);
-    client.set_ca_cert_path(o.ca_file);
-  }
-  client.enable_server_certificate_verification(!o.insecure_skip_verify);
+  Result<Connection> c = Connect(o);
+  if (!c) return c.error();
+  httplib::Client& client = *c->client;
 
   // Evaluation times start + k step, k = 0..points-1, in chunks of max_points.
   const double span_steps = std::floor((q.end_s - q.start_s) / q.step_s + 1e-9);
@@ -288,7 +261,7 @@ Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const Ran
     RangeQuery chunk = q;
     chunk.start_s = q.start_s + static_cast<double>(k0) * q.step_s;
     chunk.end_s = q.start_s + static_cast<double>(k1) * q.step_s;
-    Result<std::vector<PromSeries>> part = QueryChunk(client, o, base->path_prefix + kQueryRangePath, chunk);
+    Result<std::vector<PromSeries>> part = QueryChunk(client, o, c->path_prefix + kQueryRangePath, chunk, stats);
     if (!part) return part.error();
     for (PromSeries& s : *part) {
       PromSeries& into = joined[s.labels];

@@ -7,6 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "gpufit/ingest/prometheus_split.h"
+
 namespace gpufit {
 namespace {
 
@@ -127,8 +129,8 @@ void AddContainerSeries(const std::vector<PromSeries>& cpu_usage, const std::vec
   for (auto& [key, c] : by_key) telemetry.containers.push_back(std::move(c));
 }
 
-Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryGrid& grid,
-                                     Telemetry& telemetry) {
+Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryGrid& grid, Telemetry& telemetry,
+                                     PrometheusQueryStats& stats) {
   const std::string& window = grid.window;
   std::vector<std::vector<PromSeries>> answers;
   for (const char* selector : {R"(container_cpu_usage_seconds_total{container!="",container!="POD"})",
@@ -138,10 +140,14 @@ Result<void> AddPrometheusContainers(const PrometheusOptions& options, const Tel
                                R"(kube_pod_container_resource_requests{resource=~"cpu|memory"})",
                                R"(kube_pod_container_resource_limits{resource=~"cpu|memory"})"}) {
     Result<std::vector<PromSeries>> r =
-        QueryRange(options, {.query = fmt::format("max_over_time({}{})", selector, window),
-                             .start_s = grid.grid.start_s,
-                             .end_s = grid.grid.start_s + static_cast<double>(grid.grid.samples - 1) * grid.grid.step_s,
-                             .step_s = grid.grid.step_s});
+        QueryRangeSplit(options,
+                        {.function = "max_over_time",
+                         .selector = selector,
+                         .window = window,
+                         .start_s = grid.grid.start_s,
+                         .end_s = grid.grid.start_s + static_cast<double>(grid.grid.samples - 1) * grid.grid.step_s,
+                         .step_s = grid.grid.step_s},
+                        stats);
     if (!r) return r.error();
     answers.push_back(std::move(*r));
   }

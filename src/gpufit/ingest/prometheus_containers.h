@@ -3,8 +3,10 @@
 // ContainerSeries). Names and units: ../shared/reference/formats.md (c).
 //
 // Queries (range queries, W = step - 1 ms as in prometheus_telemetry.h, so each point is the
-// raw sample of its step), cAdvisor ones with {container!="", container!="POD"} to drop the
-// pod-level and pause cgroups:
+// raw sample of its step, or its largest where a step holds several: the counters' last),
+// cAdvisor ones with {container!="", container!="POD"} to drop the pod-level and pause
+// cgroups; each with the --namespace/--selector matchers and split under the answer cap
+// (prometheus_split.h):
 //   max_over_time(container_cpu_usage_seconds_total[W])           counter, CPU-seconds
 //   max_over_time(container_cpu_cfs_periods_total[W])             counter
 //   max_over_time(container_cpu_cfs_throttled_periods_total[W])   counter
@@ -30,8 +32,9 @@
 namespace gpufit {
 
 // Queries the server and fills telemetry.containers (empty when the server has no cAdvisor
-// series). Errors: those of QueryRange.
-Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryGrid& grid, Telemetry& telemetry);
+// series); the requests are added to `stats`. Errors: those of QueryRangeSplit.
+Result<void> AddPrometheusContainers(const PrometheusOptions& options, const TelemetryGrid& grid, Telemetry& telemetry,
+                                     PrometheusQueryStats& stats);
 
 // The mapping alone (exposed for tests): the six answers, in the order above.
 void AddContainerSeries(const std::vector<PromSeries>& cpu_usage, const std::vector<PromSeries>& cfs_periods,

@@ -13,6 +13,7 @@
 #include "gpufit/ingest/align.h"
 #include "gpufit/ingest/dcgm_devices.h"
 #include "gpufit/ingest/prometheus_containers.h"
+#include "gpufit/ingest/prometheus_split.h"
 
 namespace gpufit {
 namespace {
@@ -348,42 +349,85 @@ Result<TelemetryGrid> GridFor(const TelemetryRange& range) {
                        .window = fmt::format("[{}ms]", static_cast<long long>(step_ms) - 1)};
 }
 
+Result<double> ReadStep(const TelemetryRange& range) {
+  // GridFor's checks of the step itself; its limit on the number of steps is what the coarse
+  // step lifts.
+  TelemetryRange one_step = range;
+  one_step.until_s = std::min(range.until_s, range.since_s + range.step_s);
+  if (Result<TelemetryGrid> g = GridFor(one_step); !g) return g.error();
+  if (!(range.until_s - range.since_s >= range.step_s)) return GridFor(range).error();
+  const double steps = std::floor((range.until_s - range.since_s) / range.step_s + 1e-9);
+  if (range.max_points == 0 || steps <= static_cast<double>(range.max_points)) return range.step_s;
+  return std::ceil(steps / static_cast<double>(range.max_points) - 1e-9) * range.step_s;
+}
+
 Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range,
                                           const PodEnds& ends) {
-  const Result<TelemetryGrid> grid = GridFor(range);
+  const Result<double> step = ReadStep(range);
+  if (!step) return step.error();
+  TelemetryRange read = range;
+  read.step_s = *step;
+  const Result<TelemetryGrid> grid = GridFor(read);
   if (!grid) return grid.error();
-  auto query = [&](const std::string& metric) {
-    return QueryRange(options, RangeQuery{.query = fmt::format("max_over_time({}{})", metric, grid->window),
-                                          .start_s = grid->grid.start_s,
-                                          .end_s = grid->grid.start_s +
-                                                   static_cast<double>(grid->grid.samples - 1) * grid->grid.step_s,
-                                          .step_s = range.step_s});
+  PrometheusQueryStats stats;
+  auto query = [&](const char* function, const std::string& selector) {
+    return QueryRangeSplit(
+        options,
+        SplitQuery{.function = function,
+                   .selector = selector,
+                   .window = grid->window,
+                   .start_s = grid->grid.start_s,
+                   .end_s = grid->grid.start_s + static_cast<double>(grid->grid.samples - 1) * grid->grid.step_s,
+                   .step_s = read.step_s},
+        stats);
   };
-  const Result<std::vector<PromSeries>> fb = query(kDcgmFbUsed);
+  const Result<std::vector<PromSeries>> fb = query("max_over_time", kDcgmFbUsed);
   if (!fb) return fb.error();
-  const Result<std::vector<PromSeries>> util = query(kDcgmGpuUtil);
+  const Result<std::vector<PromSeries>> util = query("avg_over_time", kDcgmGpuUtil);
   if (!util) return util.error();
-  const Result<std::vector<PromSeries>> engine = query(kDcgmGrEngineActive);
+  const Result<std::vector<PromSeries>> engine = query("avg_over_time", kDcgmGrEngineActive);
   if (!engine) return engine.error();
-  const Result<std::vector<PromSeries>> sm = query(kDcgmSmActive);
+  const Result<std::vector<PromSeries>> sm = query("avg_over_time", kDcgmSmActive);
   if (!sm) return sm.error();
-  const Result<std::vector<PromSeries>> created = query("kube_pod_created");
+  const Result<std::vector<PromSeries>> created = query("max_over_time", "kube_pod_created");
   if (!created) return created.error();
-  const Result<std::vector<PromSeries>> completion = query(kKubePodCompletionTime);
+  const Result<std::vector<PromSeries>> completion = query("max_over_time", kKubePodCompletionTime);
   if (!completion) return completion.error();
-  const Result<std::vector<PromSeries>> ended = query(R"(kube_pod_status_phase{phase=~"Succeeded|Failed"})");
+  const Result<std::vector<PromSeries>> ended =
+      query("max_over_time", R"(kube_pod_status_phase{phase=~"Succeeded|Failed"})");
   if (!ended) return ended.error();
   PodEnds all_ends = PodEndsFromKubeStateMetrics(*completion, *ended);
   MergePodEnds(all_ends, ends);
   if (fb->empty())
     return FailedPrecondition(
         "prometheus {}: no {} series from {} to {} (is dcgm-exporter scraped, and does --since/--until, relative to "
-        "now by default, cover the data?)",
-        options.url, kDcgmFbUsed, FormatRfc3339(range.since_s), FormatRfc3339(range.until_s));
+        "now by default, cover the data{}?)",
+        options.url, kDcgmFbUsed, FormatRfc3339(range.since_s), FormatRfc3339(range.until_s),
+        options.ScopeMatchers().empty() ? "" : ", and do --namespace/--selector match its series");
   Result<Telemetry> tel =
       TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url, grid->grid, all_ends);
   if (!tel) return tel;
-  if (Result<void> r = AddPrometheusContainers(options, *grid, *tel); !r) return r.error();
+  if (Result<void> r = AddPrometheusContainers(options, *grid, *tel, stats); !r) return r.error();
+  std::string scope;
+  for (const LabelMatcher& m : options.ScopeMatchers()) scope += (scope.empty() ? "" : ",") + m.ToPromQL();
+  tel->queries = TelemetryQueries{
+      .requests = stats.requests,
+      .series_lookups = stats.series_lookups,
+      .queries = stats.queries,
+      .split_queries = stats.split_queries,
+      .parts = stats.parts,
+      .answer_bytes = stats.answer_bytes,
+      .max_answer_bytes = options.max_answer_bytes,
+      .requested_step_s = range.step_s,
+      .step_s = read.step_s,
+      .max_points_per_series = range.max_points,
+      .step_rule = read.step_s == range.step_s
+                       ? fmt::format("--step {} s: memory is each step's maximum, duty each step's mean", range.step_s)
+                       : fmt::format("the window holds more than {} steps of --step {} s, so it was read at {} s "
+                                     "(the smallest multiple under that): memory is each step's maximum (peaks "
+                                     "stay exact), duty each step's mean",
+                                     range.max_points, range.step_s, read.step_s),
+      .scope = scope};
   return tel;
 }
 

@@ -6,17 +6,38 @@
 // evaluation time t sees exactly the raw samples in (t - step, t] on Prometheus 2 (closed
 // range) and 3 (left-open range) alike, and no sample is repeated by the 5-minute lookback:
 //   max_over_time(DCGM_FI_DEV_FB_USED[W])            framebuffer used, MiB
-//   max_over_time(DCGM_FI_DEV_GPU_UTIL[W])           duty cycle, percent 0-100
-//   max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[W])  ratio 0-1, x 100; the duty cycle of a MIG
+//   avg_over_time(DCGM_FI_DEV_GPU_UTIL[W])           duty cycle, percent 0-100
+//   avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[W])  ratio 0-1, x 100; the duty cycle of a MIG
 //                                                    instance, and of a full GPU that has it
 //                                                    (the rule and its sources: ingest/dcgm_devices.h)
-//   max_over_time(DCGM_FI_PROF_SM_ACTIVE[W])         ratio 0-1, x 100, into PodSeries::sm_active_pct
+//   avg_over_time(DCGM_FI_PROF_SM_ACTIVE[W])         ratio 0-1, x 100, into PodSeries::sm_active_pct
 //                                                    where enabled (not in the default counters)
 //   max_over_time(kube_pod_created[W])               kube-state-metrics: each pod's creation
 //                                                    time (value) and presence (samples)
 //   max_over_time(kube_pod_completion_time[W])       kube-state-metrics: a finished pod's end
 //   max_over_time(kube_pod_status_phase{phase=~"Succeeded|Failed"}[W])  which pods finished
-// The maximum within a step keeps peaks, as ingest/align.h does for several samples.
+// Scope: every query carries PrometheusOptions::ScopeMatchers() (--namespace, --selector;
+// AddMatchers in prometheus_selector.h), and runs through QueryRangeSplit
+// (prometheus_split.h), split under the answer cap; the requests go to Telemetry::queries.
+//
+// Steps and what a point is. With one raw sample per step (the step equals the scrape
+// interval, 60 s by default) both functions return that sample. With several (a --step longer
+// than the scrape interval, or the coarse step below):
+//  * memory takes the step's maximum: a co-location must fit the largest memory a pod ever
+//    held, and the maximum of a step is the largest raw sample in it, so the envelope (the
+//    per-step peaks, and every peak of the window) stays exact however coarse the step; no
+//    out-of-memory peak falls between points;
+//  * duty takes the step's mean: a duty cycle is a share of time (DCGM_FI_DEV_GPU_UTIL is
+//    itself the busy share of its sample period), so the mean of a step's samples is the busy
+//    share of the step, and sums of means over pods still say whether their work fits in it;
+//    a maximum would charge each pod its busiest moment for the whole step. (Where a GPU's
+//    series changes labels inside a step, an exporter upgrade, that step has one mean per
+//    series and keeps the larger, as for any two samples at one time.)
+// The coarse step: a window of more than range.max_points steps of range.step_s (11,000
+// by default: Prometheus's own per-query limit, so each series is one request, and a grid of
+// at most that many floats per pod and metric) is read at the smallest whole multiple of the
+// step that brings it under that number (30 days at 60 s: 240 s). Telemetry::queries says
+// which step was read and why.
 //
 // Label mapping (dcgm-exporter run with --kubernetes; ../shared/reference/formats.md (a)):
 //  * A GPU is identified by `UUID` (or `uuid`) and, for a MIG instance, `GPU_I_ID`; without
@@ -58,11 +79,20 @@
 
 namespace gpufit {
 
+// Points per series above which the reader widens the step (Prometheus's per-query limit).
+inline constexpr std::size_t kMaxPointsPerSeries = 11000;
+
 struct TelemetryRange {
   double since_s = 0;  // Unix seconds
   double until_s = 0;  // Unix seconds
   double step_s = 60;  // seconds; whole milliseconds, >= 1 s, at most until - since
+  // The most steps per series before the step is widened (the coarse step above); 0: never.
+  std::size_t max_points = kMaxPointsPerSeries;
 };
+
+// The step the reader uses for `range`: range.step_s, or the smallest whole multiple k of it
+// with (until - since) / (k step) <= range.max_points. Errors: those of GridFor.
+Result<double> ReadStep(const TelemetryRange& range);
 
 // The most steps a range may hold (about two years at 60 s): bounds the work and memory.
 inline constexpr std::size_t kMaxPrometheusSteps = 1'000'000;
@@ -86,8 +116,9 @@ Result<TelemetryGrid> GridFor(const TelemetryRange& range);
 std::string PodKeyFromLabels(const std::map<std::string, std::string>& labels);
 
 // Reads the range from the server, with the containers' CPU and memory
-// (ingest/prometheus_containers.h) on the same grid. `ends` adds pod ends known elsewhere
-// (kubectl's pods) to kube-state-metrics' own.
+// (ingest/prometheus_containers.h) on the same grid, at ReadStep(range). `ends` adds pod ends
+// known elsewhere (kubectl's pods) to kube-state-metrics' own. Telemetry::queries reports the
+// requests, the split queries and the step.
 Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, const TelemetryRange& range,
                                           const PodEnds& ends = {});
 

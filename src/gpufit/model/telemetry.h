@@ -101,6 +101,23 @@ inline bool IsMigDevice(std::string_view device) {
   return device.rfind("MIG-", 0) == 0 || device.find("/gi") != std::string_view::npos;
 }
 
+// How the Prometheus reader fetched the telemetry (ingest/prometheus_split.h,
+// ingest/prometheus_telemetry.h): what the plan reports in telemetry.queries.
+struct TelemetryQueries {
+  std::size_t requests = 0;            // HTTP requests answered (range chunks and series look-ups)
+  std::size_t series_lookups = 0;      // /api/v1/series look-ups that sized the queries
+  std::size_t queries = 0;             // range queries asked
+  std::size_t split_queries = 0;       // of those, split by namespace or pod batch under the answer cap
+  std::size_t parts = 0;               // range queries sent after splitting
+  std::uint64_t answer_bytes = 0;      // bytes of all answers
+  std::uint64_t max_answer_bytes = 0;  // the answer cap
+  double requested_step_s = 0;         // --step
+  double step_s = 0;                   // the step read: wider when the window passed max_points_per_series
+  std::size_t max_points_per_series = 0;
+  std::string step_rule;  // why the step is what it is, for the reader of the plan
+  std::string scope;      // the --namespace / --selector matchers added to every query ("" = none)
+};
+
 struct Telemetry {
   double start_s = 0;                       // time of grid sample 0, seconds
   double step_s = 60;                       // grid spacing, seconds (> 0)
@@ -112,6 +129,7 @@ struct Telemetry {
   std::vector<PodEnd> ended{};  // pods with samples dropped after their end, by pod
   // Per GPU no pod held at some time, the memory used there outside pods (peak > 0), by gpu.
   std::vector<ReservedGpuMemory> reserved_gpu_memory{};
+  std::optional<TelemetryQueries> queries{};  // with --prometheus: requests and the step rule
 
   double window_hours() const { return static_cast<double>(samples) * step_s / 3600.0; }
 };

@@ -134,6 +134,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.capacity_mib = static_cast<double>((target->memory - options.reserve).value);
   plan.skipped = telemetry.skipped;
   plan.ended = telemetry.ended;
+  plan.queries = telemetry.queries;
   plan.profiles = ProfileAll(telemetry);
   plan.containers = ProfileContainers(telemetry);
   for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);

@@ -119,8 +119,9 @@ struct Plan {
   std::vector<double> collision_p_if_active;         // per group, with options.robust (memory_envelope.h)
   std::vector<double> memory_cap_mib;                // per pod, with options.memory_caps: whole MiB
   PlanTotals totals;
-  std::vector<std::string> skipped;  // pods left out of the telemetry, with reasons
-  std::vector<PodEnd> ended;         // pods whose samples after their end were dropped (Telemetry::ended)
+  std::vector<std::string> skipped;         // pods left out of the telemetry, with reasons
+  std::vector<PodEnd> ended;                // pods whose samples after their end were dropped (Telemetry::ended)
+  std::optional<TelemetryQueries> queries;  // how Prometheus was read (Telemetry::queries)
   // GPUs with memory used outside any pod, the capacity left for pods and the group placed
   // there (plan/reserved_gpus.h).
   std::vector<ReservedGpu> reserved_gpus;

@@ -6,6 +6,23 @@
 namespace gpufit {
 namespace {
 
+// How the Prometheus server was read (null for files): ingest/prometheus_split.h.
+nlohmann::json QueriesJson(const std::optional<TelemetryQueries>& q) {
+  if (!q) return nullptr;
+  return {{"requests", q->requests},
+          {"series_lookups", q->series_lookups},
+          {"queries", q->queries},
+          {"split_queries", q->split_queries},
+          {"parts", q->parts},
+          {"answer_bytes", q->answer_bytes},
+          {"max_answer_bytes", q->max_answer_bytes},
+          {"requested_step_s", q->requested_step_s},
+          {"step_s", q->step_s},
+          {"max_points_per_series", q->max_points_per_series},
+          {"step_rule", q->step_rule},
+          {"scope", q->scope}};
+}
+
 using nlohmann::json;
 
 json ToJson(const Percentiles& p) {
@@ -178,7 +195,8 @@ std::string PlanToJson(const Plan& plan) {
         {"window_hours", plan.window_hours},
         {"skipped", plan.skipped},
         {"ended", ended},
-        {"samples_dropped_after_end", dropped}}},
+        {"samples_dropped_after_end", dropped},
+        {"queries", QueriesJson(plan.queries)}}},
       {"options",
        {{"current_gpu", plan.current.id},
         {"target_gpu", plan.target.id},

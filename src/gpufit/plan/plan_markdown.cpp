@@ -82,6 +82,11 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "Telemetry: {} ({} pods, {} samples every {:.0f} s, {:.1f} h).", plan.source, plan.pod_names.size(),
       plan.samples, plan.step_s, plan.window_hours);
   if (!plan.skipped.empty()) Out(s, " Left out: {} (see telemetry.skipped in the JSON).", plan.skipped.size());
+  if (plan.queries)
+    Out(s, " Read in {} Prometheus requests ({} of {} queries split under the {:.0f} MiB answer cap{}); {}.",
+        plan.queries->requests, plan.queries->split_queries, plan.queries->queries,
+        static_cast<double>(plan.queries->max_answer_bytes) / (1 << 20),
+        plan.queries->scope.empty() ? "" : ", scope " + plan.queries->scope, plan.queries->step_rule);
   if (!plan.ended.empty()) {
     std::size_t dropped = 0;
     for (const PodEnd& e : plan.ended) dropped += e.dropped_samples;
