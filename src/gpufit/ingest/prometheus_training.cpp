@@ -258,16 +258,6 @@ Result<PrometheusClusterState> ReadPrometheusClusterState(const PrometheusOption
     into = std::move(*r);
     return {};
   };
-  const auto over_range = [&](const std::string& metric, std::vector<PromSeries>& into) -> Result<void> {
-    Result<std::vector<PromSeries>> r =
-        QueryRange(options, {.query = fmt::format("max_over_time({}{})", metric, grid->window),
-                             .start_s = grid->grid.start_s,
-                             .end_s = last,
-                             .step_s = range.step_s});
-    if (!r) return r.error();
-    into = std::move(*r);
-    return {};
-  };
   const std::pair<const char*, std::vector<PromSeries>*> instant[] = {
       {"kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"}", &a.gpu_requests},
       {"kube_pod_status_phase{phase=\"Running\"}", &a.running},
@@ -281,6 +271,24 @@ Result<PrometheusClusterState> ReadPrometheusClusterState(const PrometheusOption
     if (Result<void> ok = at_end(metric, *into); !ok) return ok.error();
     if (into == &a.gpu_requests && a.gpu_requests.empty()) break;  // no GPU pod: the rest is moot
   }
+  // Node history on a grid of at most kHistoryPoints steps (whole seconds, at least the
+  // range's step): presence needs no finer grain, and 7 days at 60 s of 1,000 nodes would
+  // pass the answer cap.
+  TelemetryRange coarse = range;
+  coarse.step_s = std::max(range.step_s, std::ceil((range.until_s - range.since_s) / kHistoryPoints));
+  const Result<TelemetryGrid> hgrid = GridFor(coarse);
+  if (!hgrid) return hgrid.error();
+  const double hlast = hgrid->grid.start_s + static_cast<double>(hgrid->grid.samples - 1) * hgrid->grid.step_s;
+  const auto over_range = [&](const std::string& metric, std::vector<PromSeries>& into) -> Result<void> {
+    Result<std::vector<PromSeries>> r =
+        QueryRange(options, {.query = fmt::format("max_over_time({}{})", metric, hgrid->window),
+                             .start_s = hgrid->grid.start_s,
+                             .end_s = hlast,
+                             .step_s = coarse.step_s});
+    if (!r) return r.error();
+    into = std::move(*r);
+    return {};
+  };
   const std::pair<const char*, std::vector<PromSeries>*> ranged[] = {
       {"kube_node_labels", &a.node_labels},
       {"kube_node_info", &a.node_info},
@@ -289,7 +297,7 @@ Result<PrometheusClusterState> ReadPrometheusClusterState(const PrometheusOption
       {"karpenter_build_info", &a.karpenter_build_info}};
   for (const auto& [metric, into] : ranged)
     if (Result<void> ok = over_range(metric, *into); !ok) return ok.error();
-  return ClusterStateFromSeries(a, grid->grid, range.since_s, range.until_s);
+  return ClusterStateFromSeries(a, hgrid->grid, range.since_s, range.until_s);
 }
 
 }  // namespace gpufit

@@ -15,7 +15,9 @@
 // appear only when kube-state-metrics allow-lists them (--metric-labels-allowlist,
 // --metric-annotations-allowlist); their names are KsmLabelName's.
 //
-// Node history, over the whole range on its grid (W = step - 1 ms, as prometheus_telemetry.h):
+// Node history, over the whole range on a grid of step max(--step, range / 2,000) rounded
+// up to whole seconds (W = that step - 1 ms, as prometheus_telemetry.h; at most 2,000 points
+// per node, so a week of a thousand nodes stays far under the answer cap):
 //   kube_node_labels   presence, and the capacity-type and GPU labels (allow-listed):
 //                      label_karpenter_sh_capacity_type, label_eks_amazonaws_com_capacity_type,
 //                      label_cloud_google_com_gke_spot, label_cloud_google_com_gke_preemptible,
@@ -53,6 +55,9 @@
 
 namespace gpufit {
 
+// The most grid steps of the node history (see above).
+inline constexpr double kHistoryPoints = 2000;
+
 struct PrometheusClusterState {
   std::vector<KubePod> pods;    // GPU pods running at the last grid time, by Key()
   std::vector<KubeNode> nodes;  // nodes seen in the range, by name (labels: the known keys only)
@@ -69,8 +74,8 @@ std::string KsmLabelName(std::string_view prefix, std::string_view key);
 Result<PrometheusClusterState> ReadPrometheusClusterState(const PrometheusOptions& options,
                                                           const TelemetryRange& range);
 
-// The answers, in the order of the header (pods: instant at last_grid_s; nodes and
-// Karpenter: on the grid), for tests.
+// The answers, in the order of the header (pods: instant at the range's last grid time;
+// nodes and Karpenter: on the history grid `grid`), for tests.
 struct ClusterStateAnswers {
   std::vector<PromSeries> gpu_requests, running, owner, info, start_time, created, labels, annotations;
   std::vector<PromSeries> node_labels, node_info;
