@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "cli_common.h"
+#include "cluster_training.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/backtest/backtest.h"
 #include "gpufit/catalog/gpu_catalog.h"
@@ -183,15 +184,6 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
   return {};
 }
 
-// The training plan, when --training-jobs is given.
-Result<TrainingPlan> Training(const PlanFlags& f, const GpuCatalog& catalog) {
-  Result<TrainingWorkload> w = ReadTrainingWorkload(f.training_jobs);
-  if (!w) return w.error();
-  const Result<CapacityLabels> labels = ParseCapacityLabels(f.capacity_labels);
-  if (!labels) return labels.error();
-  return BuildTrainingPlan(std::move(*w), catalog, *labels, f.training_jobs);
-}
-
 // The Kubernetes objects of the plan, with the README, for --emit-manifests.
 Result<cli::ExtraOutput> EmitManifests(const PlanFlags& f, const Plan* colocation, const TrainingPlan* training,
                                        const std::vector<std::pair<std::string, std::string>>& inference,
@@ -250,13 +242,27 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   }
   // Sections by JSON key; the co-location plan (with telemetry) is the top level.
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> sections;
-  std::optional<TrainingPlan> training;
-  if (!f.training_jobs.empty()) {
-    Result<TrainingPlan> t = Training(f, *catalog);
-    if (!t) return Fail(t.error());
-    training = std::move(*t);
+  // Training: the jobs found in the cluster (--pods, --prometheus), --training-jobs overriding.
+  Result<std::optional<TrainingPlan>> t =
+      cli::TrainingSection({.training_jobs = f.training_jobs,
+                            .pods = pods ? &*pods : nullptr,
+                            .pods_path = f.pods,
+                            .nodes = nodes ? &*nodes : nullptr,
+                            .source = &f.telemetry,
+                            .telemetry = telemetry,
+                            .catalog = &*catalog,
+                            .capacity_labels = f.capacity_labels,
+                            .gpu = f.options.current_gpu.empty() ? f.options.target_gpu : f.options.current_gpu,
+                            .now_s = cli::NowSeconds()});
+  if (!t) return Fail(t.error());
+  std::optional<TrainingPlan> training = std::move(*t);
+  if (training)
     sections.emplace_back("training", std::make_pair(TrainingPlanToJson(*training), TrainingPlanToMarkdown(*training)));
-  }
+  else if (!telemetry && f.inference.empty())
+    return Fail(
+        InvalidArgument("--pods {}: no training job among its pods (GPU pods of a Job, PyTorchJob, JobSet, "
+                        "RayJob, ...); give --telemetry or --prometheus to plan the others",
+                        f.pods));
   std::vector<std::pair<std::string, std::string>> inference_manifests;
   {  // the services file's, and with --prometheus the services its serving metrics show
     Result<std::optional<cli::InferenceSectionOutput>> i = cli::PlanInferenceSection(
@@ -322,17 +328,19 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
 
     f.rightsize.throttled_ratio = f.options.starvation.throttled_ratio;
-    Result<AncillaryPlan> a = BuildAncillaryPlan({.telemetry = telemetry,
-                                                  .plan = &*plan,
-                                                  .catalog = &*catalog,
-                                                  .nodes = nodes ? &*nodes : nullptr,
-                                                  .pods = pods ? &*pods : nullptr,
-                                                  .model_loads = loads ? &*loads : nullptr,
-                                                  .model_loads_source = loads_path,
-                                                  .jobs = training ? &training->workload.jobs : nullptr,
-                                                  .rightsize = f.rightsize,
-                                                  .model_loading = f.model_loading,
-                                                  .time_multiplex = {}});
+    Result<AncillaryPlan> a =
+        BuildAncillaryPlan({.telemetry = telemetry,
+                            .plan = &*plan,
+                            .catalog = &*catalog,
+                            .nodes = nodes ? &*nodes : nullptr,
+                            .pods = pods ? &*pods : nullptr,
+                            .model_loads = loads ? &*loads : nullptr,
+                            .model_loads_source = loads_path,
+                            // Night lending: the file's jobs (found ones already run).
+                            .jobs = training && !f.training_jobs.empty() ? &training->workload.jobs : nullptr,
+                            .rightsize = f.rightsize,
+                            .model_loading = f.model_loading,
+                            .time_multiplex = {}});
     if (!a) return Fail(a.error());
     sections.emplace_back("ancillary", std::make_pair(AncillaryPlanToJson(*a), AncillaryPlanToMarkdown(*a)));
     ancillary = std::move(*a);
@@ -469,9 +477,10 @@ int main(int argc, char** argv) {
               ProfilesToMarkdown(profiles, containers, tel->skipped, analyze_telemetry.name));
   });
   plan->callback([&] {
-    if (!plan_flags.telemetry.given() && plan_flags.training_jobs.empty() && plan_flags.inference.empty()) {
+    if (!plan_flags.telemetry.given() && plan_flags.training_jobs.empty() && plan_flags.inference.empty() &&
+        plan_flags.pods.empty()) {
       rc = Fail(InvalidArgument(
-          "plan: give --telemetry or --prometheus (with --gpu), --training-jobs, --inference, or several"));
+          "plan: give --telemetry or --prometheus (with --gpu), --training-jobs, --inference, --pods, or several"));
       return;
     }
     if (!plan_flags.telemetry.given()) {

@@ -257,6 +257,9 @@ Result<KubePod> ParsePod(const Where& w, const Json& item, const Json& meta, Kub
   Result<std::map<std::string, std::string>> labels = StringMap(w, meta, "labels", ".metadata.labels");
   if (!labels) return labels.error();
   pod.labels = std::move(*labels);
+  Result<std::map<std::string, std::string>> annotations = StringMap(w, meta, "annotations", ".metadata.annotations");
+  if (!annotations) return annotations.error();
+  pod.annotations = std::move(*annotations);
   Result<WorkloadRef> owner = Owner(w, meta, pod.name, pod.labels);
   if (!owner) return owner.error();
   pod.owner = std::move(*owner);
@@ -307,6 +310,9 @@ Result<KubePod> ParsePod(const Where& w, const Json& item, const Json& meta, Kub
     if (!qos) return qos.error();
     pod.phase = *phase;
     pod.qos_class = *qos;
+    const Result<std::optional<double>> started = Time(w, **status, "startTime", ".status.startTime");
+    if (!started) return started.error();
+    pod.started_s = *started;
     const Result<std::optional<double>> finished = FinishedAt(w, **status);
     if (!finished) return finished.error();
     if (pod.phase == "Succeeded" || pod.phase == "Failed") pod.finished_s = *finished;
@@ -326,8 +332,9 @@ Result<std::int64_t> NumberLabel(const Where& w, const std::map<std::string, std
   return v;
 }
 
-// "spot", "on-demand", "reserved" or "" from the provisioners' labels (formats.md (g)).
-std::string CapacityType(const std::map<std::string, std::string>& labels) {
+}  // namespace
+
+std::string CapacityTypeOfLabels(const std::map<std::string, std::string>& labels) {
   const auto get = [&](const char* key) -> std::optional<std::string> {
     const auto it = labels.find(key);
     return it == labels.end() ? std::nullopt : std::optional<std::string>(it->second);
@@ -348,6 +355,8 @@ std::string CapacityType(const std::map<std::string, std::string>& labels) {
   }
   return "";
 }
+
+namespace {
 
 Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, KubeNode node) {
   Result<std::map<std::string, std::string>> labels = StringMap(w, meta, "labels", ".metadata.labels");
@@ -403,7 +412,7 @@ Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, K
   node.mig_strategy = text("nvidia.com/mig.strategy");
   node.mig_config = text("nvidia.com/mig.config");
   node.sharing_strategy = text("nvidia.com/gpu.sharing-strategy");
-  node.capacity_type = CapacityType(node.labels);
+  node.capacity_type = CapacityTypeOfLabels(node.labels);
   if (node.labels.contains("nvidia.com/gpu.memory")) {
     const Result<std::int64_t> mib = NumberLabel(w, node.labels, "nvidia.com/gpu.memory");
     if (!mib) return mib.error();

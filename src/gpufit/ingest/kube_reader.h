@@ -16,6 +16,7 @@
 // fields are fine.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,5 +31,12 @@ Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path);
 
 // The pods of the file, sorted by Key() (namespace/name, unique).
 Result<std::vector<KubePod>> ReadKubePods(const std::string& path);
+
+// "spot", "on-demand", "reserved" or "" from a node's provisioner labels, the first present
+// of (formats.md (g)): karpenter.sh/capacity-type (spot, on-demand, reserved),
+// eks.amazonaws.com/capacityType (SPOT, ON_DEMAND, CAPACITY_BLOCK -> reserved),
+// cloud.google.com/gke-spot or gke-preemptible ("true" -> spot),
+// kubernetes.azure.com/scalesetpriority (spot; regular -> on-demand). KubeNode::capacity_type.
+std::string CapacityTypeOfLabels(const std::map<std::string, std::string>& labels);
 
 }  // namespace gpufit

@@ -359,6 +359,21 @@ TEST(KubeReaderTest, SidecarsCountForInitContainersStartedAfterThem) {
   EXPECT_EQ(with_overhead->at(0).MemoryRequest(), MiB{1244});
 }
 
+TEST(KubeReaderTest, AnnotationsAndStartTime) {
+  const testing::TempDir dir;
+  Json pod = MinimalPod("p", Json::array({Container("main", "m", {{"cpu", "1"}})}), Json::array());
+  pod["metadata"]["annotations"] = {{"gpufit.io/work-hours", "20"}};
+  pod["status"] = {{"phase", "Running"}, {"startTime", "2026-01-01T01:00:00Z"}};
+  const auto read = ReadKubePods(dir.Write("a.json", pod.dump()));
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->at(0).annotations.at("gpufit.io/work-hours"), "20");
+  EXPECT_EQ(read->at(0).started_s, 1767225600.0 + 3600);
+  pod["status"]["startTime"] = "yesterday";
+  const auto bad = ReadKubePods(dir.Write("b.json", pod.dump()));
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, HasSubstr(".status.startTime"));
+}
+
 TEST(KubeReaderTest, AcceptsSingleObjectsTypedListsAndItemsWithoutKind) {
   const testing::TempDir dir;
   Json pod = MinimalPod("solo", Json::array({Container("c", "i", {{"cpu", 2}, {"memory", "256Mi"}})}));

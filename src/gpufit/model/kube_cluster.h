@@ -114,12 +114,14 @@ struct KubePod {
   std::string phase{};           // `.status.phase`: Pending, Running, Succeeded, Failed, Unknown
   std::string qos_class{};       // `.status.qosClass`: Guaranteed, Burstable, BestEffort
   std::map<std::string, std::string> labels{};
+  std::map<std::string, std::string> annotations{};  // `.metadata.annotations`
   // Init containers and sidecars first, in `.spec.initContainers` order, then the app
   // containers in `.spec.containers` order.
   std::vector<KubeContainer> containers{};
   WorkloadRef owner{};
   std::optional<double> created_s{};                   // `.metadata.creationTimestamp`, Unix seconds
   std::optional<double> deleted_s{};                   // `.metadata.deletionTimestamp` (terminating), Unix seconds
+  std::optional<double> started_s{};                   // `.status.startTime` (bound and started), Unix seconds
   std::map<std::string, std::string> node_selector{};  // `.spec.nodeSelector`
   // `.spec.overhead` (RuntimeClass pod overhead), added to the effective request.
   MilliCpu overhead_cpu{};

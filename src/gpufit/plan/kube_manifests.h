@@ -39,7 +39,9 @@
 //    nodeSelector nvidia.com/gpu.product (the value GFD gives the target's nodes).
 //  * Training (plan --training-jobs): per job found among the pods' owners, a patch with
 //    the job's node selector, tolerations, required node affinity, checkpoint annotations
-//    and environment (plan/training_plan.h).
+//    and environment (plan/training_plan.h). Jobs found running in the cluster
+//    (training/cluster_jobs.h) get a note instead: a Job's pod template is immutable, so
+//    their labels apply to the next submission.
 //  * Night lending (optimize/time_multiplex.h), with a window and lendable GPUs:
 //      - PriorityClass gpufit-inference (value 100000): inference pods preempt lent work;
 //      - PriorityClass gpufit-night-lending (value -100, preemptionPolicy Never): lent jobs

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "gpufit/core/rfc3339.h"
+
 namespace gpufit {
 
 Result<CapacityLabels> ParseCapacityLabels(const std::string& name) {
@@ -121,6 +123,21 @@ nlohmann::json OutlookJson(const RunOutlook& o) {
           {"expected_cost_usd", finite_or_null(o.expected_cost.value)}};
 }
 
+// Where job j's figures came from: the cluster (with the evidence per figure) or the file.
+nlohmann::json OriginJson(const TrainingWorkload& w, std::size_t j) {
+  if (j >= w.origins.size() || !w.origins[j]) return {{"found_in", "workload file"}};
+  const JobOrigin& o = *w.origins[j];
+  return {{"found_in", "cluster"},
+          {"namespace", o.namespace_name},
+          {"owner", o.owner},
+          {"pods", o.pods},
+          {"nodes", o.nodes},
+          {"capacity", o.capacity},
+          {"started", o.started_s ? nlohmann::json(FormatRfc3339(*o.started_s)) : nlohmann::json(nullptr)},
+          {"runtime_so_far_h", o.runtime_so_far_h},
+          {"sources", o.sources}};
+}
+
 }  // namespace
 
 std::string TrainingPlanToJson(const TrainingPlan& plan) {
@@ -165,6 +182,13 @@ std::string TrainingPlanToJson(const TrainingPlan& plan) {
          {"metadata", {{"annotations", r.annotations}}},
          {"env", env},
          {"podSpec", pod_spec}});
+    if (!plan.workload.origins.empty()) {
+      jobs.back()["work_h"] = job.work.count() / 3600;
+      jobs.back()["checkpoint_write_s"] = job.checkpoint_write.count();
+      jobs.back()["restore_s"] = job.restore.count();
+      jobs.back()["checkpoint_size_gib"] = static_cast<double>(job.checkpoint_size.value) / 1024;
+      jobs.back()["origin"] = OriginJson(plan.workload, r.job);
+    }
   }
   const InterruptionModel& m = plan.workload.interruptions;
   nlohmann::json j{{"source", plan.source},
@@ -179,6 +203,12 @@ std::string TrainingPlanToJson(const TrainingPlan& plan) {
                      {"expected_recommended_cost_usd", plan.recommended_cost.value},
                      {"expected_saving_usd", plan.on_demand_cost.value - plan.recommended_cost.value}}},
                    {"jobs", jobs}};
+  if (const std::optional<SpotRateOrigin>& o = plan.workload.spot_origin) {
+    j["interruptions"]["spot_source"] = o->kind;
+    j["interruptions"]["observed_reclaims"] = o->events;
+    j["interruptions"]["observed_spot_node_hours"] = o->node_hours;
+    j["interruptions"]["counted_by"] = o->counted_by;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -201,6 +231,30 @@ std::string TrainingPlanToMarkdown(const TrainingPlan& plan) {
         CheckpointingName(job.checkpointing), SpotChoiceName(r.decision.choice), r.interval.count() / 60,
         o.expected_wall.count() / 3600, o.expected_lost_gpu_hours, o.expected_cost.value,
         r.decision.expected_saving.value, r.decision.miss_risk);
+  }
+  if (!plan.workload.origins.empty()) {
+    md += "\nWhere the figures came from";
+    if (plan.workload.spot_origin) md += " (spot rate: " + plan.workload.spot_origin->kind + ")";
+    md +=
+        ":\n\n| job | found in | nodes (capacity) | started | runtime so far | remaining work | checkpoint write / "
+        "restore | sources |\n|---|---|---|---|---|---|---|---|\n";
+    for (const TrainingRecommendation& r : plan.jobs) {
+      const TrainingJob& job = plan.workload.jobs[r.job];
+      const std::optional<JobOrigin>& o = plan.workload.origins[r.job];
+      if (!o) {
+        md += fmt::format("| {} | workload file | | | | {:.2f} h | {:.0f} s / {:.0f} s | the file |\n", job.name,
+                          job.work.count() / 3600, job.checkpoint_write.count(), job.restore.count());
+        continue;
+      }
+      std::string sources;
+      for (const auto& [field, from] : o->sources) sources += (sources.empty() ? "" : "; ") + field + ": " + from;
+      std::string nodes;
+      for (const std::string& n : o->nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+      md += fmt::format("| {} | {}/{} ({}) | {} ({}) | {} | {:.2f} h | {:.2f} h | {:.0f} s / {:.0f} s | {} |\n",
+                        job.name, o->namespace_name, o->owner, fmt::format("{} pods", o->pods.size()), nodes,
+                        o->capacity, o->started_s ? FormatRfc3339(*o->started_s) : "unknown", o->runtime_so_far_h,
+                        job.work.count() / 3600, job.checkpoint_write.count(), job.restore.count(), sources);
+    }
   }
   md += "\nEach job reads its interval from the annotation `" + std::string(kCheckpointIntervalAnnotation) +
         "` or the environment variable `" + kCheckpointIntervalEnv + "`; the JSON has the podSpec fields.\n";

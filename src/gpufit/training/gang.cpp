@@ -35,6 +35,21 @@ std::optional<GangRef> GangOf(const std::string& namespace_name, const std::map<
                    .name = it->second,
                    .how = (k.annotation ? "annotation " : "label ") + std::string(k.name) + "=" + it->second};
   }
+  const auto label = [&](const char* key) {
+    const auto it = labels.find(key);
+    return it == labels.end() ? std::string() : it->second;
+  };
+  if (const std::string job = label("ray.io/originated-from-cr-name");
+      !job.empty() && label("ray.io/originated-from-crd") == "RayJob") {
+    return GangRef{.key = namespace_name + "/RayJob=" + job,
+                   .name = job,
+                   .how = "label ray.io/originated-from-cr-name=" + job + " (RayJob)"};
+  }
+  if (const std::string cluster = label("ray.io/cluster"); !cluster.empty()) {
+    return GangRef{.key = namespace_name + "/ray.io/cluster=" + cluster,
+                   .name = cluster,
+                   .how = "label ray.io/cluster=" + cluster};
+  }
   for (const std::string_view kind : kGangOwners) {
     if (owner.kind != kind || owner.name.empty()) continue;
     return GangRef{.key = namespace_name + "/" + owner.kind + "=" + owner.name,

@@ -15,7 +15,14 @@
 //     the pods' owner is a child Job, so the label, not the owner, names the JobSet);
 //  6. label `training.kubeflow.org/job-name`: every pod of a Kubeflow training-operator job
 //     (PyTorchJob, TFJob, MPIJob, ...);
-//  7. else the controller owner (model/kube_cluster.h WorkloadRef) when it is a kind that
+//  7. label `ray.io/originated-from-cr-name` on a pod whose `ray.io/originated-from-crd` is
+//     RayJob: KubeRay puts both on what a RayJob creates (ray-project/kuberay
+//     ray-operator/controllers/ray/utils/constant.go, RayOriginatedFromCRNameLabelKey), so
+//     the gang is named after the RayJob;
+//  8. label `ray.io/cluster`: every pod of a KubeRay RayCluster (kuberay
+//     kubectl-plugin/pkg/util/constant.go, RayClusterLabelKey): a Ray Train run's head and
+//     workers stop together;
+//  9. else the controller owner (model/kube_cluster.h WorkloadRef) when it is a kind that
 //     runs a job's pods together: PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob,
 //     TrainJob, JobSet, LeaderWorkerSet, or a batch Job (an Indexed Job's pods are the
 //     workers of one run).

@@ -65,6 +65,7 @@
 #include "gpufit/model/training_job.h"
 #include "gpufit/training/gang.h"
 #include "gpufit/training/interruptions.h"
+#include "gpufit/training/job_origin.h"
 #include "gpufit/training/spot_decision.h"
 
 namespace gpufit {
@@ -84,6 +85,11 @@ struct TrainingWorkload {
   std::vector<SpotReclaim> preemptions;  // explicit reclaim times
   std::vector<MaintenanceWindow> maintenance;
   std::map<std::string, GpuPrices> prices;  // by GPU model; others come from the catalog
+  // Found in a cluster (training/cluster_jobs.h): per job where its figures came from
+  // (nullopt for a job of a workload file), and where the spot rate came from. Empty from
+  // ReadTrainingWorkload.
+  std::vector<std::optional<JobOrigin>> origins;
+  std::optional<SpotRateOrigin> spot_origin;
 
   // Index in `nodes` of the node of each pod of job j (running[j] must be set; the reader
   // checks that the nodes exist).

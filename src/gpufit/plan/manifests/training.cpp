@@ -12,6 +12,15 @@ void EmitTraining(Builder& b) {
   const TrainingPlan& plan = *b.in().training;
   for (const TrainingRecommendation& rec : plan.jobs) {
     const std::string& job = plan.workload.jobs[rec.job].name;
+    if (rec.job < plan.workload.origins.size() && plan.workload.origins[rec.job]) {
+      // Found running in the cluster: a Job's pod template cannot change (Kubernetes
+      // rejects it), so the labels go to its next submission, not into a patch.
+      b.Note(
+          fmt::format("training job {} (found running): apply its training-section labels and annotations to its "
+                      "next submission; a running job's pod template cannot be patched",
+                      job));
+      continue;
+    }
     std::set<WorkloadKey> found;
     const KubePod* example = nullptr;
     if (b.in().pods != nullptr)
