@@ -319,7 +319,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
                        ClusterPricesToMarkdown(prices, pricing->catalog_reason, plan->current, plan->target)));
     Result<std::optional<ClusterNetwork>> n = cli::ReadClusterNetwork(f.telemetry, *telemetry, pods ? &*pods : nullptr);
     if (!n) return Fail(n.error());
-    network = std::move(*n);
+    // No network series at all (no cAdvisor counters, no node-exporter): no network check.
+    if (*n && (!(*n)->pods.empty() || !(*n)->links.empty())) network = std::move(*n);
   }
   if (plan) {
     // Model loads: the file given, else the GenTD26 folder's own.

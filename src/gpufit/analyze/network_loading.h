@@ -27,8 +27,10 @@
 //  * faster links: the fastest link among the cluster's nodes, when faster than this node's:
 //    B / that link at line rate; saves duration - that (an upper bound: the source may then
 //    limit);
-//  * peer-to-peer distribution of images and models (Dragonfly, Spegel, Kraken: nodes fetch
-//    layers from each other instead of all from the origin): saves 0 s on a load bound by
+//  * peer-to-peer distribution of images and models (nodes fetch layers from each other
+//    instead of all from the origin: Dragonfly, CNCF, github.com/dragonflyoss/Dragonfly2;
+//    Spegel, a cluster-local OCI registry mirror, github.com/spegel-org/spegel; Kraken, a
+//    P2P Docker registry, github.com/uber/kraken): saves 0 s on a load bound by
 //    the node's own link, as every byte still crosses that link; it helps when the origin's
 //    egress is shared by many nodes pulling at once (not measured here).
 // Savings are never negative.
