@@ -134,7 +134,7 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
   if (in.prices != nullptr && in.prices->opencost)
     out.rates_basis = fmt::format(
         "OpenCost's node_cpu_hourly_cost and node_ram_hourly_cost of each pod's node (kube_pod_info or --pods) "
-        "for {} of {} containers; the others: {}",
+        "for {} of {} containers; the others as without OpenCost ({})",
         on_opencost_node, out.containers.size(), out.rates_basis);
   if (in.nodes != nullptr && in.pods != nullptr)
     out.rates_basis += fmt::format(
@@ -334,7 +334,7 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
 }
 
 std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
-  std::string s = "## Ancillary: containers, sidecars, model loading, day/night lending\n";
+  std::string s = "## Ancillary: containers, sidecars, model loading, network, day/night lending\n";
   if (!a.container_data)
     s += "\nContainer right-sizing: not evaluated, the telemetry has no container CPU or memory (Prometheus with "
          "cAdvisor, or --containers).\n";
