@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "cli_common.h"
+#include "cluster_source.h"
 #include "cluster_training.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/backtest/backtest.h"
@@ -220,7 +221,7 @@ Result<void> CheckPlanOutputs(const PlanFlags& f) {
 
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   if (Result<void> ok = CheckPlanOutputs(f); !ok) return Fail(ok.error());
-  const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
+  Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
   if (!telemetry && !f.model_loads.empty())
     return Fail(InvalidArgument("--model-loads needs GPU telemetry (--telemetry or --prometheus)"));
@@ -239,6 +240,14 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
     if (!p) return Fail(Error{p.error().code, "--pods " + p.error().message});
     pods = std::move(*p);
+  }
+  // Prices: OpenCost's on the server, where it has them, else the catalog's (plan/cluster_prices.h).
+  std::optional<cli::ClusterPricing> pricing;
+  if (telemetry) {
+    Result<cli::ClusterPricing> p = cli::ReadClusterPricing(f.telemetry, nodes ? &*nodes : nullptr, *catalog);
+    if (!p) return Fail(p.error());
+    catalog = p->catalog;
+    pricing = std::move(*p);
   }
   // Sections by JSON key; the co-location plan (with telemetry) is the top level.
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> sections;
@@ -313,6 +322,18 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
   }
   std::optional<AncillaryPlan> ancillary;
+  std::optional<ClusterNetwork> network;
+  if (plan) {
+    const ClusterPrices* prices = pricing && pricing->prices ? &*pricing->prices : nullptr;
+    sections.emplace_back(
+        "prices",
+        std::make_pair(ClusterPricesToJson(prices, pricing->catalog_reason, plan->current, plan->target),
+                       ClusterPricesToMarkdown(prices, pricing->catalog_reason, plan->current, plan->target)));
+    Result<std::optional<ClusterNetwork>> n = cli::ReadClusterNetwork(f.telemetry, *telemetry, pods ? &*pods : nullptr);
+    if (!n) return Fail(n.error());
+    // No network series at all (no cAdvisor counters, no node-exporter): no network check.
+    if (*n && (!(*n)->pods.empty() || !(*n)->links.empty())) network = std::move(*n);
+  }
   if (plan) {
     // Model loads: the file given, else the GenTD26 folder's own.
     std::string loads_path = f.model_loads;
@@ -340,7 +361,11 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
                             .jobs = training && !f.training_jobs.empty() ? &training->workload.jobs : nullptr,
                             .rightsize = f.rightsize,
                             .model_loading = f.model_loading,
-                            .time_multiplex = {}});
+                            .time_multiplex = {},
+                            .prices = pricing && pricing->prices ? &*pricing->prices : nullptr,
+                            .pod_nodes = network ? &network->pod_nodes : nullptr,
+                            .network = network ? &network->pods : nullptr,
+                            .links = network ? &network->links : nullptr});
     if (!a) return Fail(a.error());
     sections.emplace_back("ancillary", std::make_pair(AncillaryPlanToJson(*a), AncillaryPlanToMarkdown(*a)));
     ancillary = std::move(*a);

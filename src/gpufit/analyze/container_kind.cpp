@@ -34,7 +34,16 @@ std::string ImageRepository(std::string_view image) {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, ContainerKind>, 25> kTokens = {{
+constexpr std::array<std::pair<std::string_view, ContainerKind>, 34> kTokens = {{
+    {"oauth2-proxy", ContainerKind::kAuthProxy},
+    {"oauth2_proxy", ContainerKind::kAuthProxy},
+    {"oauth-proxy", ContainerKind::kAuthProxy},
+    {"openpolicyagent/opa", ContainerKind::kAuthProxy},
+    {"opa-envoy", ContainerKind::kAuthProxy},
+    {"opa-istio", ContainerKind::kAuthProxy},
+    {"ext-authz", ContainerKind::kAuthProxy},
+    {"ext_authz", ContainerKind::kAuthProxy},
+    {"extauthz", ContainerKind::kAuthProxy},
     {"istio-proxy", ContainerKind::kServiceMeshProxy},
     {"istio/proxy", ContainerKind::kServiceMeshProxy},
     {"linkerd-proxy", ContainerKind::kServiceMeshProxy},
@@ -70,8 +79,10 @@ ContainerKind ClassifyContainer(std::string_view container_name, std::string_vie
   for (const auto& [token, kind] : kTokens) {
     if (name.find(token) != std::string::npos || repo.find(token) != std::string::npos) return kind;
   }
-  // "vector" alone is too common a word for an image search; as the container name it is the agent.
+  // "vector" and "opa" alone are too common for a substring search; as the container name
+  // they are the log agent and Open Policy Agent.
   if (name == "vector") return ContainerKind::kLogAgent;
+  if (name == "opa") return ContainerKind::kAuthProxy;
   return ContainerKind::kApplication;
 }
 
@@ -87,6 +98,8 @@ std::string ToString(ContainerKind kind) {
       return "log-agent";
     case ContainerKind::kMetricsAgent:
       return "metrics-agent";
+    case ContainerKind::kAuthProxy:
+      return "auth-proxy";
   }
   return "application";
 }

@@ -3,6 +3,15 @@
 //
 // Recognized (case-insensitive; the image's repository path without registry host, tag or
 // digest, and the container name, are searched for these tokens, first match wins):
+//  * authentication / authorization proxy (checked first: "opa-envoy" is not the mesh's
+//    Envoy): oauth2-proxy (quay.io/oauth2-proxy/oauth2-proxy; bitly's older oauth2_proxy;
+//    OpenShift's oauth-proxy), Open Policy Agent (openpolicyagent/opa, whose `-envoy` tags
+//    are opa-envoy-plugin, the Envoy External Authorization gRPC server; containers named
+//    opa, opa-envoy, opa-istio), Envoy ext_authz servers (ext-authz, ext_authz, extauthz:
+//    Istio's samples/extauthz names its container ext-authz). Sources: the
+//    open-policy-agent/opa-envoy-plugin README and quick_start.yaml (container opa-envoy,
+//    image openpolicyagent/opa:latest-envoy); github.com/oauth2-proxy/oauth2-proxy;
+//    github.com/openshift/oauth-proxy (contrib/sidecar.yaml); istio/istio samples/extauthz;
 //  * service-mesh proxy: istio-proxy, istio/proxyv2, envoy (envoyproxy/envoy), linkerd-proxy
 //    (cr.l5d.io/linkerd/proxy);
 //  * API server: uvicorn, fastapi, gunicorn, tiangolo/uvicorn-gunicorn-fastapi;
@@ -21,7 +30,7 @@
 
 namespace gpufit {
 
-enum class ContainerKind { kApplication, kServiceMeshProxy, kApiServer, kLogAgent, kMetricsAgent };
+enum class ContainerKind { kApplication, kServiceMeshProxy, kApiServer, kLogAgent, kMetricsAgent, kAuthProxy };
 
 ContainerKind ClassifyContainer(std::string_view container_name, std::string_view image, bool holds_gpu = false);
 
@@ -30,7 +39,7 @@ ContainerKind ClassifyContainer(std::string_view container_name, std::string_vie
 // is a host): "docker.io/istio/proxyv2:1.23.0" -> "istio/proxyv2".
 std::string ImageRepository(std::string_view image);
 
-// "application", "service-mesh-proxy", "api-server", "log-agent", "metrics-agent".
+// "application", "service-mesh-proxy", "api-server", "log-agent", "metrics-agent", "auth-proxy".
 std::string ToString(ContainerKind kind);
 
 // Log and metrics agents: one per node (a DaemonSet) serves every pod on it.

@@ -80,13 +80,25 @@ Result<GpuCatalog> GpuCatalog::ParseDocument(const YAML::Node& root, std::string
     }
     catalog.models_.push_back(std::move(m));
   }
-  std::sort(catalog.models_.begin(), catalog.models_.end(), [](const GpuModel& a, const GpuModel& b) {
+  catalog.SortModels();
+  return catalog;
+}
+
+void GpuCatalog::SortModels() {
+  std::sort(models_.begin(), models_.end(), [](const GpuModel& a, const GpuModel& b) {
     if (a.on_demand_per_gpu_hour != b.on_demand_per_gpu_hour)
       return a.on_demand_per_gpu_hour < b.on_demand_per_gpu_hour;
     if (a.memory != b.memory) return a.memory < b.memory;
     return a.id < b.id;
   });
-  return catalog;
+}
+
+GpuCatalog GpuCatalog::WithOnDemandPrices(const std::map<std::string, Usd>& by_id) const {
+  GpuCatalog out = *this;
+  for (GpuModel& m : out.models_)
+    if (const auto it = by_id.find(m.id); it != by_id.end()) m.on_demand_per_gpu_hour = it->second;
+  out.SortModels();
+  return out;
 }
 
 const GpuCatalog& GpuCatalog::Embedded() {

@@ -4,6 +4,7 @@
 // (embedded into the binary at build time, so gpufit needs no data file at run time).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,8 +48,13 @@ class GpuCatalog {
   Result<GpuModel> Find(std::string_view id) const;
   // All models, ordered by on-demand price, then memory, then id.
   const std::vector<GpuModel>& models() const { return models_; }
+  // A copy whose models named in `by_id` (catalog id -> USD per GPU-hour) cost that on
+  // demand instead, e.g. what the cluster itself publishes (plan/cluster_prices.h); spot
+  // prices and every other field stay the catalog's. Unknown ids are ignored.
+  GpuCatalog WithOnDemandPrices(const std::map<std::string, Usd>& by_id) const;
 
  private:
+  void SortModels();
   static Result<GpuCatalog> ParseDocument(const YAML::Node& root, std::string_view source);
   std::vector<GpuModel> models_;
 };

@@ -73,6 +73,11 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
   std::map<std::string, std::string> node_of;  // pod key -> node
   if (in.pods != nullptr)
     for (const KubePod& p : *in.pods) node_of[p.Key()] = p.node_name;
+  if (in.pod_nodes != nullptr)
+    for (const auto& [pod, node] : *in.pod_nodes) node_of.emplace(pod, node);
+  const auto opencost_of = [&](const std::string& node) -> const NodePrice* {
+    return in.prices != nullptr ? in.prices->CpuRamOf(node) : nullptr;
+  };
   std::set<std::string, std::less<>> gpu_pod;  // container pod keys of the GPU telemetry
   for (const std::string& name : plan.pod_names) gpu_pod.emplace(PodKeyOf(name));
   NodeRates assumed =
@@ -82,13 +87,24 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
   std::map<std::string, NodeRates> node_rates;
   auto rates_of_node = [&](const std::string& node) -> NodeRates {
     const auto it = nodes.find(node);
-    if (it == nodes.end()) return NodeRates{};
+    const NodePrice* opencost = opencost_of(node);
+    if (it == nodes.end() && opencost == nullptr) return NodeRates{};
     auto [cached, fresh] = node_rates.try_emplace(node);
-    if (fresh) cached->second = RatesOfNode(*it->second, *in.catalog);
+    if (fresh && opencost != nullptr) {
+      NodeRates& r = cached->second;
+      r.node = node;
+      r.gpu_node = (opencost->gpus && *opencost->gpus > 0) || in.prices->node_gpu.count(node) > 0 ||
+                   (it != nodes.end() && it->second->gpu_count > 0);
+      r.usd_per_core_hour = *opencost->usd_per_core_hour;
+      r.usd_per_gib_hour = *opencost->usd_per_gib_hour;
+      r.basis = fmt::format("OpenCost's node_cpu_hourly_cost and node_ram_hourly_cost of {} (the window's mean)", node);
+    } else if (fresh) {
+      cached->second = RatesOfNode(*it->second, *in.catalog);
+    }
     return cached->second;
   };
   auto rates_of_pod = [&](const std::string& pod) -> NodeRates {
-    if (const auto it = node_of.find(pod); it != node_of.end() && nodes.count(it->second))
+    if (const auto it = node_of.find(pod); it != node_of.end() && (nodes.count(it->second) || opencost_of(it->second)))
       return rates_of_node(it->second);
     if (gpu_pod.count(pod)) return assumed;
     NodeRates r;
@@ -109,11 +125,17 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
                                        [&](const std::string& pod, const std::string& container) {
                                          return gpu_containers.count({pod, container}) > 0;
                                        });
-  std::size_t on_known_node = 0;
+  std::size_t on_known_node = 0, on_opencost_node = 0;
   for (const ContainerRecommendation& c : out.containers) {
     out.containers_usd_per_month_saving += std::max(0.0, c.usd_per_month_saving());
     on_known_node += !c.rates.node.empty();
+    on_opencost_node += !c.rates.node.empty() && opencost_of(c.rates.node) != nullptr;
   }
+  if (in.prices != nullptr && in.prices->opencost)
+    out.rates_basis = fmt::format(
+        "OpenCost's node_cpu_hourly_cost and node_ram_hourly_cost of each pod's node (kube_pod_info or --pods) "
+        "for {} of {} containers; the others as without OpenCost ({})",
+        on_opencost_node, out.containers.size(), out.rates_basis);
   if (in.nodes != nullptr && in.pods != nullptr)
     out.rates_basis += fmt::format(
         " ({} of {} containers' pods found on a node of --pods/--nodes; the others as "
@@ -158,6 +180,9 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
                              in.model_loads_source, out.model_loading->pods_not_in_telemetry);
     tm.cold_start_s = out.model_loading->cold_start_p95_s;
   }
+  if (in.network != nullptr && in.links != nullptr)
+    out.network = AnalyzeNetworkLoading(*in.telemetry, *in.network, *in.links,
+                                        {.cache_gb_per_s = in.model_loading.cache_gb_per_s});
   static const std::vector<TrainingJob> kNoJobs;
   Result<TimeMultiplexPlan> t = PlanTimeMultiplex(*in.telemetry, in.jobs ? *in.jobs : kNoJobs, tm);
   if (!t) return t.error();
@@ -230,6 +255,7 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
             {"sidecars", sidecars},
             {"duplicated_agents", agents},
             {"model_loading", nullptr},
+            {"network", a.network ? json::parse(NetworkReportToJson(*a.network)) : json(nullptr)},
             {"time_multiplexing", nullptr}};
   if (a.model_loading) {
     const ModelLoadingReport& m = *a.model_loading;
@@ -308,7 +334,7 @@ std::string AncillaryPlanToJson(const AncillaryPlan& a) {
 }
 
 std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
-  std::string s = "## Ancillary: containers, sidecars, model loading, day/night lending\n";
+  std::string s = "## Ancillary: containers, sidecars, model loading, network, day/night lending\n";
   if (!a.container_data)
     s += "\nContainer right-sizing: not evaluated, the telemetry has no container CPU or memory (Prometheus with "
          "cAdvisor, or --containers).\n";
@@ -362,6 +388,7 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
       s += " The model size is unknown (no load raised GPU memory): give --model-gib to price a cache.\n";
     }
   }
+  if (a.network) s += NetworkReportToMarkdown(*a.network);
   if (a.time_multiplex) {
     const TimeMultiplexPlan& t = *a.time_multiplex;
     const TimeMultiplexReplay& r = a.time_multiplex_replay;

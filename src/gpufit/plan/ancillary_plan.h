@@ -9,22 +9,30 @@
 //    other than application (analyze/container_kind.h), and duplicated agents per node
 //    (optimize/agent_consolidation.h);
 //  * model loading (analyze/model_loading.h), when load events are given;
+//  * network-bound model and data loading (analyze/network_loading.h), with --prometheus:
+//    each pod's receive rate against its node's link, and what a node-local cache, a
+//    peer-to-peer distribution or a faster link saves;
+//  * with OpenCost (plan/cluster_prices.h), containers on a node that publishes
+//    node_cpu_hourly_cost and node_ram_hourly_cost are priced at those instead;
 //  * day/night time-multiplexing (optimize/time_multiplex.h) of the plan's fleet (the GPUs
 //    kept after co-location; CPU-starved pods left out), lending to the training jobs
 //    given, with its replay (its Kubernetes objects: plan/kube_manifests.h).
 // CPU starvation is in the co-location plan (plan/plan.h), which keeps starved pods' GPUs.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpufit/analyze/model_loading.h"
+#include "gpufit/analyze/network_loading.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/model/kube_cluster.h"
 #include "gpufit/optimize/agent_consolidation.h"
 #include "gpufit/optimize/container_rightsize.h"
 #include "gpufit/optimize/time_multiplex.h"
+#include "gpufit/plan/cluster_prices.h"
 #include "gpufit/plan/plan.h"
 
 namespace gpufit {
@@ -41,6 +49,12 @@ struct AncillaryInputs {
   ContainerRightsizeOptions rightsize{};
   ModelLoadingOptions model_loading{};
   TimeMultiplexOptions time_multiplex{};  // cold_start_s: model loading's p95 when loads are given
+  const ClusterPrices* prices = nullptr;  // OpenCost's node prices, when read
+  // Pod key -> node from the server (kube_pod_info), for pods --pods does not place.
+  const std::map<std::string, std::string>* pod_nodes = nullptr;
+  // The network check: each pod's receive rate and the nodes' links (both or neither).
+  const std::vector<PodNetwork>* network = nullptr;
+  const std::vector<NodeLink>* links = nullptr;
 };
 
 struct SidecarFinding {
@@ -57,6 +71,7 @@ struct AncillaryPlan {
   std::vector<SidecarFinding> sidecars;
   std::vector<AgentConsolidation> duplicated_agents;
   std::optional<ModelLoadingReport> model_loading;
+  std::optional<NetworkReport> network;
   std::optional<TimeMultiplexPlan> time_multiplex;
   TimeMultiplexReplay time_multiplex_replay;
   bool container_data = false;                 // the telemetry has container series
@@ -76,5 +91,10 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in);
 
 std::string AncillaryPlanToJson(const AncillaryPlan& plan);  // pretty-printed, ends in a newline
 std::string AncillaryPlanToMarkdown(const AncillaryPlan& plan);
+
+// The network check's part of both (plan/ancillary_network.cpp): a JSON object, and a
+// Markdown subsection.
+std::string NetworkReportToJson(const NetworkReport& report);
+std::string NetworkReportToMarkdown(const NetworkReport& report);
 
 }  // namespace gpufit

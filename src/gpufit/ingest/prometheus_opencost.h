@@ -1,0 +1,56 @@
+// Prices the cluster publishes about its own nodes (OpenCost) and each node's GPU model, from
+// a Prometheus server that scrapes OpenCost, kube-state-metrics and dcgm-exporter.
+//
+// OpenCost's metrics (opencost/opencost pkg/costmodel/metrics.go at commit 02e06667;
+// https://opencost.io/docs/integrations/prometheus): node_gpu_hourly_cost (USD per GPU-hour,
+// one GPU), node_cpu_hourly_cost (USD per vCPU-hour), node_ram_hourly_cost (USD per
+// GiB-hour), node_gpu_count (the node's GPUs), each labelled instance, node, instance_type,
+// region, provider_id, arch, uid. OpenCost sets `instance` and `node` both to the node's
+// name, and its docs scrape it with honor_labels: true; the docs deprecate `instance`, so
+// `node` is read, `instance` only where `node` is missing.
+//
+// Queries (range queries over the telemetry's range at a coarse step C = max(step,
+// (until - since) / 720) whole seconds, so a week is 720 evaluations per series: prices move
+// slowly; W = C - 1 ms as in prometheus_telemetry.h):
+//   avg_over_time(node_gpu_hourly_cost[W]), ...cpu..., ...ram..., avg_over_time(node_gpu_count[W])
+//   max_over_time(kube_node_labels{label_nvidia_com_gpu_product!=""}[W])   GPU feature discovery's
+//       product label, exported by kube-state-metrics when allow-listed
+//       (--metric-labels-allowlist=nodes=[nvidia.com/gpu.product]; KSM sanitizes the name)
+//   count by (Hostname, hostname, modelName) (max_over_time(DCGM_FI_DEV_FB_USED[W]))
+//       dcgm-exporter's model name per host (its host label is the node's name under the
+//       GPU Operator, which sets NODE_NAME)
+// A node's price is the mean over the evaluations that hold it (a step's own mean of its
+// samples): the window's mean price, for nodes that came and went too.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/ingest/prometheus_client.h"
+#include "gpufit/ingest/prometheus_telemetry.h"
+#include "gpufit/model/node_prices.h"
+
+namespace gpufit {
+
+// The coarse step C above, seconds (whole seconds, >= range.step_s).
+double ClusterStepFor(const TelemetryRange& range);
+
+// Every node with any OpenCost series, by node. Empty when the server has none.
+// Errors: those of QueryRange.
+Result<std::vector<NodePrice>> ReadOpenCostPrices(const PrometheusOptions& options, const TelemetryRange& range);
+
+// Node -> GPU product name ("NVIDIA-H100-80GB-HBM3" from the label, "NVIDIA H100 80GB HBM3"
+// from dcgm-exporter), the label first. Errors: those of QueryRange.
+Result<std::map<std::string, std::string>> ReadNodeGpuProducts(const PrometheusOptions& options,
+                                                               const TelemetryRange& range);
+
+// The mappings alone (exposed for tests), from the answers of the queries above.
+std::vector<NodePrice> NodePricesFromSeries(const std::vector<PromSeries>& gpu, const std::vector<PromSeries>& cpu,
+                                            const std::vector<PromSeries>& ram,
+                                            const std::vector<PromSeries>& gpu_count);
+std::map<std::string, std::string> NodeGpuProductsFromSeries(const std::vector<PromSeries>& node_labels,
+                                                             const std::vector<PromSeries>& dcgm_models);
+
+}  // namespace gpufit
