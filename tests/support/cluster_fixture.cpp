@@ -6,8 +6,8 @@
 
 namespace gpufit::testing {
 
-ClusterFixture MakeClusterFixture(bool opencost) {
-  constexpr int kSamples = 180;
+ClusterFixture MakeClusterFixture(bool opencost, int samples) {
+  const int kSamples = samples;
   const auto t = [](int k) { return static_cast<long long>(kFixtureT0) + 60LL * k; };
   std::string fb = "# TYPE DCGM_FI_DEV_FB_USED gauge\n", util = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n",
               rx = "# TYPE container_network_receive_bytes counter\n", info = "# TYPE kube_pod_info gauge\n",
@@ -88,7 +88,7 @@ ClusterFixture MakeClusterFixture(bool opencost) {
       int gpus;
     };
     const NodeCost nodes[] = {{"gpu-a", "p5.48xlarge", 3.0, 0.05, 0.005, 8},
-                              {"gpu-b", "p5.24xlarge", k < 90 ? 4.0 : 5.0, 0.04, 0.004, 4},
+                              {"gpu-b", "p5.24xlarge", k < kSamples / 2 ? 4.0 : 5.0, 0.04, 0.004, 4},
                               {"cpu-a", "m7i.4xlarge", 0, 0.03, 0.003, 0}};
     for (const NodeCost& n : nodes) {
       const std::string l = fmt::format(
