@@ -33,7 +33,7 @@
 // in its metrics). --serving-latency: the request-weighted mean of the query. A workload
 // without what its model needs is skipped, with the reason.
 //
-// Cold start: kube-state-metrics' created-to-ready median (prometheus_serving.h); else, for a
+// Cold start: kube-state-metrics' created-to-ready median (ingest/serving/kube.h); else, for a
 // known architecture, its weights at `load_gb_per_s` plus `init_s` (the services example's
 // assumption); else `cold_start_s` (an assumption). SLO: `slo` for LLMs; for other services
 // the same bound on the wait (a TTFT needs an LLM). Window: 60 s, or for other services at

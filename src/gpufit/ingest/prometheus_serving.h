@@ -1,71 +1,13 @@
 // Inference services discovered from the metrics their serving engines export, read per step
 // from a Prometheus server, with the Kubernetes workload each one runs as (kube-state-metrics).
 //
-// Engines and the metrics read (names, types, units and labels checked against the sources):
-//  * vLLM, labels model_name (the served model name) and engine (engine index); the V1
-//    engine's PrometheusStatLogger (vllm/v1/metrics/loggers.py; the V0 engine's
-//    vllm/engine/metrics.py has the same names with labels model_name only):
-//      vllm:request_success_total          counter, requests finished (+ label finished_reason:
-//                                          stop, length, abort); counted when a request ends
-//      vllm:prompt_tokens_total            counter, prefill (prompt) tokens
-//      vllm:generation_tokens_total        counter, generated (output) tokens
-//      vllm:e2e_request_latency_seconds    histogram, seconds, one observation per finished
-//                                          request; buckets 0.3 0.5 0.8 1 1.5 2 2.5 5 10 15 20 30
-//                                          40 50 60 120 240 480 960 1920 7680
-//      vllm:time_to_first_token_seconds    histogram, seconds, one per request; buckets 0.001
-//                                          0.005 0.01 0.02 0.04 0.06 0.08 0.1 0.25 0.5 0.75 1 2.5 5
-//                                          7.5 10 20 40 80 160 640 2560
-//      vllm:time_per_output_token_seconds  histogram, seconds, one per output token after the
-//                                          first (the inter-token interval); buckets 0.01 0.025
-//                                          0.05 0.075 0.1 0.15 0.2 0.3 0.4 0.5 0.75 1 2.5 5 7.5 10
-//                                          20 40 80
-//      vllm:num_requests_running           gauge, requests in the running batch
-//      vllm:num_requests_waiting           gauge, requests queued
-//    (Buckets as vllm/v1/metrics/loggers.py, commit 005a810b, defines them; older V0 releases
-//    used shorter lists: the reader takes the `le` labels it is given.)
-//  * NVIDIA Triton Inference Server, labels model and version (docs/user_guide/metrics.md of
-//    triton-inference-server/server: "Inference Request Metrics"; the latency counters are on
-//    by default, `--metrics-config counter_latencies`):
-//      nv_inference_request_success            counter, successful requests (a batch counts 1)
-//      nv_inference_request_duration_us        counter, microseconds, end-to-end handling
-//      nv_inference_queue_duration_us          counter, microseconds, in the scheduling queue
-//      nv_inference_compute_infer_duration_us  counter, microseconds, executing the model
-//  * Any other engine: a user's PromQL (ServingQuery) giving its requests per second, and
-//    optionally a second one giving the mean seconds per request.
-//
-// Queries (range queries on the grid of prometheus_telemetry.h's GridFor, W = step - 1 ms so
-// that each point is the last raw sample of its step): last_over_time(COUNTER[W]) for every
-// counter and histogram _sum/_count, evaluated from `since` (a baseline point) to the end of
-// the last step; max_over_time(GAUGE[W]) for the two vLLM gauges; the histograms' buckets once
-// over the whole range, increase(X_bucket[D]) at `until` with D = until - since. Discovery
-// runs first (vllm:request_success_total, nv_inference_request_success and the user's
-// queries); a server with none of them costs two queries and yields no services. The
-// kube-state-metrics queries are restricted to the serving namespaces ({namespace=~"a|b"}),
-// or read the whole cluster when kube_pod_owner has nothing there (kube-state-metrics scraped
-// without honorLabels: its labels are exported_namespace / exported_pod).
-//
-// Counters: the increase of each series over step k is its point at k minus its point at
-// k - 1 (the last earlier point across a gap), with Prometheus's reset rule (a decrease means
-// the process restarted from 0, so the increase is the new value; counted in
-// ServingWorkload::counter_resets). A series' first point counts from 0 only when its pod was
-// created within the range (kube_pod_created): a new process starts its counters at 0; a
-// series already running at `since` without a baseline point (a gap) is not counted there.
-//
-// Workloads (kube-state-metrics, docs/metrics/workload/*.md of kubernetes/kube-state-metrics):
-//  * pod and namespace: the scrape's `pod`/`namespace` labels (`exported_*` first, as
-//    PodKeyFromLabels reads them);
-//  * owner: kube_pod_owner{owner_kind, owner_name} (the controller's), and for a ReplicaSet
-//    kube_replicaset_owner{replicaset, owner_kind, owner_name}: a Deployment, else the
-//    ReplicaSet; a StatefulSet (or any other kind) as named. Without kube_pod_owner the pods
-//    of one model in one namespace are one service named after the model;
-//  * replicas today: the last kube_deployment_status_replicas{deployment} (or
-//    kube_statefulset_status_replicas{statefulset}) in the range;
-//  * cold start: the median over the workload's pods of kube_pod_status_ready_time (the Ready
-//    condition's lastTransitionTime; kube-state-metrics v2.8.0 and later, PR #1938, only while
-//    Ready is true since PR #1971) minus kube_pod_created; without ready_time, for pods
-//    created within the range, the end of the first step at which
-//    kube_pod_status_ready{condition="true"} is 1 (an upper bound, one step coarse); without
-//    either, none (the caller states its assumption).
+// The engines (vLLM, NVIDIA Triton, a user's PromQL) are one file each under ingest/serving/,
+// behind serving/engine.h (the overview, the query shapes) and its registry; each engine's
+// file documents the metrics it reads (names, types, units, labels and their sources).
+// Shared by all: serving/workloads.h (per-step counter increases with Prometheus's reset
+// rule, gauges, histogram buckets, summed per workload) and serving/kube.h (owners, replicas
+// and cold starts from kube-state-metrics). Discovery runs first, for every engine; a server
+// where none finds services costs those queries (two without --serving-query) and yields none.
 // Errors: those of QueryRange. Malformed values (negative or non-finite counters) are skipped.
 #pragma once
 
@@ -82,6 +24,7 @@
 
 namespace gpufit {
 
+// One per engine of serving/registry.cpp.
 enum class ServingEngine { kVllm, kTriton, kQuery };
 const char* ServingEngineName(ServingEngine e);  // "vllm", "triton", "query"
 
@@ -132,17 +75,20 @@ struct ServingWorkload {
   double TotalRequests() const;
 };
 
-// Every answer the mapping needs (names as in the header comment; grid answers start with the
-// baseline point at `since`). The query answers pair with `queries` by index.
+// Every answer the mapping needs (grid answers start with the baseline point at `since`), by
+// engine; each engine's file names its metrics and query shapes.
 struct ServingAnswers {
+  // serving/vllm.cpp
   std::vector<PromSeries> vllm_success, vllm_prompt, vllm_generation;
   std::vector<PromSeries> vllm_e2e_sum, vllm_e2e_count, vllm_ttft_sum, vllm_ttft_count, vllm_tpot_sum, vllm_tpot_count;
   std::vector<PromSeries> vllm_e2e_bucket, vllm_ttft_bucket, vllm_tpot_bucket;  // one point each
   std::vector<PromSeries> vllm_running, vllm_waiting;
+  // serving/triton.cpp
   std::vector<PromSeries> triton_success, triton_request_us, triton_queue_us, triton_compute_us;
+  // serving/promql.cpp: they pair with `queries` by index.
   std::vector<std::vector<PromSeries>> query_rates, query_latencies;
-  // kube-state-metrics: one point each (over the range) except the grid answers pod_ready
-  // and the replicas.
+  // kube-state-metrics (serving/kube.h): one point each (over the range) except the grid
+  // answers pod_ready and the replicas.
   std::vector<PromSeries> pod_owner, replicaset_owner, pod_created, pod_ready_time, pod_ready;
   std::vector<PromSeries> deployment_replicas, statefulset_replicas;
 };
