@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <set>
 
+#include "gpufit/core/rfc3339.h"
 #include "gpufit/core/rng.h"
 
 namespace gpufit {
@@ -59,14 +61,25 @@ std::optional<std::string> ArchitectureOfModelName(std::string_view served) {
   return std::nullopt;
 }
 
+std::size_t FirstReplayedStep(const ServingWorkload& w) {
+  double held = 0;
+  for (std::size_t k = w.requests.size(); k > 0; --k) {
+    const double x = w.requests[k - 1];
+    held += std::isfinite(x) && x > 0 ? std::ceil(x) : 0;
+    if (held > kMaxReplayedRequests) return k;
+  }
+  return 0;
+}
+
 RequestTrace ArrivalsFromCounts(const ServingWorkload& w, std::uint64_t seed) {
   Rng rng(seed);
   const bool tokens = !w.prompt_tokens.empty() && !w.generation_tokens.empty();
   RequestTrace trace{.source = "", .requests = {}, .has_tokens = tokens, .origin_s = 0};
   double pending_in = 0, pending_out = 0;
-  for (std::size_t k = 0; k < w.requests.size(); ++k) {
+  constexpr long long kMostTokens = std::numeric_limits<int>::max();
+  for (std::size_t k = FirstReplayedStep(w); k < w.requests.size(); ++k) {
     const double from = w.grid.start_s + (static_cast<double>(k) - 1) * w.grid.step_s;
-    double expected = std::max(0.0, w.requests[k]);
+    double expected = std::isfinite(w.requests[k]) ? std::max(0.0, w.requests[k]) : 0.0;
     if (w.engine == ServingEngine::kQuery) {
       const double whole = std::floor(expected);
       expected = whole + (rng.Unit() < expected - whole ? 1 : 0);
@@ -80,15 +93,16 @@ RequestTrace ArrivalsFromCounts(const ServingWorkload& w, std::uint64_t seed) {
     std::vector<double> at(n);
     for (double& t : at) t = from + rng.Unit() * w.grid.step_s;
     std::sort(at.begin(), at.end());
-    const auto in = static_cast<long long>(std::llround(pending_in));
-    const auto out = static_cast<long long>(std::llround(pending_out));
+    const auto in = static_cast<long long>(std::llround(std::min(pending_in, 1e15)));
+    const auto out = static_cast<long long>(std::llround(std::min(pending_out, 1e15)));
     const auto count = static_cast<long long>(n);
     for (std::size_t i = 0; i < n; ++i) {
       const auto j = static_cast<long long>(i);
       trace.requests.push_back(
           {.arrival_s = at[i],
-           .input_tokens = tokens ? static_cast<int>(in / count + (j < in % count ? 1 : 0)) : 0,
-           .output_tokens = tokens ? static_cast<int>(out / count + (j < out % count ? 1 : 0)) : 0});
+           .input_tokens = tokens ? static_cast<int>(std::min(kMostTokens, in / count + (j < in % count ? 1 : 0))) : 0,
+           .output_tokens =
+               tokens ? static_cast<int>(std::min(kMostTokens, out / count + (j < out % count ? 1 : 0))) : 0});
     }
     pending_in = pending_out = 0;
   }
@@ -110,8 +124,18 @@ Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload
     const std::string where = fmt::format("{}/{}", w.kube_namespace, name);
     const auto skip = [&](const std::string& why) { out.skipped.push_back(fmt::format("{}: {}", where, why)); };
     const double total = w.TotalRequests();
+    if (w.engine == ServingEngine::kQuery && w.no_series) {
+      skip(fmt::format("--serving-query '{}' returned no series in the range", w.metrics.front()));
+      continue;
+    }
     if (!(total >= 1)) {
       skip("no finished requests in the range");
+      continue;
+    }
+    const std::size_t first = FirstReplayedStep(w);
+    if (first == w.requests.size()) {
+      skip(fmt::format("its last step alone holds more than {:.0f} requests, the most gpufit replays",
+                       kMaxReplayedRequests));
       continue;
     }
     InferenceServiceSpec spec;
@@ -133,20 +157,27 @@ Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload
                                                                : "";
     sources.emplace_back(
         "requests",
-        fmt::format("{:.0f} requests: {} per {:g} s step, summed over pods{}{}; each step's count placed uniformly at "
-                    "random within the step (a Poisson process given its count: a constant rate within the step), "
-                    "seed {}{}",
-                    total,
-                    w.engine == ServingEngine::kQuery ? "--serving-query '" + w.metrics.front() + "' x the step"
-                                                      : std::string(counter) + " increase",
-                    w.grid.step_s, w.engine == ServingEngine::kVllm ? " and finished_reason" : "",
-                    w.counter_resets > 0
-                        ? fmt::format(" ({} counter resets: the restarted count taken)", w.counter_resets)
-                        : "",
-                    options.seed,
-                    w.engine == ServingEngine::kQuery ? ""
-                                                      : "; counted when a request finishes, so arrivals lag by its "
-                                                        "latency"));
+        fmt::format(
+            "{:.0f} requests: {} per {:g} s step, summed over pods{}{}; each step's count placed uniformly at "
+            "random within the step (a Poisson process given its count: a constant rate within the step), "
+            "seed {}{}{}",
+            total,
+            w.engine == ServingEngine::kQuery ? "--serving-query '" + w.metrics.front() + "' x the step"
+                                              : std::string(counter) + " increase",
+            w.grid.step_s, w.engine == ServingEngine::kVllm ? " and finished_reason" : "",
+            w.counter_resets > 0 ? fmt::format(" ({} counter resets: the restarted count taken)", w.counter_resets)
+                                 : "",
+            options.seed,
+            first == 0
+                ? ""
+                : fmt::format("; only the last {:.0f} of them replayed, from {} (at most {:.0f} "
+                              "requests are replayed: the most recent steps that hold no more)",
+                              Sum(std::vector<double>(w.requests.begin() + static_cast<long>(first), w.requests.end())),
+                              FormatRfc3339(w.grid.start_s + (static_cast<double>(first) - 1) * w.grid.step_s),
+                              kMaxReplayedRequests),
+            w.engine == ServingEngine::kQuery ? ""
+                                              : "; counted when a request finishes, so arrivals lag by its "
+                                                "latency"));
     const std::optional<std::string> arch =
         w.engine == ServingEngine::kVllm ? ArchitectureOfModelName(w.model) : std::nullopt;
     if (w.engine == ServingEngine::kVllm) {
@@ -210,6 +241,18 @@ Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload
                  : "no service time: give --serving-latency NAME=PROMQL, or the service in the services YAML");
         continue;
       }
+      if (!(service <= kMaxServiceTimeS))
+        return InvalidArgument(
+            "{}: service time {:g} s per request (from {}) is above {:g} s, the most gpufit "
+            "accepts",
+            where, service, basis, kMaxServiceTimeS);
+      double peak = 0;  // the busiest step's offered load: replicas busy at once
+      for (const double n : w.requests) peak = std::max(peak, n / w.grid.step_s * service);
+      if (peak > kMaxServingReplicas)
+        return InvalidArgument(
+            "{}: its busiest step needs {:.0f} replicas busy at once ({}), more than {:g}, the "
+            "most gpufit sizes",
+            where, std::ceil(peak), basis, kMaxServingReplicas);
       spec.service_s = service;
       spec.concurrency = 1;
       if (spec.slo.metric == SloMetric::kTtft) spec.slo.metric = SloMetric::kWait;

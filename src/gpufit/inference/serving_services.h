@@ -66,14 +66,27 @@ struct ServingServices {
   std::vector<std::string> skipped;  // "namespace/name: why"
 };
 
-// Errors: an unknown GPU; those of PrepareServiceFromTrace other than a service's own data
-// (a service whose data cannot make a study is skipped with the reason instead).
+// Errors: an unknown GPU; a service time or a replica count past the bounds below
+// (kInvalidArgument naming the workload and where the service time came from); those of
+// PrepareServiceFromTrace other than a service's own data (a service whose data cannot make a
+// study is skipped with the reason instead).
 Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload>& workloads,
                                                const ServingStudyOptions& options,
                                                const GpuCatalog& catalog = GpuCatalog::Embedded());
 
-// The requests of a workload rebuilt from its per-step counts (header comment). Times are
-// seconds since the first arrival; origin_s the first arrival's Unix time.
+// Bounds. At most kMaxReplayedRequests requests are rebuilt (about 16 bytes each, and the
+// study's simulations take time in proportion): a range holding more is replayed from
+// FirstReplayedStep, the earliest step from which the rest of the range holds at most that many
+// (each step's count rounded up), and the service's "requests" source says so. A service time
+// above kMaxServiceTimeS (prometheus_serving.h: an hour) or a busiest step needing more than
+// kMaxServingReplicas replicas busy at once (requests per second x service time) is bad input.
+inline constexpr double kMaxReplayedRequests = 5e6;
+inline constexpr double kMaxServingReplicas = 10000;
+std::size_t FirstReplayedStep(const ServingWorkload& workload);  // requests.size() when the last step alone is over
+
+// The requests of a workload rebuilt from its per-step counts (header comment), from
+// FirstReplayedStep on. Times are seconds since the first arrival; origin_s the first arrival's
+// Unix time.
 RequestTrace ArrivalsFromCounts(const ServingWorkload& workload, std::uint64_t seed);
 
 // The built-in architecture a served model name names, if any (header comment).

@@ -153,5 +153,69 @@ TEST(PrepareServingServices, TritonServiceTimeIsRequestMinusQueuePerRequest) {
   EXPECT_THAT(from["requests"], HasSubstr("nv_inference_request_success"));
 }
 
+// A --serving-query workload: `rate` requests per second in each of three 60 s steps, `latency`
+// seconds per request.
+ServingWorkload Query(double rate, double latency) {
+  ServingWorkload w;
+  w.engine = ServingEngine::kQuery;
+  w.kube_namespace = "shop";
+  w.owner_name = w.model = "ranker";
+  w.grid = {.start_s = 1060, .step_s = 60, .samples = 3};
+  w.requests.assign(3, rate * 60);
+  w.latency_sum_s.assign(3, latency * rate * 60);
+  w.latency_count.assign(3, rate * 60);
+  w.metrics = {"vector(1)", "vector(2)"};
+  return w;
+}
+
+TEST(FirstReplayedStep, TheMostRecentStepsHoldingAtMostTheBound) {
+  ServingWorkload w = Query(0, 0);
+  w.requests = {3e6, 3e6, 1e6, 0.5};  // from the end: 1, 1 + 1e6, + 3e6 = 4000001, + 3e6 > 5e6
+  EXPECT_EQ(FirstReplayedStep(w), 1u);
+  w.requests = {1, 2, 3};
+  EXPECT_EQ(FirstReplayedStep(w), 0u);
+  w.requests = {1, 2, 6e6};  // the last step alone is over: nothing
+  EXPECT_EQ(FirstReplayedStep(w), 3u);
+  EXPECT_TRUE(ArrivalsFromCounts(w, 1).requests.empty());
+  w.requests = {1e300, 2, 3};  // was std::length_error
+  EXPECT_EQ(FirstReplayedStep(w), 1u);
+  EXPECT_EQ(ArrivalsFromCounts(w, 1).requests.size(), 5u);
+}
+
+TEST(PrepareServingServices, ALastStepOverTheReplayBoundIsSkippedSayingSo) {
+  ServingWorkload w = Query(0, 0.1);
+  w.requests = {1, 1, 6e6};
+  const Result<ServingServices> s = PrepareServingServices({w}, {});
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->skipped.size(), 1u);
+  EXPECT_THAT(s->skipped[0], HasSubstr("more than 5000000 requests"));
+}
+
+TEST(PrepareServingServices, AServiceTimeOverAnHourIsBadInputNamingItsSource) {
+  const Result<ServingServices> s = PrepareServingServices({Query(0.01, 3601)}, {});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, Code::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr("shop/ranker"));
+  EXPECT_THAT(s.error().message, HasSubstr("--serving-latency 'vector(2)'"));
+  EXPECT_THAT(s.error().message, HasSubstr("3600"));
+}
+
+TEST(PrepareServingServices, MoreThanTenThousandReplicasBusyIsRefused) {
+  // 5 requests per second x 2001 s = 10005 replicas busy at once > 10000; 1999 s -> 9995 is sized.
+  const Result<ServingServices> s = PrepareServingServices({Query(5, 2001)}, {});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, Code::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr("10005 replicas"));
+}
+
+TEST(PrepareServingServices, AQueryWithoutSeriesSaysSo) {
+  ServingWorkload w = Query(0, 0);
+  w.no_series = true;
+  const Result<ServingServices> s = PrepareServingServices({w}, {});
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->skipped.size(), 1u);
+  EXPECT_THAT(s->skipped[0], HasSubstr("--serving-query 'vector(1)' returned no series"));
+}
+
 }  // namespace
 }  // namespace gpufit

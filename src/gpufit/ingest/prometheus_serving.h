@@ -72,6 +72,7 @@ struct ServingWorkload {
   std::optional<int> current_replicas;
   std::string replicas_basis;
   std::vector<std::string> metrics;  // the metric names (or queries) read, for the output
+  bool no_series = false;            // a --serving-query that returned no series
   double TotalRequests() const;
 };
 
@@ -98,7 +99,23 @@ struct ServingAnswers {
 std::vector<ServingWorkload> ServingFromSeries(const ServingAnswers& answers, const std::vector<ServingQuery>& queries,
                                                const GridSpec& grid);
 
-// Queries the server and maps the answers; empty when it has no serving metrics.
+// Bounds on serving series (CheckServingAnswers): far above any real server, so that a value
+// past them is a broken exporter or query, not traffic, and what follows stays finite and small.
+inline constexpr double kMaxServingCounter = 1e18;      // any counter's value (below 2^63)
+inline constexpr double kMaxServingRequestsPerS = 1e6;  // one series' requests per second
+inline constexpr double kMaxServingTokensPerS = 1e9;    // one series' tokens per second
+inline constexpr double kMaxServingConcurrent = 1e6;    // a running / waiting gauge
+inline constexpr double kMaxServiceTimeS = 3600;        // one request's service time (an hour)
+
+// Every serving series' value (and a --serving-query's, a --serving-latency's) must be finite,
+// >= 0 and within the bounds above; a counter may not rise by more than its per-second bound
+// times the seconds between two points (a decrease is a reset, Prometheus's rule, and allowed).
+// Errors (kInvalidArgument): the first value that is not, naming the metric (or the flag's
+// query), the series' labels and the time.
+Result<void> CheckServingAnswers(const ServingAnswers& answers, const std::vector<ServingQuery>& queries);
+
+// Queries the server, checks (CheckServingAnswers) and maps the answers; empty when it has no
+// serving metrics.
 Result<std::vector<ServingWorkload>> ReadPrometheusServing(const PrometheusOptions& options,
                                                            const TelemetryRange& range,
                                                            const std::vector<ServingQuery>& queries = {});

@@ -179,5 +179,58 @@ TEST(ParseNamedQuery, NeedsANameAndAQuery) {
   }
 }
 
+TEST(CheckServingAnswers, BadValuesAreErrorsNamingMetricLabelsAndTime) {
+  const std::vector<double> t = {100, 160, 220, 280};
+  EXPECT_TRUE(CheckServingAnswers(DeploymentAnswers(), {}).has_value());  // a decrease (reset) is allowed
+  const auto error = [](const ServingAnswers& a, const std::vector<ServingQuery>& q = {}) {
+    const Result<void> r = CheckServingAnswers(a, q);
+    EXPECT_FALSE(r.has_value());
+    if (r.has_value()) return std::string();
+    EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+    return r.error().message;
+  };
+  ServingAnswers a;
+  a.vllm_success = {Series(Vllm("p", "stop"), t, {1, 2, -5, 6})};
+  std::string e = error(a);
+  EXPECT_THAT(e, HasSubstr("vllm:request_success_total{"));
+  EXPECT_THAT(e, HasSubstr("pod=\"p\""));
+  EXPECT_THAT(e, HasSubstr("1970-01-01T00:03:40Z"));  // t = 220
+  EXPECT_THAT(e, HasSubstr("negative"));
+  a.vllm_success = {Series(Vllm("p", "stop"), t, {1, 1e300, 2, 3})};
+  EXPECT_THAT(error(a), HasSubstr("above 1e+18"));
+  // 1e18 in 60 s is more than 1e6 requests a second; a reset to a small value is fine.
+  a.vllm_success = {Series(Vllm("p", "stop"), t, {1, 2, 1e18, 3})};
+  EXPECT_THAT(error(a), HasSubstr("rises by"));
+  a.vllm_success = {Series(Vllm("p", "stop"), t, {1, 60e6 + 1, 2, 3})};  // 60e6 in 60 s: the bound itself
+  EXPECT_TRUE(CheckServingAnswers(a, {}).has_value());
+  a = {};
+  a.triton_request_us = {Series(Pod("t"), t, {1, NAN, 3, 4})};
+  EXPECT_THAT(error(a), HasSubstr("nv_inference_request_duration_us"));
+  a = {};
+  a.vllm_running = {Series(Vllm("p"), t, {1, 1e12, 3, 4})};
+  EXPECT_THAT(error(a), HasSubstr("vllm:num_requests_running"));
+  a = {};
+  a.vllm_ttft_sum = {Series(Vllm("p"), t, {1, 2, -3, 4})};
+  EXPECT_THAT(error(a), HasSubstr("vllm:time_to_first_token_seconds_sum"));
+  const std::vector<ServingQuery> q = {{.name = "shop/ranker", .requests_per_s = "rate(x[1m])", .latency_s = "y"}};
+  a = {};
+  a.query_rates = {{Series({}, t, {1, -5, 1, 1})}};
+  a.query_latencies = {{}};
+  EXPECT_THAT(error(a, q), HasSubstr("--serving-query 'rate(x[1m])'"));
+  a.query_rates = {{Series({}, t, {1, 1, 1, 1})}};
+  a.query_latencies = {{Series({}, t, {0.1, 1e9, 0.1, 0.1})}};
+  EXPECT_THAT(error(a, q), HasSubstr("--serving-latency 'y'"));
+}
+
+TEST(ServingFromSeries, AQueryWithoutSeriesIsMarked) {
+  ServingAnswers a;
+  a.query_rates = {{}};
+  a.query_latencies = {{}};
+  const std::vector<ServingWorkload> w =
+      ServingFromSeries(a, {{.name = "ranker", .requests_per_s = "x", .latency_s = ""}}, kGrid);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].no_series);
+}
+
 }  // namespace
 }  // namespace gpufit

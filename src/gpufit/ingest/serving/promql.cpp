@@ -65,6 +65,7 @@ void Map(const ServingAnswers& a, const std::vector<ServingQuery>& queries, Mapp
     w.grid = grid;
     w.requests.assign(grid.samples, 0.0);
     w.metrics.push_back(queries[q].requests_per_s);
+    w.no_series = a.query_rates[q].empty();
     Steps rate(grid.samples, 0.0);
     for (const PromSeries& s : a.query_rates[q])
       for (std::size_t i = 0; i < s.time_s.size(); ++i)

@@ -117,6 +117,7 @@ Result<std::vector<ServingWorkload>> ReadPrometheusServing(const PrometheusOptio
     if (!found[i]) continue;
     if (const Result<void> r = engines[i].read(ask, a); !r) return r.error();
   }
+  if (const Result<void> c = CheckServingAnswers(a, queries); !c) return c.error();
   return ServingFromSeries(a, queries, tg->grid);
 }
 
