@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "gpufit/inference/serving_services.h"
 #include "gpufit/ingest/prometheus_serving.h"
@@ -49,6 +50,21 @@ Result<InferenceSlo> ParseSlo(const std::string& text) {
   return slo;
 }
 
+// A DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or
+// digit, 1 to 63 characters (Kubernetes' object names and namespaces).
+bool IsDnsLabel(std::string_view s) {
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+// "name" or "namespace/name".
+bool IsWorkloadName(std::string_view s) {
+  const std::size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return IsDnsLabel(s);
+  return IsDnsLabel(s.substr(0, slash)) && IsDnsLabel(s.substr(slash + 1));
+}
+
 }  // namespace
 
 void AddServingOptions(CLI::App* cmd, ServingFlags& f) {
@@ -61,7 +77,8 @@ void AddServingOptions(CLI::App* cmd, ServingFlags& f) {
   cmd->add_option("--serving-slo", f.slo,
                   "SLO of the services found in serving metrics: METRIC:SECONDS[:TARGET], METRIC ttft (LLMs; others "
                   "take the bound on their wait), latency or wait")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&f](const std::string&) { f.slo_given = true; });
   cmd->add_flag("--no-serving", f.off, "with --prometheus: do not look for serving metrics");
 }
 
@@ -73,12 +90,24 @@ Result<std::optional<InferenceSectionOutput>> PlanInferenceSection(const std::st
   const bool from_server = !telemetry.prometheus.empty() && !flags.off && !gpu.empty();
   if ((!flags.queries.empty() || !flags.latencies.empty()) && telemetry.prometheus.empty())
     return InvalidArgument("--serving-query and --serving-latency need --prometheus");
+  if (flags.off && (!flags.queries.empty() || !flags.latencies.empty() || flags.slo_given))
+    return InvalidArgument(
+        "--no-serving: --serving-query, --serving-latency and --serving-slo read serving metrics; "
+        "give those or --no-serving, not both");
   const Result<InferenceSlo> slo = ParseSlo(flags.slo);
   if (!slo) return slo.error();
   std::vector<ServingQuery> queries;
   for (const std::string& q : flags.queries) {
     const auto named = ParseNamedQuery("--serving-query", q);
     if (!named) return named.error();
+    if (!IsWorkloadName(named->first))
+      return InvalidArgument(
+          "--serving-query '{}': NAME '{}' must be a deployment or namespace/deployment, each a "
+          "DNS-1123 label (lower case letters, digits and '-', starting and ending with a letter "
+          "or digit, at most 63)",
+          q, named->first);
+    if (std::any_of(queries.begin(), queries.end(), [&](const ServingQuery& x) { return x.name == named->first; }))
+      return InvalidArgument("--serving-query '{}': NAME '{}' is given twice", q, named->first);
     queries.push_back({.name = named->first, .requests_per_s = named->second, .latency_s = ""});
   }
   for (const std::string& l : flags.latencies) {
@@ -88,12 +117,28 @@ Result<std::optional<InferenceSectionOutput>> PlanInferenceSection(const std::st
         std::find_if(queries.begin(), queries.end(), [&](const ServingQuery& x) { return x.name == named->first; });
     if (q == queries.end())
       return InvalidArgument("--serving-latency '{}': no --serving-query names '{}'", l, named->first);
+    if (!q->latency_s.empty())
+      return InvalidArgument("--serving-latency '{}': NAME '{}' is given twice", l, named->first);
     q->latency_s = named->second;
   }
   ServingServices found;
   if (from_server) {
     Result<std::vector<ServingWorkload>> workloads = ReadPrometheusServing(telemetry.server, telemetry.range, queries);
     if (!workloads) return workloads.error();
+    // A --serving-query naming a workload its engine's metrics already found is an error: two
+    // sections and two autoscalers for one Deployment (docs/inference.md).
+    for (const ServingQuery& q : queries) {
+      const std::size_t slash = q.name.find('/');
+      const std::string ns = slash == std::string::npos ? "default" : q.name.substr(0, slash);
+      const std::string name = slash == std::string::npos ? q.name : q.name.substr(slash + 1);
+      for (const ServingWorkload& w : *workloads)
+        if (w.engine != ServingEngine::kQuery && w.kube_namespace == ns && w.owner_name == name)
+          return InvalidArgument(
+              "--serving-query '{}={}': {}/{} is already found from its {} metrics; drop the "
+              "--serving-query (or give the service in the services YAML, --inference, to "
+              "override it)",
+              q.name, q.requests_per_s, ns, name, ServingEngineName(w.engine));
+    }
     Result<ServingServices> s = PrepareServingServices(
         *workloads, {.gpu = gpu, .slo = *slo, .seed = 1, .load_gb_per_s = 1, .init_s = 30, .cold_start_s = 60},
         catalog);

@@ -168,7 +168,12 @@ TEST_F(ServingPlan, BadServingFlagsAreErrorsNamingTheFlag) {
            {" --serving-slo ttft", "--serving-slo 'ttft'"},
            {" --serving-slo p99:2", "the metric must be ttft, latency or wait"},
            {" --serving-query nameonly", "--serving-query 'nameonly'"},
-           {" --serving-query a=x --serving-latency b=y", "no --serving-query names 'b'"}}) {
+           {" --serving-query a=x --serving-latency b=y", "no --serving-query names 'b'"},
+           {" --serving-query 'Bad_Name=vector(1)'", "NAME 'Bad_Name' must be a deployment or namespace/deployment"},
+           {" --serving-query 'a=vector(1)' --serving-query 'a=vector(2)'", "NAME 'a' is given twice"},
+           {" --no-serving --serving-query 'a=vector(1)'", "--no-serving"},
+           {" --no-serving --serving-slo wait:1", "--no-serving"},
+           {" --serving-query 'llm/chat-vllm=vector(5)'", "llm/chat-vllm is already found from its vllm metrics"}}) {
     SCOPED_TRACE(args);
     const CliRun r = Gpufit("plan " + Range() + args, dir);
     EXPECT_EQ(r.exit_code, 2);
