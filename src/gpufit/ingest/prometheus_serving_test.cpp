@@ -192,7 +192,7 @@ TEST(CheckServingAnswers, BadValuesAreErrorsNamingMetricLabelsAndTime) {
   ServingAnswers a;
   a.vllm_success = {Series(Vllm("p", "stop"), t, {1, 2, -5, 6})};
   std::string e = error(a);
-  EXPECT_THAT(e, HasSubstr("vllm:request_success_total{"));
+  EXPECT_THAT(e, HasSubstr("vllm:request_success_total '{"));
   EXPECT_THAT(e, HasSubstr("pod=\"p\""));
   EXPECT_THAT(e, HasSubstr("1970-01-01T00:03:40Z"));  // t = 220
   EXPECT_THAT(e, HasSubstr("negative"));

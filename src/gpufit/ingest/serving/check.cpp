@@ -8,19 +8,23 @@
 #include <vector>
 
 #include "gpufit/core/rfc3339.h"
+#include "gpufit/core/text.h"
 #include "gpufit/ingest/prometheus_serving.h"
 
 namespace gpufit {
 namespace {
 
+// " '{k="v",...}'" (without __name__, quoted for a message: the labels come from the server);
+// "" without labels.
 std::string LabelText(const PromSeries& s) {
   std::string out;
-  for (const auto& [k, v] : s.labels) out += fmt::format("{}{}=\"{}\"", out.empty() ? "" : ",", k, v);
-  return "{" + out + "}";
+  for (const auto& [k, v] : s.labels)
+    if (k != "__name__") out += fmt::format("{}{}=\"{}\"", out.empty() ? "" : ",", k, v);
+  return out.empty() ? "" : " " + QuoteForMessage("{" + out + "}", 400);
 }
 
 Error Bad(const std::string& metric, const PromSeries& s, std::size_t i, const std::string& why) {
-  return InvalidArgument("serving metric {}{} at {}: value {} {}", metric, LabelText(s), FormatRfc3339(s.time_s[i]),
+  return InvalidArgument("serving series {}{} at {}: value {} {}", metric, LabelText(s), FormatRfc3339(s.time_s[i]),
                          s.value[i], why);
 }
 
@@ -81,12 +85,12 @@ Result<void> CheckServingAnswers(const ServingAnswers& a, const std::vector<Serv
     if (Result<void> r = Check(*it.series, it.metric, it.most, it.per_s, it.unit); !r) return r;
   for (std::size_t q = 0; q < queries.size(); ++q) {
     if (q < a.query_rates.size())
-      if (Result<void> r = Check(a.query_rates[q], fmt::format("--serving-query '{}'", queries[q].requests_per_s),
+      if (Result<void> r = Check(a.query_rates[q], "--serving-query " + QuoteForMessage(queries[q].requests_per_s),
                                  kMaxServingRequestsPerS, 0, " requests per second");
           !r)
         return r;
     if (q < a.query_latencies.size())
-      if (Result<void> r = Check(a.query_latencies[q], fmt::format("--serving-latency '{}'", queries[q].latency_s),
+      if (Result<void> r = Check(a.query_latencies[q], "--serving-latency " + QuoteForMessage(queries[q].latency_s),
                                  kMaxServiceTimeS, 0, " s per request");
           !r)
         return r;

@@ -7,7 +7,8 @@
 // ServingWorkload::counter_resets). A series' first point counts from 0 only when its pod was
 // created within the range (kube_pod_created): a new process starts its counters at 0; a
 // series already running at `since` without a baseline point (a gap) is not counted there.
-// Malformed values (negative or non-finite counters) are skipped.
+// Malformed values (negative or non-finite counters) are skipped here; ReadPrometheusServing
+// refuses them first (CheckServingAnswers, prometheus_serving.h).
 // Gauges: per step, the sum over pods of each pod's step maximum.
 // Histogram buckets: per `le`, the sum of the series' increases over the range.
 #pragma once
