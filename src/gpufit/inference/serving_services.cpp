@@ -201,6 +201,11 @@ Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload
               w.model, !w.ttft.present() ? "vllm:time_to_first_token_seconds" : "vllm:time_per_output_token_seconds"));
           continue;
         }
+        if (!(w.tpot.Mean() <= kMaxServiceTimeS) || !(w.ttft.Mean() <= kMaxServiceTimeS))
+          return InvalidArgument("{}: measured {} {:g} s is above {:g} s, the most gpufit accepts", where,
+                                 w.tpot.Mean() > kMaxServiceTimeS ? "vllm:time_per_output_token_seconds mean"
+                                                                  : "vllm:time_to_first_token_seconds mean",
+                                 std::max(w.tpot.Mean(), w.ttft.Mean()), kMaxServiceTimeS);
         const double prompt = Sum(w.prompt_tokens);
         const int seqs = std::max(1, static_cast<int>(std::lround(w.max_running_per_pod)));
         if (!(prompt > 0) || !(w.ttft.sum > 0) || !(w.tpot.Mean() > 0)) {

@@ -217,5 +217,14 @@ TEST(PrepareServingServices, AQueryWithoutSeriesSaysSo) {
   EXPECT_THAT(s->skipped[0], HasSubstr("--serving-query 'vector(1)' returned no series"));
 }
 
+TEST(PrepareServingServices, AMeasuredTpotOverAnHourIsBadInput) {
+  ServingWorkload w = Vllm("acme/unknown-model", 4, 100, 50);
+  w.ttft = {.buckets = {}, .sum = 40, .count = 40};
+  w.tpot = {.buckets = {}, .sum = 2 * 3601, .count = 2};
+  const Result<ServingServices> s = PrepareServingServices({w}, {});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_THAT(s.error().message, HasSubstr("vllm:time_per_output_token_seconds mean 3601 s"));
+}
+
 }  // namespace
 }  // namespace gpufit
