@@ -227,6 +227,11 @@ Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload
       double service = 0;
       std::string basis;
       if (w.engine == ServingEngine::kTriton) {
+        if (w.triton_queue_s > w.triton_request_s && w.triton_request_s > 0)
+          return InvalidArgument(
+              "{}: nv_inference_queue_duration_us rose by {:g} s, more than "
+              "nv_inference_request_duration_us ({:g} s), which includes the queueing",
+              where, w.triton_queue_s, w.triton_request_s);
         if (w.triton_request_s > w.triton_queue_s && w.triton_queue_s > 0) {
           service = (w.triton_request_s - w.triton_queue_s) / w.triton_requests;
           basis = "(nv_inference_request_duration_us - nv_inference_queue_duration_us) / nv_inference_request_success";

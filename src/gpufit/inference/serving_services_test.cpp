@@ -226,5 +226,22 @@ TEST(PrepareServingServices, AMeasuredTpotOverAnHourIsBadInput) {
   EXPECT_THAT(s.error().message, HasSubstr("vllm:time_per_output_token_seconds mean 3601 s"));
 }
 
+TEST(PrepareServingServices, TritonQueueingLongerThanTheRequestsIsBadInput) {
+  ServingWorkload w;
+  w.engine = ServingEngine::kTriton;
+  w.kube_namespace = "vision";
+  w.owner_name = w.model = "resnet";
+  w.pods = {"vision/resnet-0"};
+  w.grid = {.start_s = 1060, .step_s = 60, .samples = 1};
+  w.requests = {10};
+  w.triton_requests = 10;
+  w.triton_request_s = 1;
+  w.triton_queue_s = 2;  // queueing is part of a request's duration: it cannot be longer
+  w.triton_compute_s = 0.5;
+  const Result<ServingServices> s = PrepareServingServices({w}, {});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_THAT(s.error().message, HasSubstr("nv_inference_queue_duration_us rose by 2 s"));
+}
+
 }  // namespace
 }  // namespace gpufit
