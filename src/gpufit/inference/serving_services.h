@@ -78,7 +78,8 @@ Result<ServingServices> PrepareServingServices(const std::vector<ServingWorkload
 // study's simulations take time in proportion): a range holding more is replayed from
 // FirstReplayedStep, the earliest step from which the rest of the range holds at most that many
 // (each step's count rounded up), and the service's "requests" source says so. A service time
-// above kMaxServiceTimeS (prometheus_serving.h: an hour) or a busiest step needing more than
+// above kMaxServiceTimeS (prometheus_serving.h: an hour; also a measured vLLM TPOT or TTFT
+// mean), Triton queueing longer than its request duration (which includes it), or a busiest step needing more than
 // kMaxServingReplicas replicas busy at once (requests per second x service time) is bad input.
 inline constexpr double kMaxReplayedRequests = 5e6;
 inline constexpr double kMaxServingReplicas = 10000;
