@@ -123,12 +123,13 @@ Result<ClusterNetwork> ReadPrometheusNetwork(const PrometheusOptions& options, c
   if (telemetry.samples == 0) return out;
   const double step = telemetry.step_s;
   Result<std::vector<PromSeries>> rx = QueryRange(
-      options,
-      {.query = fmt::format("max_over_time(container_network_receive_bytes_total{{pod!=\"\",interface!=\"lo\"}}{})",
-                            Window(step)),
-       .start_s = telemetry.start_s - step,
-       .end_s = telemetry.start_s + static_cast<double>(telemetry.samples - 1) * step,
-       .step_s = step});
+      options, {.query = fmt::format("max_over_time({}{})",
+                                     AddMatchers("container_network_receive_bytes_total{pod!=\"\",interface!=\"lo\"}",
+                                                 options.ScopeMatchers()),
+                                     Window(step)),
+                .start_s = telemetry.start_s - step,
+                .end_s = telemetry.start_s + static_cast<double>(telemetry.samples - 1) * step,
+                .step_s = step});
   if (!rx) return rx.error();
   out.pods = PodReceiveRates(*rx, telemetry);
   const double coarse = ClusterStepFor(range);
@@ -139,7 +140,9 @@ Result<ClusterNetwork> ReadPrometheusNetwork(const PrometheusOptions& options, c
   std::vector<std::vector<PromSeries>> answers;
   for (const char* q : {"kube_pod_info{node!=\"\"}", "node_network_speed_bytes", "node_uname_info"}) {
     RangeQuery query = base;
-    query.query = fmt::format("max_over_time({}{})", q, Window(coarse));
+    // kube_pod_info is pod-level (scoped); the node exporter's series are node-level, cluster-wide.
+    const std::string selector = query.query.empty() && answers.empty() ? AddMatchers(q, options.ScopeMatchers()) : q;
+    query.query = fmt::format("max_over_time({}{})", selector, Window(coarse));
     Result<std::vector<PromSeries>> a = QueryRange(options, query);
     if (!a) return a.error();
     answers.push_back(std::move(*a));

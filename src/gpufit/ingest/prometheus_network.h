@@ -27,6 +27,9 @@
 // `nodename` of its `instance` (the kernel's hostname: the node's name unless the kubelet
 // overrides it); its `instance` without the port (kube-prometheus and OpenShift relabel
 // `instance` to the node's name).
+// Scope: the pod-level queries (container_network_receive_bytes_total, kube_pod_info) carry
+// PrometheusOptions::ScopeMatchers() (--namespace, --selector); the node exporter's series
+// (node_network_speed_bytes, node_uname_info) are node-level and read cluster-wide.
 #pragma once
 
 #include <map>

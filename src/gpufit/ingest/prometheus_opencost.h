@@ -19,6 +19,8 @@
 //   count by (Hostname, hostname, modelName) (max_over_time(DCGM_FI_DEV_FB_USED[W]))
 //       dcgm-exporter's model name per host (its host label is the node's name under the
 //       GPU Operator, which sets NODE_NAME)
+// Scope: these series are node-level (OpenCost, kube_node_labels, the DCGM model per host), so
+// --namespace/--selector do not apply to them: a node's price is the node's, whoever runs on it.
 // A node's price is the mean over the evaluations that hold it (a step's own mean of its
 // samples): the window's mean price, for nodes that came and went too.
 #pragma once

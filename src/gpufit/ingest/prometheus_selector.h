@@ -49,7 +49,8 @@ std::vector<LabelMatcher> NamespaceMatchers(const std::vector<std::string>& name
 // Adds `matchers` to a metric selector: "m" -> "m{a=\"1\"}", "m{x=\"y\"}" -> "m{x=\"y\",a=\"1\"}",
 // "{__name__=\"m\"}" -> "{__name__=\"m\",a=\"1\"}". The selector is what goes inside a range
 // function (no "[5m]"). Readers of pod-level series (DCGM,
-// cAdvisor, kube-state-metrics pods, serving metrics) pass PrometheusOptions::ScopeMatchers()
+// cAdvisor, kube-state-metrics pods, training pods, network pod counters, serving engine
+// metrics) pass PrometheusOptions::ScopeMatchers()
 // (prometheus_client.h) so that --namespace and --selector narrow every query alike.
 std::string AddMatchers(std::string_view selector, const std::vector<LabelMatcher>& matchers);
 
