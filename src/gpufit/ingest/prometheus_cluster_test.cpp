@@ -37,6 +37,31 @@ TEST(NodePricesFromSeries, MeansPerNodeByNodeLabelElseInstance) {
   EXPECT_DOUBLE_EQ(*prices[1].usd_per_gib_hour, 0.005);
 }
 
+TEST(CheckOpenCostSeries, NegativeNanOrAbsurdValuesAreBadInputNamingTheNodeAndMetric) {
+  const PromSeries ok = S({{"node", "ok"}}, {1767225600}, {0});  // 0 is a valid price
+  ASSERT_TRUE(CheckOpenCostSeries({ok}, {ok}, {ok}, {ok}));
+  ASSERT_TRUE(CheckOpenCostSeries({S({{"node", "g"}}, {1767225600}, {1000})}, {}, {}, {}));  // at the bound
+  struct Case {
+    int which;  // 0 gpu, 1 cpu, 2 ram, 3 count
+    double value;
+    const char* want;
+  };
+  const Case cases[] = {{0, 1e12, "node_gpu_hourly_cost of node n at 2026-01-01T00:00:00Z is 1e+12"},
+                        {0, -5, "node_gpu_hourly_cost of node n at 2026-01-01T00:00:00Z is -5"},
+                        {0, NAN, "node_gpu_hourly_cost of node n at 2026-01-01T00:00:00Z is nan"},
+                        {1, 101, "node_cpu_hourly_cost of node n"},
+                        {2, -0.5, "node_ram_hourly_cost of node n"},
+                        {3, 1e9, "node_gpu_count of node n"}};
+  for (const Case& c : cases) {
+    std::vector<PromSeries> a[4];
+    a[c.which].push_back(S({{"node", "n"}}, {1767225600}, {c.value}));
+    const Result<void> r = CheckOpenCostSeries(a[0], a[1], a[2], a[3]);
+    ASSERT_FALSE(r) << c.want;
+    EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+    EXPECT_NE(r.error().message.find(c.want), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(NodeGpuProductsFromSeries, TheNodeLabelWinsOverDcgmModelName) {
   const auto products = NodeGpuProductsFromSeries(
       {S({{"node", "a"}, {"label_nvidia_com_gpu_product", "NVIDIA-A100-SXM4-80GB"}}, {1}, {1})},
