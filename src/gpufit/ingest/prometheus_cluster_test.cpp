@@ -112,7 +112,7 @@ TEST(NodeLinksFromSeries, FastestDeviceTiedToTheNodeByLabelUnameOrInstance) {
                            S({{"instance", "c:9100"}, {"device", "eth0"}}, {1}, {1.25e9}),
                            S({{"instance", "d:9100"}, {"device", "veth1"}}, {1}, {-1})},
                           {S({{"instance", "10.0.0.1:9100"}, {"nodename", "a"}}, {1}, {1})});
-  ASSERT_EQ(links.size(), 3u);  // d has no positive speed
+  ASSERT_EQ(links.size(), 4u);  // d has no positive speed: a link of 0 that says why
   EXPECT_EQ(links[0].node, "a");
   EXPECT_EQ(links[0].device, "eth0");
   EXPECT_EQ(links[0].bytes_per_s, 125e6);
@@ -121,6 +121,26 @@ TEST(NodeLinksFromSeries, FastestDeviceTiedToTheNodeByLabelUnameOrInstance) {
   EXPECT_EQ(links[1].device, "ens5");
   EXPECT_EQ(links[2].node, "c");
   EXPECT_EQ(links[2].node_source, "the instance label without its port");
+  EXPECT_TRUE(links[2].unusable.empty());
+  EXPECT_EQ(links[3].node, "d");
+  EXPECT_EQ(links[3].bytes_per_s, 0);
+  EXPECT_EQ(
+      links[3].unusable,
+      "node_network_speed_bytes{device=\"veth1\"} is -1 (0, negative or NaN in every sample): link speed unknown");
+}
+
+TEST(CheckReceiveSeries, ACounterRisingPastEightTbitPerSecondIsBadInputNamingTheSeries) {
+  // 1e12 bytes in 1 s is the bound (accepted); 1e300 in 60 s is not.
+  ASSERT_TRUE(CheckReceiveSeries({S({{"namespace", "ml"}, {"pod", "p"}, {"interface", "eth0"}}, {0, 1}, {0, 1e12})}));
+  const Result<void> r = CheckReceiveSeries(
+      {S({{"namespace", "ml"}, {"pod", "p"}, {"interface", "eth0"}}, {1767225600, 1767225660}, {5, 1e300})});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+  EXPECT_NE(r.error().message.find(
+                "container_network_receive_bytes_total{pod=\"ml/p\",interface=\"eth0\"} rises 1e+300 bytes in 60 s "
+                "to 2026-01-01T00:01:00Z"),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(ClusterStepFor, AtMost720EvaluationsAndNeverFinerThanTheStep) {
