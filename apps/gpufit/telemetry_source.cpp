@@ -117,13 +117,13 @@ Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
       return InvalidArgument("--bearer-token-file {}: not a bearer token (spaces, control characters, or over 16 KiB)",
                              s.bearer_token_file);
   }
-  if (!s.namespaces.empty()) {
-    Result<std::vector<std::string>> ns = ParseNamespaces(s.namespaces, "--namespace");
+  if (s.namespaces) {
+    Result<std::vector<std::string>> ns = ParseNamespaces(*s.namespaces, "--namespace");
     if (!ns) return ns.error();
     o.namespaces = std::move(*ns);
   }
-  if (!s.selector.empty()) {
-    Result<std::vector<LabelMatcher>> m = ParseLabelMatchers(s.selector, "--selector");
+  if (s.selector) {
+    Result<std::vector<LabelMatcher>> m = ParseLabelMatchers(*s.selector, "--selector");
     if (!m) return m.error();
     o.selector = std::move(*m);
   }

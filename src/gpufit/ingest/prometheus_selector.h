@@ -30,7 +30,9 @@ struct LabelMatcher {
 // Parses a comma-separated list of matchers (`label="v",other!="w",x=~"re"`; spaces around
 // the parts allowed). `flag` names the source in errors: kInvalidArgument "--selector: bad
 // matcher 'pod=x' (expected label=\"value\", label!=\"value\", label=~\"regex\" or
-// label!~\"regex\")", quoting the matcher as written.
+// label!~\"regex\")", quoting the matcher as written; an empty text, a trailing ',' (the message
+// quotes the matcher before it) and the label __name__ (it would change the metric every reader
+// asks for) are errors.
 Result<std::vector<LabelMatcher>> ParseLabelMatchers(std::string_view text, std::string_view flag = "--selector");
 
 // Namespaces from a comma-separated list ("ml,serving"): each a Kubernetes namespace name
