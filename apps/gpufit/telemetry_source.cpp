@@ -160,6 +160,12 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
                  q.requests, q.queries, q.split_queries, static_cast<double>(q.max_answer_bytes) / (1 << 20),
                  q.series_lookups, static_cast<double>(q.answer_bytes) / (1 << 20), q.step_s,
                  q.step_s != q.requested_step_s ? " (coarse: the window passed the points per series)" : "");
+    // The source's name states the step actually read first, and the --step it replaced.
+    if (q.step_s != q.requested_step_s)
+      s.name =
+          fmt::format("{} ({} to {}, step {} s, coarsened from --step {} s: the window passed {} points per series)",
+                      s.prometheus, FormatRfc3339(s.range.since_s), FormatRfc3339(s.range.until_s), q.step_s,
+                      q.requested_step_s, q.max_points_per_series);
   }
   return t;
 }
