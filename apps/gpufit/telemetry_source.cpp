@@ -117,13 +117,13 @@ Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
       return InvalidArgument("--bearer-token-file {}: not a bearer token (spaces, control characters, or over 16 KiB)",
                              s.bearer_token_file);
   }
-  if (!s.namespaces.empty()) {
-    Result<std::vector<std::string>> ns = ParseNamespaces(s.namespaces, "--namespace");
+  if (s.namespaces) {
+    Result<std::vector<std::string>> ns = ParseNamespaces(*s.namespaces, "--namespace");
     if (!ns) return ns.error();
     o.namespaces = std::move(*ns);
   }
-  if (!s.selector.empty()) {
-    Result<std::vector<LabelMatcher>> m = ParseLabelMatchers(s.selector, "--selector");
+  if (s.selector) {
+    Result<std::vector<LabelMatcher>> m = ParseLabelMatchers(*s.selector, "--selector");
     if (!m) return m.error();
     o.selector = std::move(*m);
   }
@@ -160,6 +160,12 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
                  q.requests, q.queries, q.split_queries, static_cast<double>(q.max_answer_bytes) / (1 << 20),
                  q.series_lookups, static_cast<double>(q.answer_bytes) / (1 << 20), q.step_s,
                  q.step_s != q.requested_step_s ? " (coarse: the window passed the points per series)" : "");
+    // The source's name states the step actually read first, and the --step it replaced.
+    if (q.step_s != q.requested_step_s)
+      s.name =
+          fmt::format("{} ({} to {}, step {} s, coarsened from --step {} s: the window passed {} points per series)",
+                      s.prometheus, FormatRfc3339(s.range.since_s), FormatRfc3339(s.range.until_s), q.step_s,
+                      q.requested_step_s, q.max_points_per_series);
   }
   return t;
 }

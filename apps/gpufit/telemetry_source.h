@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "gpufit/core/result.h"
@@ -27,9 +28,10 @@ struct TelemetrySource {
   int retries = 3;
   // --namespace NS[,NS...] and --selector 'label="v",...': parsed by ResolvePrometheus into
   // server.namespaces and server.selector (PrometheusOptions: the matchers every reader adds to
-  // its pod-level selectors, ingest/prometheus_selector.h).
-  std::string namespaces;
-  std::string selector;
+  // its pod-level selectors, ingest/prometheus_selector.h). Unset: no scope; given but empty
+  // ('' or spaces): an error, not "every namespace".
+  std::optional<std::string> namespaces;
+  std::optional<std::string> selector;
 
   // Pod ends known from elsewhere (kubectl's pods, ingest/pod_ends.h): samples after them
   // are dropped, with kube-state-metrics' and the long CSV's own.

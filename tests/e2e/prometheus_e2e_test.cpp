@@ -718,6 +718,11 @@ TEST(PrometheusFaults, BadFlagsNameTheFlag) {
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --selector 'team=ml'",
        "--selector: bad matcher 'team=ml': the value must be quoted"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --namespace ML", "--namespace: 'ML' is not a namespace"},
+      // Given but empty is an error, not "no scope"; __name__ would change the metric.
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --selector ''", "--selector: no matcher"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --namespace ''", "--namespace: '' is not a namespace"},
+      {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --selector '__name__=\"foo\"'",
+       "__name__ would change the metric"},
       {"plan --telemetry x.csv --gpu h100-80gb --namespace ml", "--namespace requires --prometheus"},
       {"plan --prometheus ftp://x --gpu h100-80gb", "http:// or https://"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file /nonexistent", "--bearer-token-file"},

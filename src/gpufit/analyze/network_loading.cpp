@@ -38,6 +38,10 @@ NetworkReport AnalyzeNetworkLoading(const Telemetry& telemetry, const std::vecto
       r.not_judged.push_back(s.pod + ": no node_network_speed_bytes for node " + n->second->node);
       continue;
     }
+    if (!(l->second->bytes_per_s > 0)) {
+      r.not_judged.push_back(s.pod + ": node " + n->second->node + ": " + l->second->unusable);
+      continue;
+    }
     const std::vector<float>& rx = n->second->receive_bytes_per_s;
     const double link = l->second->bytes_per_s;
     const auto at_link = [&](std::size_t k) {

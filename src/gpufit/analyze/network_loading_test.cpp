@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gpufit/plan/ancillary_plan.h"
+
 namespace gpufit {
 namespace {
 
@@ -107,6 +109,23 @@ TEST(AnalyzeNetworkLoading, PodsWithoutSeriesNodeOrLinkAreListedNotJudged) {
   EXPECT_EQ(r.not_judged[1], "ns/b[0]: node unknown (kube_pod_info or --pods)");  // by its pod key
   EXPECT_EQ(r.not_judged[2], "ns/c: no node_network_speed_bytes for node n9");
   EXPECT_TRUE(r.pods.empty());
+}
+
+TEST(AnalyzeNetworkLoading, EveryPodOnANodeWithAnUnusableLinkSpeedIsListedWithThatReason) {
+  const Telemetry t = Grid({Pod("ns/a", {300, 300}, {0, 0}), Pod("ns/b", {300, 300}, {0, 0})});
+  const std::vector<PodNetwork> net = {{"ns/a", "n0", {NAN, 1}}, {"ns/b", "n0", {NAN, 1}}};
+  const std::string why =
+      "node_network_speed_bytes{device=\"eth0\"} is 0 (0, negative or NaN in every sample): "
+      "link speed unknown";
+  const NetworkReport r = AnalyzeNetworkLoading(t, net, {{"n0", "eth0", 0, "", why}});
+  ASSERT_EQ(r.not_judged.size(), 2u);
+  EXPECT_EQ(r.not_judged[0], "ns/a: node n0: " + why);
+  EXPECT_EQ(r.not_judged[1], "ns/b: node n0: " + why);
+  EXPECT_TRUE(r.pods.empty());
+  // The summary lists every pod, not only the first.
+  const std::string md = NetworkReportToMarkdown(r);
+  EXPECT_NE(md.find("2 pods not judged:\n\n- ns/a: node n0: "), std::string::npos) << md;
+  EXPECT_NE(md.find("\n- ns/b: node n0: "), std::string::npos) << md;
 }
 
 }  // namespace

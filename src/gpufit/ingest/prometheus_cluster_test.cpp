@@ -37,6 +37,31 @@ TEST(NodePricesFromSeries, MeansPerNodeByNodeLabelElseInstance) {
   EXPECT_DOUBLE_EQ(*prices[1].usd_per_gib_hour, 0.005);
 }
 
+TEST(CheckOpenCostSeries, NegativeNanOrAbsurdValuesAreBadInputNamingTheNodeAndMetric) {
+  const PromSeries ok = S({{"node", "ok"}}, {1767225600}, {0});  // 0 is a valid price
+  ASSERT_TRUE(CheckOpenCostSeries({ok}, {ok}, {ok}, {ok}));
+  ASSERT_TRUE(CheckOpenCostSeries({S({{"node", "g"}}, {1767225600}, {1000})}, {}, {}, {}));  // at the bound
+  struct Case {
+    int which;  // 0 gpu, 1 cpu, 2 ram, 3 count
+    double value;
+    const char* want;
+  };
+  const Case cases[] = {{0, 1e12, "node_gpu_hourly_cost of node n at 2026-01-01T00:00:00Z is 1e+12"},
+                        {0, -5, "node_gpu_hourly_cost of node n at 2026-01-01T00:00:00Z is -5"},
+                        {0, NAN, "node_gpu_hourly_cost of node n at 2026-01-01T00:00:00Z is nan"},
+                        {1, 101, "node_cpu_hourly_cost of node n"},
+                        {2, -0.5, "node_ram_hourly_cost of node n"},
+                        {3, 1e9, "node_gpu_count of node n"}};
+  for (const Case& c : cases) {
+    std::vector<PromSeries> a[4];
+    a[c.which].push_back(S({{"node", "n"}}, {1767225600}, {c.value}));
+    const Result<void> r = CheckOpenCostSeries(a[0], a[1], a[2], a[3]);
+    ASSERT_FALSE(r) << c.want;
+    EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+    EXPECT_NE(r.error().message.find(c.want), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(NodeGpuProductsFromSeries, TheNodeLabelWinsOverDcgmModelName) {
   const auto products = NodeGpuProductsFromSeries(
       {S({{"node", "a"}, {"label_nvidia_com_gpu_product", "NVIDIA-A100-SXM4-80GB"}}, {1}, {1})},
@@ -87,7 +112,7 @@ TEST(NodeLinksFromSeries, FastestDeviceTiedToTheNodeByLabelUnameOrInstance) {
                            S({{"instance", "c:9100"}, {"device", "eth0"}}, {1}, {1.25e9}),
                            S({{"instance", "d:9100"}, {"device", "veth1"}}, {1}, {-1})},
                           {S({{"instance", "10.0.0.1:9100"}, {"nodename", "a"}}, {1}, {1})});
-  ASSERT_EQ(links.size(), 3u);  // d has no positive speed
+  ASSERT_EQ(links.size(), 4u);  // d has no positive speed: a link of 0 that says why
   EXPECT_EQ(links[0].node, "a");
   EXPECT_EQ(links[0].device, "eth0");
   EXPECT_EQ(links[0].bytes_per_s, 125e6);
@@ -96,6 +121,26 @@ TEST(NodeLinksFromSeries, FastestDeviceTiedToTheNodeByLabelUnameOrInstance) {
   EXPECT_EQ(links[1].device, "ens5");
   EXPECT_EQ(links[2].node, "c");
   EXPECT_EQ(links[2].node_source, "the instance label without its port");
+  EXPECT_TRUE(links[2].unusable.empty());
+  EXPECT_EQ(links[3].node, "d");
+  EXPECT_EQ(links[3].bytes_per_s, 0);
+  EXPECT_EQ(
+      links[3].unusable,
+      "node_network_speed_bytes{device=\"veth1\"} is -1 (0, negative or NaN in every sample): link speed unknown");
+}
+
+TEST(CheckReceiveSeries, ACounterRisingPastEightTbitPerSecondIsBadInputNamingTheSeries) {
+  // 1e12 bytes in 1 s is the bound (accepted); 1e300 in 60 s is not.
+  ASSERT_TRUE(CheckReceiveSeries({S({{"namespace", "ml"}, {"pod", "p"}, {"interface", "eth0"}}, {0, 1}, {0, 1e12})}));
+  const Result<void> r = CheckReceiveSeries(
+      {S({{"namespace", "ml"}, {"pod", "p"}, {"interface", "eth0"}}, {1767225600, 1767225660}, {5, 1e300})});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+  EXPECT_NE(r.error().message.find(
+                "container_network_receive_bytes_total{pod=\"ml/p\",interface=\"eth0\"} rises 1e+300 bytes in 60 s "
+                "to 2026-01-01T00:01:00Z"),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(ClusterStepFor, AtMost720EvaluationsAndNeverFinerThanTheStep) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/prometheus_opencost.h"
 
 namespace gpufit {
@@ -34,6 +35,22 @@ std::string WithoutPort(std::string instance) {
 std::string Window(double step_s) { return fmt::format("[{}ms]", std::llround(step_s * 1000) - 1); }
 
 }  // namespace
+
+Result<void> CheckReceiveSeries(const std::vector<PromSeries>& receive_bytes) {
+  for (const PromSeries& s : receive_bytes)
+    for (std::size_t i = 1; i < s.value.size(); ++i) {
+      const double dt = s.time_s[i] - s.time_s[i - 1];
+      if (!(dt > 0) || !std::isfinite(s.value[i]) || !std::isfinite(s.value[i - 1])) continue;
+      const double increase = s.value[i] >= s.value[i - 1] ? s.value[i] - s.value[i - 1] : s.value[i];
+      if (increase / dt > kMaxReceiveBytesPerS)
+        return InvalidArgument(
+            "container_network_receive_bytes_total{{pod=\"{}\",interface=\"{}\"}} rises {:g} bytes in {:g} s to {}: "
+            "{:g} bytes/s, above the bound {:g} bytes/s (8 Tbit/s; prometheus_network.h): a broken counter",
+            PodKey(s), Label(s, "interface"), increase, dt, FormatRfc3339(s.time_s[i]), increase / dt,
+            kMaxReceiveBytesPerS);
+    }
+  return {};
+}
 
 std::vector<PodNetwork> PodReceiveRates(const std::vector<PromSeries>& receive_bytes, const Telemetry& telemetry) {
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -92,10 +109,11 @@ std::vector<NodeLink> NodeLinksFromSeries(const std::vector<PromSeries>& speed, 
   for (const PromSeries& s : speed) {
     const std::string device = Label(s, "device");
     if (device == "lo") continue;
-    double bytes_per_s = 0;
-    for (double v : s.value)
+    double bytes_per_s = 0, last = NAN;
+    for (double v : s.value) {
       if (std::isfinite(v)) bytes_per_s = std::max(bytes_per_s, v);
-    if (!(bytes_per_s > 0)) continue;
+      last = v;
+    }
     NodeLink l{.device = device, .bytes_per_s = bytes_per_s};
     const std::string instance = Label(s, "instance");
     if (!Label(s, "node").empty()) {
@@ -108,6 +126,16 @@ std::vector<NodeLink> NodeLinksFromSeries(const std::vector<PromSeries>& speed, 
       l.node = WithoutPort(instance), l.node_source = "the instance label without its port";
     }
     if (l.node.empty()) continue;
+    if (!(bytes_per_s > 0)) {
+      // node-exporter reports -1 Mb/s (-125000 bytes/s) for a device whose speed is unknown.
+      l.bytes_per_s = 0;
+      l.unusable = fmt::format(
+          "node_network_speed_bytes{{device=\"{}\"}} is {:g} (0, negative or NaN in every sample): "
+          "link speed unknown",
+          device, last);
+      if (NodeLink& b = best[l.node]; b.node.empty()) b = std::move(l);
+      continue;
+    }
     NodeLink& b = best[l.node];
     if (l.bytes_per_s > b.bytes_per_s) b = std::move(l);
   }
@@ -123,13 +151,15 @@ Result<ClusterNetwork> ReadPrometheusNetwork(const PrometheusOptions& options, c
   if (telemetry.samples == 0) return out;
   const double step = telemetry.step_s;
   Result<std::vector<PromSeries>> rx = QueryRange(
-      options,
-      {.query = fmt::format("max_over_time(container_network_receive_bytes_total{{pod!=\"\",interface!=\"lo\"}}{})",
-                            Window(step)),
-       .start_s = telemetry.start_s - step,
-       .end_s = telemetry.start_s + static_cast<double>(telemetry.samples - 1) * step,
-       .step_s = step});
+      options, {.query = fmt::format("max_over_time({}{})",
+                                     AddMatchers("container_network_receive_bytes_total{pod!=\"\",interface!=\"lo\"}",
+                                                 options.ScopeMatchers()),
+                                     Window(step)),
+                .start_s = telemetry.start_s - step,
+                .end_s = telemetry.start_s + static_cast<double>(telemetry.samples - 1) * step,
+                .step_s = step});
   if (!rx) return rx.error();
+  if (Result<void> ok = CheckReceiveSeries(*rx); !ok) return ok.error();
   out.pods = PodReceiveRates(*rx, telemetry);
   const double coarse = ClusterStepFor(range);
   const RangeQuery base{.query = "",
@@ -139,7 +169,9 @@ Result<ClusterNetwork> ReadPrometheusNetwork(const PrometheusOptions& options, c
   std::vector<std::vector<PromSeries>> answers;
   for (const char* q : {"kube_pod_info{node!=\"\"}", "node_network_speed_bytes", "node_uname_info"}) {
     RangeQuery query = base;
-    query.query = fmt::format("max_over_time({}{})", q, Window(coarse));
+    // kube_pod_info is pod-level (scoped); the node exporter's series are node-level, cluster-wide.
+    const std::string selector = query.query.empty() && answers.empty() ? AddMatchers(q, options.ScopeMatchers()) : q;
+    query.query = fmt::format("max_over_time({}{})", selector, Window(coarse));
     Result<std::vector<PromSeries>> a = QueryRange(options, query);
     if (!a) return a.error();
     answers.push_back(std::move(*a));

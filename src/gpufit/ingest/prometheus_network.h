@@ -27,6 +27,9 @@
 // `nodename` of its `instance` (the kernel's hostname: the node's name unless the kubelet
 // overrides it); its `instance` without the port (kube-prometheus and OpenShift relabel
 // `instance` to the node's name).
+// Scope: the pod-level queries (container_network_receive_bytes_total, kube_pod_info) carry
+// PrometheusOptions::ScopeMatchers() (--namespace, --selector); the node exporter's series
+// (node_network_speed_bytes, node_uname_info) are node-level and read cluster-wide.
 #pragma once
 
 #include <map>
@@ -47,8 +50,19 @@ struct ClusterNetwork {
   std::map<std::string, std::string> pod_nodes;  // pod key -> node (kubectl's or kube_pod_info)
 };
 
+// A pod receiving faster than this is a broken counter, not traffic: 10^12 bytes/s is 8 Tbit/s,
+// ten 800 GbE NICs (the fastest Ethernet standard, IEEE 802.3df-2024) at line rate.
+inline constexpr double kMaxReceiveBytesPerS = 1e12;
+
+// Bad input (kInvalidArgument naming the pod, interface, time and rate) when a receive
+// counter rises faster than kMaxReceiveBytesPerS between two samples, never a rate.
+Result<void> CheckReceiveSeries(const std::vector<PromSeries>& receive_bytes);
+
 // `kubectl_nodes`: pod key -> node from kubectl's pods (may be empty). The telemetry's grid
-// (start_s, step_s, samples) places the rates. Errors: those of QueryRange.
+// (start_s, step_s, samples) places the rates. Errors: those of QueryRange and
+// CheckReceiveSeries. A node whose devices all report a speed of 0, below 0 (node-exporter's
+// -1 Mb/s for an unknown speed) or NaN gets a NodeLink of 0 bytes/s with `unusable` saying so;
+// its pods are listed as not judged with that reason (analyze/network_loading.h).
 Result<ClusterNetwork> ReadPrometheusNetwork(const PrometheusOptions& options, const TelemetryRange& range,
                                              const Telemetry& telemetry,
                                              const std::map<std::string, std::string>& kubectl_nodes);

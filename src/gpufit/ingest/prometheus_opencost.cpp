@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpufit/core/rfc3339.h"
+
 namespace gpufit {
 namespace {
 
@@ -45,6 +47,32 @@ std::string Window(const TelemetryRange& range) {
 
 double ClusterStepFor(const TelemetryRange& range) {
   return std::max(range.step_s, std::ceil((range.until_s - range.since_s) / 720.0));
+}
+
+Result<void> CheckOpenCostSeries(const std::vector<PromSeries>& gpu, const std::vector<PromSeries>& cpu,
+                                 const std::vector<PromSeries>& ram, const std::vector<PromSeries>& gpu_count) {
+  struct Bound {
+    const std::vector<PromSeries>* series;
+    const char* metric;
+    double max;
+    const char* unit;
+  };
+  const Bound bounds[] = {{&gpu, "node_gpu_hourly_cost", kMaxUsdPerGpuHour, "USD per GPU-hour"},
+                          {&cpu, "node_cpu_hourly_cost", kMaxUsdPerCoreHour, "USD per vCPU-hour"},
+                          {&ram, "node_ram_hourly_cost", kMaxUsdPerGibHour, "USD per GiB-hour"},
+                          {&gpu_count, "node_gpu_count", kMaxNodeGpus, "GPUs"}};
+  for (const Bound& b : bounds)
+    for (const PromSeries& s : *b.series)
+      for (std::size_t i = 0; i < s.value.size(); ++i) {
+        const double v = s.value[i];
+        if (v >= 0 && v <= b.max) continue;  // false for NaN
+        const std::string node = NodeOf(s);
+        return InvalidArgument(
+            "{} of node {} at {} is {:g}: expected a number from 0 to {:g} {} (prometheus_opencost.h: far above any "
+            "list price; a broken exporter or a typo)",
+            b.metric, node.empty() ? "(no node label)" : node, FormatRfc3339(s.time_s[i]), v, b.max, b.unit);
+      }
+  return {};
 }
 
 std::vector<NodePrice> NodePricesFromSeries(const std::vector<PromSeries>& gpu, const std::vector<PromSeries>& cpu,
@@ -107,6 +135,7 @@ Result<std::vector<NodePrice>> ReadOpenCostPrices(const PrometheusOptions& optio
     if (!a) return a.error();
     answers.push_back(std::move(*a));
   }
+  if (Result<void> ok = CheckOpenCostSeries(answers[0], answers[1], answers[2], answers[3]); !ok) return ok.error();
   return NodePricesFromSeries(answers[0], answers[1], answers[2], answers[3]);
 }
 

@@ -96,6 +96,7 @@ Result<std::vector<LabelMatcher>> ParseLabelMatchers(std::string_view text, std:
     LabelMatcher m;
     if (i >= text.size() || !IsNameStart(text[i])) return bad("a label name starts with a letter or _");
     while (i < text.size() && IsNameChar(text[i])) m.label += text[i++];
+    if (m.label == "__name__") return bad("__name__ would change the metric each query reads; scope by other labels");
     skip_space();
     for (const char* op : {"=~", "!~", "!=", "="}) {
       if (text.substr(i, std::string_view(op).size()) == op) {
@@ -116,7 +117,9 @@ Result<std::vector<LabelMatcher>> ParseLabelMatchers(std::string_view text, std:
       if (text[i] != ',') return bad("expected ',' between matchers");
       ++i;
       skip_space();
-      if (i == text.size()) return bad("a trailing ','");
+      if (i == text.size())
+        return InvalidArgument("{}: a trailing ',' after the last matcher '{}' (remove it, or add a matcher after it)",
+                               flag, text.substr(begin, text.rfind(',') - begin));
     }
   }
   return out;

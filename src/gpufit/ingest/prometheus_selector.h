@@ -30,7 +30,9 @@ struct LabelMatcher {
 // Parses a comma-separated list of matchers (`label="v",other!="w",x=~"re"`; spaces around
 // the parts allowed). `flag` names the source in errors: kInvalidArgument "--selector: bad
 // matcher 'pod=x' (expected label=\"value\", label!=\"value\", label=~\"regex\" or
-// label!~\"regex\")", quoting the matcher as written.
+// label!~\"regex\")", quoting the matcher as written; an empty text, a trailing ',' (the message
+// quotes the matcher before it) and the label __name__ (it would change the metric every reader
+// asks for) are errors.
 Result<std::vector<LabelMatcher>> ParseLabelMatchers(std::string_view text, std::string_view flag = "--selector");
 
 // Namespaces from a comma-separated list ("ml,serving"): each a Kubernetes namespace name
@@ -49,7 +51,8 @@ std::vector<LabelMatcher> NamespaceMatchers(const std::vector<std::string>& name
 // Adds `matchers` to a metric selector: "m" -> "m{a=\"1\"}", "m{x=\"y\"}" -> "m{x=\"y\",a=\"1\"}",
 // "{__name__=\"m\"}" -> "{__name__=\"m\",a=\"1\"}". The selector is what goes inside a range
 // function (no "[5m]"). Readers of pod-level series (DCGM,
-// cAdvisor, kube-state-metrics pods, serving metrics) pass PrometheusOptions::ScopeMatchers()
+// cAdvisor, kube-state-metrics pods, training pods, network pod counters, serving engine
+// metrics) pass PrometheusOptions::ScopeMatchers()
 // (prometheus_client.h) so that --namespace and --selector narrow every query alike.
 std::string AddMatchers(std::string_view selector, const std::vector<LabelMatcher>& matchers);
 

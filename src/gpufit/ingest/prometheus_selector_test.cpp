@@ -31,7 +31,11 @@ TEST(ParseLabelMatchers, ErrorsNameTheFlagAndTheMatcher) {
                         Case{R"(a=="1")", "bad matcher 'a==\"1\"': the value must be quoted"},
                         Case{R"(a<"1")", "bad matcher 'a<\"1\"': no operator"},
                         Case{R"(a="1)", "bad matcher 'a=\"1': unterminated string"},
-                        Case{R"(a="1" b="2")", "expected ',' between matchers"}, Case{R"(a="1",)", "a trailing ','"},
+                        Case{R"(a="1" b="2")", "expected ',' between matchers"},
+                        Case{R"(team="ml",)", "--selector: a trailing ',' after the last matcher 'team=\"ml\"'"},
+                        Case{R"(a="1",b="2" , )", "a trailing ',' after the last matcher 'b=\"2\" '"},
+                        Case{R"(__name__="foo")", "bad matcher '__name__=\"foo\"': __name__ would change the metric"},
+                        Case{R"(a="1",__name__=~"x.*")", "bad matcher '__name__=~\"x.*\"': __name__"},
                         Case{R"(a="\q")", "unknown escape \\q"}}) {
     SCOPED_TRACE(c.text);
     const auto m = ParseLabelMatchers(c.text);

@@ -249,11 +249,12 @@ Result<PrometheusClusterState> ReadPrometheusClusterState(const PrometheusOption
       fmt::format("[{}ms]", static_cast<long long>(std::llround(std::max(range.step_s, 300.0) * 1000)) - 1);
   ClusterStateAnswers a;
   const auto at_end = [&](const std::string& metric, std::vector<PromSeries>& into) -> Result<void> {
-    Result<std::vector<PromSeries>> r =
-        QueryRange(options, {.query = fmt::format("max_over_time({}{})", metric, instant_window),
-                             .start_s = last,
-                             .end_s = last,
-                             .step_s = range.step_s});
+    Result<std::vector<PromSeries>> r = QueryRange(
+        options,
+        {.query = fmt::format("max_over_time({}{})", AddMatchers(metric, options.ScopeMatchers()), instant_window),
+         .start_s = last,
+         .end_s = last,
+         .step_s = range.step_s});
     if (!r) return r.error();
     into = std::move(*r);
     return {};

@@ -11,6 +11,10 @@
 //   kube_pod_start_time     start, Unix seconds (else kube_pod_created)
 //   kube_pod_labels         label_<key> of the gang keys training/gang.h reads
 //   kube_pod_annotations    annotation_<key> of gpufit.io/* (cluster_jobs.h) and Volcano's group
+// Scope: every kube_pod_* query carries PrometheusOptions::ScopeMatchers() (--namespace,
+// --selector; AddMatchers in prometheus_selector.h), so pods outside the scope are not read.
+// The node history and Karpenter series below are node-level and cluster-wide: the scope does
+// not apply to them (a node has no namespace, and its spot history is the whole cluster's).
 // Only pods with GPU requests and phase Running at T are kept. Labels and annotations
 // appear only when kube-state-metrics allow-lists them (--metric-labels-allowlist,
 // --metric-annotations-allowlist); their names are KsmLabelName's.

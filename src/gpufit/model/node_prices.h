@@ -32,8 +32,9 @@ struct NodePrice {
 struct NodeLink {
   std::string node{};
   std::string device{};       // e.g. "eth0"
-  double bytes_per_s = 0;     // > 0
+  double bytes_per_s = 0;     // > 0; 0 when no device has a usable speed (then `unusable`)
   std::string node_source{};  // how the node-exporter series was tied to the node, in words
+  std::string unusable{};     // why the node's link speed is unknown: every device 0, negative or NaN
 };
 
 // One pod's network receive rate on the Telemetry grid (model/telemetry.h): entry k is the

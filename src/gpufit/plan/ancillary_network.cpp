@@ -115,8 +115,10 @@ std::string NetworkReportToMarkdown(const NetworkReport& r) {
           "- {}: data loading bound by the network in {} of {} samples (GPU < {:g}% busy): cache the "
           "dataset on the node or move it to a faster link\n",
           p.pod, p.data_bound_samples, p.data_samples, r.options.data_duty_pct);
-  if (!r.not_judged.empty())
-    s += fmt::format("\n{} pods not judged (first: {}).\n", r.not_judged.size(), r.not_judged.front());
+  if (!r.not_judged.empty()) {
+    s += fmt::format("\n{} pods not judged:\n\n", r.not_judged.size());
+    for (const std::string& why : r.not_judged) s += fmt::format("- {}\n", why);
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include "gpufit/plan/cluster_prices.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,16 @@ std::string Words(const ClusterPrices* prices, const std::string& no_opencost_re
   if (prices == nullptr)
     return fmt::format("{:.4g} USD/GPU-hour, catalog list price ({})", m.on_demand_per_gpu_hour.value,
                        no_opencost_reason);
+  std::vector<std::string> zero;  // nodes of this model whose price is 0
+  for (const NodePrice& n : prices->nodes)
+    if (const auto id = prices->node_gpu.find(n.node);
+        id != prices->node_gpu.end() && id->second == m.id && n.usd_per_gpu_hour && *n.usd_per_gpu_hour == 0)
+      zero.push_back(n.node);
+  if (!zero.empty())
+    return fmt::format(
+        "{:.4g} USD/GPU-hour, catalog list price (node_gpu_hourly_cost is 0 on every {} node that publishes it: {}; "
+        "OpenCost publishes 0 where it has no price, so 0 is not taken as the price)",
+        m.on_demand_per_gpu_hour.value, m.id, fmt::join(zero, ", "));
   return fmt::format("{:.4g} USD/GPU-hour, catalog list price (no {} node publishes node_gpu_hourly_cost)",
                      m.on_demand_per_gpu_hour.value, m.id);
 }
@@ -59,7 +70,14 @@ ClusterPrices PriceFromCluster(const std::vector<NodePrice>& nodes, const std::m
     if (!product.empty())
       if (const auto id = by_product.find(NormalizedGpuProduct(product)); id != by_product.end())
         out.node_gpu[n.node] = id->second;
-    if (!n.usd_per_gpu_hour || !(*n.usd_per_gpu_hour > 0)) continue;
+    if (!n.usd_per_gpu_hour) continue;
+    if (!(*n.usd_per_gpu_hour > 0)) {
+      if (const auto id = out.node_gpu.find(n.node); id != out.node_gpu.end())
+        out.unpriced.push_back(
+            fmt::format("{}: node_gpu_hourly_cost is 0 (OpenCost's value where it has no price): the catalog prices {}",
+                        n.node, id->second));
+      continue;
+    }
     if (product.empty()) {
       out.unpriced.push_back(n.node +
                              ": GPU model unknown (no nvidia.com/gpu.product label, no dcgm-exporter modelName)");

@@ -7,7 +7,10 @@
 // A catalog model's price = the mean per GPU over the cluster's nodes of that model that
 // publish node_gpu_hourly_cost > 0: sum(price x GPUs) / sum(GPUs), GPUs from
 // node_gpu_count, else kubectl's, else 1 (OpenCost publishes 0 for nodes without GPUs).
-// Models without such a node keep the catalog's list price. Spot prices stay the catalog's.
+// Models without such a node keep the catalog's list price; a GPU node of a known model whose
+// price is 0 is listed in `unpriced` with that reason, and the model's basis says the price was
+// 0 (not that no node publishes one). Negative, NaN and absurd prices never get here: they are
+// bad input (CheckOpenCostSeries, ingest/prometheus_opencost.h). Spot prices stay the catalog's.
 // Every figure of the plan priced from a model (before/after USD, right-sizing, MIG, the
 // model-loading saving) then uses it; the section says which source priced each model.
 // Containers (the ancillary section) take their node's own node_cpu_hourly_cost and

@@ -9,6 +9,7 @@ namespace gpufit {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 NodePrice Price(const std::string& node, std::optional<double> gpu, std::optional<int> gpus) {
   NodePrice p;
@@ -63,6 +64,19 @@ TEST(ApplyClusterPrices, OnlyThePricedModelsChangeAndTheOrderFollowsThePrice) {
   EXPECT_EQ(priced.Find("h100-80gb")->spot_per_gpu_hour, catalog.Find("h100-80gb")->spot_per_gpu_hour);
   EXPECT_EQ(priced.Find("a100-80gb")->on_demand_per_gpu_hour, catalog.Find("a100-80gb")->on_demand_per_gpu_hour);
   EXPECT_EQ(priced.models().front().id, "h100-80gb");  // now the cheapest
+}
+
+TEST(ClusterPricesToJson, APriceOfZeroIsSaidNotNoNodePublishes) {
+  const GpuCatalog& catalog = GpuCatalog::Embedded();
+  const ClusterPrices p = PriceFromCluster({Price("a1", 0, 8)}, {{"a1", "NVIDIA-A100-SXM4-80GB"}}, nullptr, catalog);
+  EXPECT_TRUE(p.models.empty());
+  ASSERT_EQ(p.unpriced.size(), 1u);
+  EXPECT_THAT(p.unpriced[0], HasSubstr("a1: node_gpu_hourly_cost is 0"));
+  const GpuModel a100 = *catalog.Find("a100-80gb");
+  const nlohmann::json j = nlohmann::json::parse(ClusterPricesToJson(&p, "", a100, a100));
+  const std::string basis = j.at("current_gpu").at("basis");
+  EXPECT_THAT(basis, HasSubstr("node_gpu_hourly_cost is 0 on every a100-80gb node that publishes it: a1"));
+  EXPECT_THAT(basis, Not(HasSubstr("no a100-80gb node publishes")));
 }
 
 TEST(ClusterPricesToJson, TheCatalogSaysWhyWithoutOpenCost) {

@@ -32,10 +32,10 @@ struct Group {
   std::vector<const KubePod*> pods;
 };
 
-// An annotation of the job's first pod that has it: a number >= lo (> 0 when lo is 0 and
-// `positive`).
-Result<std::optional<double>> NumberAnnotation(const Group& g, const char* key, bool positive,
-                                               const std::string& source) {
+// An annotation of the job's first pod that has it: a number >= 0 (> 0 when `positive`), at
+// most `max` (its physical bound, cluster_jobs.h; `unit` names the bound's unit).
+Result<std::optional<double>> NumberAnnotation(const Group& g, const char* key, bool positive, double max,
+                                               const char* unit, const std::string& source) {
   for (const KubePod* p : g.pods) {
     const auto it = p->annotations.find(key);
     if (it == p->annotations.end()) continue;
@@ -45,6 +45,10 @@ Result<std::optional<double>> NumberAnnotation(const Group& g, const char* key, 
     if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0 || (positive && v == 0)) {
       return InvalidArgument("{}: pod {}: annotation {}: expected a number {} 0, got '{}'", source, p->Key(), key,
                              positive ? ">" : ">=", text);
+    }
+    if (v > max) {
+      return InvalidArgument("{}: pod {}: annotation {}: '{}' is above the bound {:g} {} (cluster_jobs.h: {})", source,
+                             p->Key(), key, text, max, unit, kAnnotationBoundWhy);
     }
     return std::optional<double>(v);
   }
@@ -135,7 +139,7 @@ Result<TrainingWorkload> TrainingWorkloadFromCluster(const std::vector<KubePod>&
     }
 
     // Remaining work.
-    Result<std::optional<double>> work_h = NumberAnnotation(g, kWorkHoursAnnotation, true, where);
+    Result<std::optional<double>> work_h = NumberAnnotation(g, kWorkHoursAnnotation, true, kMaxWorkHours, "h", where);
     if (!work_h) return work_h.error();
     double remaining = 0;
     if (*work_h) {
@@ -164,7 +168,8 @@ Result<TrainingWorkload> TrainingWorkloadFromCluster(const std::vector<KubePod>&
 
     // Checkpoint size, write and restore.
     const int total_gpus = gpus * static_cast<int>(g.pods.size());
-    Result<std::optional<double>> size_a = NumberAnnotation(g, kCheckpointSizeAnnotation, false, where);
+    Result<std::optional<double>> size_a =
+        NumberAnnotation(g, kCheckpointSizeAnnotation, false, kMaxCheckpointGib, "GiB", where);
     if (!size_a) return size_a.error();
     double size_gib = 0;
     if (*size_a) {
@@ -197,9 +202,11 @@ Result<TrainingWorkload> TrainingWorkloadFromCluster(const std::vector<KubePod>&
             where, g.gang.name, kCheckpointSizeAnnotation, kCheckpointWriteAnnotation, kRestoreAnnotation);
       }
     }
-    Result<std::optional<double>> write_a = NumberAnnotation(g, kCheckpointWriteAnnotation, true, where);
+    Result<std::optional<double>> write_a =
+        NumberAnnotation(g, kCheckpointWriteAnnotation, true, kMaxCheckpointSeconds, "s", where);
     if (!write_a) return write_a.error();
-    Result<std::optional<double>> restore_a = NumberAnnotation(g, kRestoreAnnotation, true, where);
+    Result<std::optional<double>> restore_a =
+        NumberAnnotation(g, kRestoreAnnotation, true, kMaxCheckpointSeconds, "s", where);
     if (!restore_a) return restore_a.error();
     double write_s = 0, restore_s = 0;
     if (*write_a) {

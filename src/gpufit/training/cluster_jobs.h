@@ -34,8 +34,15 @@
 // owner's pod template so every pod carries them. Trace time 0 is `now_s`: each job is
 // submitted at 0 and running with nothing saved since 0.
 //
+// Bounds: an annotation above its physical bound is bad input, not a figure: work-hours at most
+// 87,660 h (10 years of compute, longer than any training run; beyond it costs overflow to
+// inf), checkpoint-write-seconds and restore-seconds at most 604,800 s (7 days: a save or
+// restore longer than a week would outlast any spot node's life many times over), and
+// checkpoint-size-gib at most 1,048,576 GiB (1 PiB: a checkpoint holds about 14 bytes a
+// parameter (ZeRO, above), so 1 PiB is 80 trillion parameters, far past any model).
+//
 // Errors (kInvalidArgument) name the source, the pod and the annotation: a value that is not
-// a number > 0 (>= 0 for the size), an unknown checkpointing; kFailedPrecondition when a
+// a number > 0 (>= 0 for the size), one above its bound, an unknown checkpointing; kFailedPrecondition when a
 // job's checkpoint cannot be sized (no annotation, no GPU memory use, no GPU model).
 #pragma once
 
@@ -55,6 +62,13 @@ inline constexpr const char* kCheckpointSizeAnnotation = "gpufit.io/checkpoint-s
 inline constexpr const char* kCheckpointWriteAnnotation = "gpufit.io/checkpoint-write-seconds";
 inline constexpr const char* kRestoreAnnotation = "gpufit.io/restore-seconds";
 inline constexpr const char* kCheckpointingAnnotation = "gpufit.io/checkpointing";
+
+// The physical bounds of the numeric annotations (header: why).
+inline constexpr double kMaxWorkHours = 87'660;           // 10 years x 365.25 days x 24 h
+inline constexpr double kMaxCheckpointSeconds = 604'800;  // 7 days
+inline constexpr double kMaxCheckpointGib = 1'048'576;    // 1 PiB
+inline constexpr const char* kAnnotationBoundWhy =
+    "work at most 10 years, checkpoint write and restore at most 7 days, a checkpoint at most 1 PiB";
 
 struct ClusterJobsOptions {
   double now_s = 0;         // the end of the range (--until), Unix seconds

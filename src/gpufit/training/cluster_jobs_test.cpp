@@ -195,6 +195,32 @@ TEST(TrainingWorkloadFromCluster, BadAnnotationNamesThePodAndTheKey) {
   EXPECT_THAT(c.error().message, HasSubstr("annotation gpufit.io/checkpointing"));
 }
 
+TEST(TrainingWorkloadFromCluster, AnnotationAbovePhysicalBoundIsBadInput) {
+  // Bounds by hand: 10 years = 10 x 365.25 x 24 = 87,660 h; 7 days = 604,800 s; 1 PiB = 2^20 GiB.
+  const std::pair<const char*, std::string> cases[] = {
+      {kWorkHoursAnnotation, "1e308"},     {kWorkHoursAnnotation, "87661"},
+      {kRestoreAnnotation, "1e300"},       {kCheckpointWriteAnnotation, "604801"},
+      {kCheckpointSizeAnnotation, "1e30"}, {kCheckpointSizeAnnotation, "1048577"}};
+  for (const auto& [key, value] : cases) {
+    const Result<TrainingWorkload> w = TrainingWorkloadFromCluster(
+        {MakePod({.name = "ft-0", .owner = {"Job", "ft"}, .annotations = {{key, value}}})}, {}, Band(), Options());
+    ASSERT_FALSE(w) << key << "=" << value;
+    EXPECT_EQ(w.error().code, Code::kInvalidArgument);
+    EXPECT_THAT(w.error().message,
+                HasSubstr(fmt::format("pod ml/ft-0: annotation {}: '{}' is above the bound", key, value)));
+  }
+  // At the bounds: accepted.
+  const Result<TrainingWorkload> ok =
+      TrainingWorkloadFromCluster({MakePod({.name = "ft-0",
+                                            .owner = {"Job", "ft"},
+                                            .annotations = {{kWorkHoursAnnotation, "87660"},
+                                                            {kRestoreAnnotation, "604800"},
+                                                            {kCheckpointWriteAnnotation, "604800"},
+                                                            {kCheckpointSizeAnnotation, "1048576"}}})},
+                                  {}, Band(), Options());
+  ASSERT_TRUE(ok) << ok.error().message;
+}
+
 TEST(EstimateSpotRate, WithoutHistoryTheCatalogBandIsUsedAndSaid) {
   const Result<SpotEstimate> e = EstimateSpotRate(nullptr);
   ASSERT_TRUE(e);

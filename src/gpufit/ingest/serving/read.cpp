@@ -28,15 +28,15 @@ Result<std::vector<PromSeries>> Asker::OnGrid(const std::string& promql) const {
 }
 
 Result<std::vector<PromSeries>> Asker::Counter(const std::string& metric) const {
-  return OnGrid(fmt::format("last_over_time({}{})", metric, grid_.window));
+  return OnGrid(fmt::format("last_over_time({}{})", AddMatchers(metric, options_.ScopeMatchers()), grid_.window));
 }
 
 Result<std::vector<PromSeries>> Asker::GaugeMax(const std::string& metric) const {
-  return OnGrid(fmt::format("max_over_time({}{})", metric, grid_.window));
+  return OnGrid(fmt::format("max_over_time({}{})", AddMatchers(metric, options_.ScopeMatchers()), grid_.window));
 }
 
 Result<std::vector<PromSeries>> Asker::IncreaseOverRange(const std::string& metric) const {
-  return Once(fmt::format("increase({}{})", metric, whole_));
+  return Once(fmt::format("increase({}{})", AddMatchers(metric, options_.ScopeMatchers()), whole_));
 }
 
 Result<std::vector<PromSeries>> Asker::Once(const std::string& promql) const {
