@@ -4,13 +4,14 @@
 #include <iostream>
 
 #include "gpufit/core/atomic_file.h"
+#include "progress.h"
 
 namespace gpufit::cli {
 
 void AddOutputOptions(CLI::App* cmd, Output& o) {
-  cmd->add_option("--format", o.format, "what to print: text (Markdown) or json")
+  cmd->add_option("-f,--format", o.format, "what to print: text (Markdown) or json")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--out", o.out_dir, "also write the report files into this directory (atomically)")
+  cmd->add_option("-o,--out", o.out_dir, "also write the report files into this directory (atomically)")
       ->check(
           CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
                          "DIR", "non-empty"));
@@ -23,6 +24,7 @@ Result<void> CheckOutput(const Output& o) {
 
 int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& markdown,
          const ExtraOutput& extra) {
+  Phase("write");
   if (Result<void> ok = CheckOutput(o); !ok) return Fail(ok.error());
   std::vector<std::pair<std::filesystem::path, std::string>> files;
   if (!o.out_dir.empty()) {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_app.h"
 #include "cli_common.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/inference/walk_forward.h"
@@ -174,7 +175,9 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
                          "replica schedules for inference services: static peak, HPA-like, gpufit and a clairvoyant "
                          "reference, replayed on each service's requests");
   cmd->add_option("--services", flags->services, "inference services YAML (see docs/inference.md)");
-  cmd->add_option("--manifests", flags->manifests, "folder for each service's autoscaler YAML (see --autoscaler)");
+  AddDeprecatedAlias(cmd, "--manifests",
+                     cmd->add_option("--emit-manifests", flags->manifests,
+                                     "folder for each service's autoscaler YAML (see --autoscaler)"));
   AddAutoscalerOptions(cmd, flags->autoscaler);
   cmd->add_option("--catalog", flags->catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
   AddOutputOptions(cmd, flags->output);
@@ -191,7 +194,7 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
       return;
     }
     if (!flags->manifests.empty())
-      if (Result<void> ok = CheckOutputDir(flags->manifests, "--manifests"); !ok) {
+      if (Result<void> ok = CheckOutputDir(flags->manifests, "--emit-manifests"); !ok) {
         rc = Fail(ok.error());
         return;
       }

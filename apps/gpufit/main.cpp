@@ -15,6 +15,7 @@
 #include <optional>
 #include <utility>
 
+#include "cli_app.h"
 #include "cli_common.h"
 #include "cluster_source.h"
 #include "cluster_training.h"
@@ -36,6 +37,7 @@
 #include "gpufit/training/workload_file.h"
 #include "inference_command.h"
 #include "mig_command.h"
+#include "progress.h"
 #include "replay_command.h"
 #include "serving_section.h"
 #include "simulate_command.h"
@@ -307,6 +309,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
     f.options.reserve = MiB{f.reserve_mib};
+    cli::Phase("plan");
     Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!p) return Fail(p.error());
     plan = std::move(*p);
@@ -316,11 +319,13 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (WalkForwardSplits(*telemetry).empty()) {
       backtest_note = "Backtest: none, the telemetry is too short to hold a part out.";
     } else {
+      cli::Phase("backtest");
       Result<Backtest> b = RunBacktest(*telemetry, *catalog, f.options);
       if (!b) return Fail(b.error());
       backtest = std::move(*b);
     }
   }
+  cli::Phase("sections");
   std::optional<AncillaryPlan> ancillary;
   std::optional<ClusterNetwork> network;
   if (plan) {
@@ -437,6 +442,8 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"gpufit: right-size and co-locate GPU workloads from their real telemetry"};
   app.require_subcommand(1);
+  cli::GlobalFlags global;
+  cli::AddGlobalOptions(app, global);  // before the commands: they inherit fallthrough
 
   cli::TelemetrySource analyze_telemetry;
   Output analyze_out;
@@ -453,7 +460,9 @@ int main(int argc, char** argv) {
   SyntheticOptions synthetic;
   CLI::App* demo = app.add_subcommand("demo", "plan on a built-in synthetic cluster (no files, no network)");
   AddPlanOptions(demo, demo_flags, false);
-  demo->add_option("--pods", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000));
+  cli::AddDeprecatedAlias(
+      demo, "--pods",
+      demo->add_option("--pod-count", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000)));
   demo->add_option("--demo-seed", synthetic.seed, "seed of the synthetic cluster")->check(cli::SeedCheck());
 
   PlanFlags backtest_flags;
@@ -472,6 +481,7 @@ int main(int argc, char** argv) {
   cli::AddMigCommand(app, rc);
   cli::AddTrainingCommand(app, rc);
   cli::AddInferenceCommand(app, rc);
+  cli::AddCompletionCommand(app, rc);
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
@@ -479,7 +489,7 @@ int main(int argc, char** argv) {
     if (known.empty()) {
       std::fprintf(stderr,
                    "gpufit: error: unknown command '%s' (commands: analyze, plan, backtest, replay, simulate, mig, "
-                   "training, inference, demo)\n",
+                   "training, inference, demo, completion)\n",
                    argv[1]);
       return 2;
     }
@@ -537,17 +547,5 @@ int main(int argc, char** argv) {
     const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
     rc = RunPlan(demo_flags, &tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
   });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "gpufit: error: %s (see gpufit --help)\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    return Fail(Internal("out of memory (the telemetry is too large for this machine)"));
-  }
-  return rc;
+  return cli::ParseCommandLine(app, global, argc, argv, rc);
 }

@@ -450,7 +450,7 @@ void AddMigCommand(CLI::App& app, int& rc) {
       ->required()
       ->allow_extra_args(false);
   check->add_option("--node", flags->node, "check a node: its name; one --profiles per GPU, then the strategy's rules");
-  check->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  check->add_option("-f,--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   check
       ->add_option("--strategy", flags->strategy,
                    "GPU Operator MIG strategy: mixed or single (one MIG device type across the node's GPUs)")
@@ -460,7 +460,7 @@ void AddMigCommand(CLI::App& app, int& rc) {
   free->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
   free->add_option("--instances", flags->instances, "existing instances as PROFILE@START, e.g. 1g.10gb@1,1g.10gb@5");
   free->add_option("--want", flags->want, "a profile to make room for, with the fewest instance moves");
-  free->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  free->add_option("-f,--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   free->callback([flags, &rc] { rc = Free(*flags); });
   CLI::App* plan = mig->add_subcommand("plan", "fewest MIG GPUs for pods sized by their telemetry peaks (exact MIP)");
   plan->add_option("--telemetry", flags->telemetry, "GenTD26 directory or long CSV file")->required();
@@ -474,8 +474,8 @@ void AddMigCommand(CLI::App& app, int& rc) {
       ->check(CLI::Range(0, 8));
   plan->add_option("--headroom", flags->headroom, "memory need = peak x (1 + headroom)")->capture_default_str();
   plan->add_option("--max-seconds", flags->max_seconds, "solver time limit")->check(CLI::Range(0.1, 3600.0));
-  plan->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  plan->add_option("--out", flags->out_dir, "also write mig-plan.json and mig-parted.yaml here (atomically)");
+  plan->add_option("-f,--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  plan->add_option("-o,--out", flags->out_dir, "also write mig-plan.json and mig-parted.yaml here (atomically)");
   plan->add_option("--strategy", flags->strategy, "GPU Operator MIG strategy: mixed or single (one profile per node)")
       ->check(CLI::IsMember({"mixed", "single"}));
   plan->add_option("--gpus-per-node", flags->gpus_per_node,
@@ -489,7 +489,7 @@ void AddMigCommand(CLI::App& app, int& rc) {
   re->add_option("--gpu", flags->gpu, "MIG-capable GPU id, e.g. h100-80gb")->required();
   re->add_option("--current", flags->current, "instances now, PROFILE@START[=POD], e.g. 3g.40gb@0=web-1,1g.10gb@4");
   re->add_option("--target", flags->target, "the layout wanted, e.g. 3g.40gb,2g.20gb,2g.20gb")->required();
-  re->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  re->add_option("-f,--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   re->callback([flags, &rc] { rc = Reconfigure(*flags); });
 }
 

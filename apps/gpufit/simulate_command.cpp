@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_app.h"
 #include "cli_common.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/core/text.h"
@@ -100,9 +101,12 @@ int Run(const SimulateFlags& f) {
 void AddSimulateCommand(CLI::App& app, int& rc) {
   auto flags = std::make_shared<SimulateFlags>();
   CLI::App* cmd = app.add_subcommand("simulate", "replay a cluster trace through placement policies and compare them");
-  cmd->add_option("--nodes", flags->nodes, "node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)")
-      ->required();
-  cmd->add_option("--pods", flags->pods, "pod list CSV (openb format)")->required();
+  AddDeprecatedAlias(
+      cmd, "--nodes",
+      cmd->add_option("--openb-nodes", flags->nodes, "node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)")
+          ->required());
+  AddDeprecatedAlias(cmd, "--pods",
+                     cmd->add_option("--openb-pods", flags->pods, "pod list CSV (openb format)")->required());
   cmd->add_option("--policy", flags->policies,
                   "comma-separated policies: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
       ->capture_default_str();
@@ -113,10 +117,10 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--seeds", flags->seeds, "seeds: a range 42-51 or a list 1,2,3")->capture_default_str();
-  cmd->add_option("--format", flags->format, "what to print: text or json")
+  cmd->add_option("-f,--format", flags->format, "what to print: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->add_option("--out", flags->out_dir,
+  cmd->add_option("-o,--out", flags->out_dir,
                   "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (each atomically; "
                   "step files of earlier runs there are removed)")
       ->check(

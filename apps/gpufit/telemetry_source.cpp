@@ -14,6 +14,7 @@
 #include "gpufit/ingest/containers_csv.h"
 #include "gpufit/ingest/prometheus_telemetry.h"
 #include "gpufit/ingest/telemetry_readers.h"
+#include "progress.h"
 
 namespace gpufit::cli {
 namespace {
@@ -134,6 +135,11 @@ Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
   const Result<double> step = ParsePrometheusDuration(s.step);
   if (!step) return InvalidArgument("--step: {}", step.error().message);
   if (*since >= *until) return InvalidArgument("--since ({}) must be before --until ({})", s.since, s.until);
+  if (Verbose())  // -v: each request with its time and size
+    o.on_request = [](const std::string& what, double seconds, std::uint64_t bytes, const std::string& error) {
+      LogVerbose(error.empty() ? fmt::format("prometheus {}: {} bytes in {:.3f} s", what, bytes, seconds)
+                               : fmt::format("prometheus {}: failed after {:.3f} s: {}", what, seconds, error));
+    };
   s.server = std::move(o);
   s.range = {.since_s = *since, .until_s = *until, .step_s = *step};
   s.name = fmt::format("{} ({} to {}, step {} s)", s.prometheus, FormatRfc3339(*since), FormatRfc3339(*until), *step);
@@ -141,6 +147,7 @@ Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
 }
 
 Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
+  Phase("read");
   if (s.prometheus.empty()) {
     s.name = s.path;
     Result<Telemetry> t = ReadTelemetry(s.path, s.ends);
@@ -154,12 +161,13 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   Result<Telemetry> t = ReadPrometheusTelemetry(s.server, s.range, s.ends);
   if (t && t->queries) {
     const TelemetryQueries& q = *t->queries;
-    std::fprintf(stderr,
-                 "gpufit: prometheus: %zu requests (%zu queries, %zu split into parts under the %.0f MiB answer cap, "
-                 "%zu series look-ups), %.1f MiB read; step %g s%s\n",
-                 q.requests, q.queries, q.split_queries, static_cast<double>(q.max_answer_bytes) / (1 << 20),
-                 q.series_lookups, static_cast<double>(q.answer_bytes) / (1 << 20), q.step_s,
-                 q.step_s != q.requested_step_s ? " (coarse: the window passed the points per series)" : "");
+    if (!Quiet())
+      std::fprintf(stderr,
+                   "gpufit: prometheus: %zu requests (%zu queries, %zu split into parts under the %.0f MiB answer cap, "
+                   "%zu series look-ups), %.1f MiB read; step %g s%s\n",
+                   q.requests, q.queries, q.split_queries, static_cast<double>(q.max_answer_bytes) / (1 << 20),
+                   q.series_lookups, static_cast<double>(q.answer_bytes) / (1 << 20), q.step_s,
+                   q.step_s != q.requested_step_s ? " (coarse: the window passed the points per series)" : "");
     // The source's name states the step actually read first, and the --step it replaced.
     if (q.step_s != q.requested_step_s)
       s.name =

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli_app.h"
 #include "cli_common.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
@@ -337,7 +338,8 @@ void AddTrainingCommand(CLI::App& app, int& rc) {
   auto drain = std::make_shared<DrainFlags>();
   CLI::App* d = cmd->add_subcommand("drain", "plan checkpoints and restores for jobs on nodes going into maintenance");
   d->add_option("--jobs", drain->jobs, "training workload YAML with nodes: and running jobs")->required();
-  d->add_option("--nodes", drain->nodes, "comma-separated nodes to drain")->required();
+  AddDeprecatedAlias(d, "--nodes",
+                     d->add_option("--drain-nodes", drain->nodes, "comma-separated nodes to drain")->required());
   d->add_option("--now-h", drain->now_h, "trace time now, hours")->required();
   d->add_option("--at-h", drain->at_h, "trace time the nodes go down, hours")->required();
   AddOutputOptions(d, drain->out);

@@ -445,12 +445,12 @@ TEST(SimulateBadInput, ClearErrorsAndExitTwo) {
     std::string args, message;
   };
   const Case cases[] = {
-      {"--nodes " + nodes + " --pods " + (dir / "pods.csv").string(), "pods.csv:2: column 'gpu_milli'"},
-      {"--nodes " + nodes + " --pods " + (dir / "missing.csv").string(), "missing.csv: no such file"},
-      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --policy fgd,tetris",
+      {"--openb-nodes " + nodes + " --openb-pods " + (dir / "pods.csv").string(), "pods.csv:2: column 'gpu_milli'"},
+      {"--openb-nodes " + nodes + " --openb-pods " + (dir / "missing.csv").string(), "missing.csv: no such file"},
+      {"--openb-nodes " + nodes + " --openb-pods " + (dir / "good.csv").string() + " --policy fgd,tetris",
        "unknown policy 'tetris'"},
-      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --seeds 9-3", "--seeds '9-3'"},
-      {"--nodes " + nodes + " --pods " + (dir / "good.csv").string() + " --inflation 0.5", "--inflation"},
+      {"--openb-nodes " + nodes + " --openb-pods " + (dir / "good.csv").string() + " --seeds 9-3", "--seeds '9-3'"},
+      {"--openb-nodes " + nodes + " --openb-pods " + (dir / "good.csv").string() + " --inflation 0.5", "--inflation"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);

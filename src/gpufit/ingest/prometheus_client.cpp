@@ -119,15 +119,23 @@ auto GetWithRetries(httplib::Client& client, const PrometheusOptions& o, const s
                     const httplib::Params& params, const std::string& where, PrometheusQueryStats& stats, Parse&& parse)
     -> decltype(parse(std::string(), where)) {
   double backoff = o.backoff_s;
+  const auto started = std::chrono::steady_clock::now();
+  const auto report = [&](std::uint64_t bytes, const std::string& error) {
+    if (o.on_request)
+      o.on_request(where, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), bytes,
+                   error);
+  };
   for (int attempt = 0;; ++attempt) {
     Attempt a = GetOnce(client, path, params, o.timeout_s, o.max_answer_bytes);
     if (a.error.message.empty()) {
       ++stats.requests;
       stats.answer_bytes += a.body.size();
+      report(a.body.size(), "");
       return parse(a.body, where);
     }
     if (!a.retryable || attempt >= o.retries) {
       const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
+      report(0, a.error.message + tries);
       return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(backoff));

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -55,6 +56,12 @@ struct PrometheusOptions {
   // (ScopeMatchers, AddMatchers in prometheus_selector.h). QueryRange itself sends queries as given.
   std::vector<std::string> namespaces;
   std::vector<LabelMatcher> selector;
+  // Called once per HTTP request after its last attempt (the CLI's -v log; unset: nothing is
+  // called): `what` names it (URL, path, query, range), `seconds` its wall time with retries,
+  // `bytes` the answer's size (0 when it failed), `error` "" or why it failed. Called on the
+  // thread that queries; the client never calls it twice at once.
+  std::function<void(const std::string& what, double seconds, std::uint64_t bytes, const std::string& error)>
+      on_request;
 
   // `selector`, then the namespace matcher of `namespaces` (NamespaceMatchers).
   std::vector<LabelMatcher> ScopeMatchers() const;

@@ -1,0 +1,196 @@
+#include "cli_app.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <new>
+#include <string_view>
+
+#include "completion.h"
+#include "config_file.h"
+#include "progress.h"
+#include "version.h"
+
+namespace gpufit::cli {
+namespace {
+
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The command that was run: the deepest command parsed.
+const CLI::App* RunCommand(const CLI::App& app) {
+  const CLI::App* cmd = &app;
+  while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();
+  return cmd;
+}
+
+// The --config FILE of argv ("" when none): the file is checked before CLI11 reads it.
+std::string ConfigArgument(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--config" && i + 1 < argc) return argv[i + 1];
+    if (a.starts_with("--config=")) return std::string(a.substr(9));
+  }
+  return {};
+}
+
+// "unknown option --telemtry (did you mean --telemetry?)" for the first unknown option of the
+// run command, or "" when the arguments left over are not options.
+std::string UnknownOptionMessage(const CLI::App& app) {
+  const CLI::App* cmd = RunCommand(app);
+  for (const std::string& arg : app.remaining(true)) {
+    if (arg.size() < 2 || arg[0] != '-' || arg == "--") continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    const std::string path = CommandPath(*cmd);
+    const std::string closest = ClosestName(name, AcceptedOptions(*cmd));
+    if (!closest.empty()) return "unknown option " + name + " (did you mean " + closest + "?)";
+    return "unknown option " + name + " (see gpufit " + (path.empty() ? "" : path + " ") + "--help)";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string CommandPath(const CLI::App& cmd) {
+  std::string path;
+  for (const CLI::App* a = &cmd; a != nullptr && a->get_parent() != nullptr; a = a->get_parent())
+    path = a->get_name() + (path.empty() ? "" : " " + path);
+  return path;
+}
+
+void AddGlobalOptions(CLI::App& app, GlobalFlags& g) {
+  app.fallthrough();
+  app.set_version_flag("--version", VersionText(), "print the version and the git commit it was built from");
+  app.set_config("--config", "",
+                 "TOML file of flags: key = value per flag without its dashes, in a [COMMAND] section "
+                 "([plan], [mig.check]); flags on the command line win")
+      ->type_name("FILE");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.add_flag("-v,--verbose", g.verbosity,
+               "log each Prometheus request and the time of each phase on stderr (-vv: also debug lines)");
+  app.add_flag("-q,--quiet", g.quiet, "no progress line and no informational notes on stderr");
+}
+
+void AddCompletionCommand(CLI::App& app, int& rc) {
+  auto shell = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("completion", "print the shell completion script: bash, zsh or fish");
+  cmd->add_option("shell", *shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  cmd->footer(
+      "bash: source <(gpufit completion bash), or save it as ~/.local/share/bash-completion/completions/gpufit\n"
+      "zsh:  gpufit completion zsh > \"${fpath[1]}/_gpufit\"\n"
+      "fish: gpufit completion fish > ~/.config/fish/completions/gpufit.fish");
+  cmd->callback([&app, shell, &rc] {
+    std::fputs(CompletionScript(app, *shell).c_str(), stdout);
+    rc = 0;
+  });
+}
+
+int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const int& rc) {
+  // The console is set up once the options are read, before the command's callback runs.
+  app.parse_complete_callback([&app, &g] {
+    ConfigureConsole({.verbosity = g.verbosity, .quiet = g.quiet});
+    Phase(CommandPath(*RunCommand(app)));
+  });
+  g.config = ConfigArgument(argc, argv);
+  if (!g.config.empty()) {
+    if (const Result<void> ok = CheckConfigFile(app, g.config); !ok) {
+      std::fprintf(stderr, "gpufit: error: %s\n", ok.error().message.c_str());
+      return 2;
+    }
+  }
+  int code = 0;
+  try {
+    app.parse(argc, argv);
+    code = rc;
+  } catch (const CLI::CallForHelp& e) {
+    code = app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    code = app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    code = app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // An unknown option is the likely cause of any other complaint (a required flag misspelt).
+    if (const std::string unknown = UnknownOptionMessage(app); !unknown.empty()) {
+      EndPhases();
+      std::fprintf(stderr, "gpufit: error: %s\n", unknown.c_str());
+      return 2;
+    }
+    // Errors CLI11 finds in a --config file (CheckConfigFile found none) name the file.
+    const bool in_config = dynamic_cast<const CLI::ConfigError*>(&e) != nullptr && !g.config.empty();
+    std::fprintf(stderr, "gpufit: error: %s%s (see gpufit --help)\n",
+                 in_config ? ("--config " + g.config + ": ").c_str() : "", e.what());
+    code = 2;
+  } catch (const std::bad_alloc&) {
+    EndPhases();
+    std::fprintf(stderr, "gpufit: error: out of memory (the telemetry is too large for this machine)\n");
+    return 1;
+  }
+  EndPhases();
+  return code;
+}
+
+CLI::Option* AddDeprecatedAlias(CLI::App* cmd, const std::string& old_name, CLI::Option* current) {
+  const std::string now = "--" + current->get_lnames().front();
+  return cmd
+      ->add_option_function<std::string>(
+          old_name,
+          [old_name, now, current](const std::string& value) {
+            std::fprintf(stderr, "gpufit: warning: %s is deprecated, use %s\n", old_name.c_str(), now.c_str());
+            current->add_result(value);
+            current->run_callback();
+          },
+          "deprecated: use " + now)
+      ->group("");
+}
+
+std::vector<const CLI::Option*> WithGlobalOptions(const CLI::App& cmd) {
+  std::vector<const CLI::Option*> options;
+  const CLI::App* root = &cmd;
+  while (root->get_parent() != nullptr) root = root->get_parent();
+  for (const CLI::Option* o : cmd.get_options())
+    if (!o->get_group().empty() && (o->get_lnames().size() + o->get_snames().size()) > 0) options.push_back(o);
+  if (root != &cmd)
+    for (const CLI::Option* o : root->get_options())
+      if (!o->get_group().empty() && o != root->get_help_ptr()) options.push_back(o);
+  return options;
+}
+
+std::vector<std::string> AcceptedOptions(const CLI::App& cmd) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : WithGlobalOptions(cmd)) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+std::string ClosestName(const std::string& given, const std::vector<std::string>& names) {
+  const std::size_t limit = std::max<std::size_t>(2, given.size() / 3);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const std::string& n : names) {
+    const std::size_t d = EditDistance(given, n);
+    if (d < best_distance) {
+      best = n;
+      best_distance = d;
+    }
+  }
+  if (!best.empty() || given.size() < 4) return best;
+  for (const std::string& n : names)
+    if (n.starts_with(given) && (best.empty() || n.size() < best.size())) best = n;
+  return best;
+}
+
+}  // namespace gpufit::cli

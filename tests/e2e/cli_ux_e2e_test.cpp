@@ -1,0 +1,321 @@
+// Issue 20, the command line: --version, shell completion, --config, short flags, -v, the
+// progress line, deprecated flag names and "did you mean", each run on the real gpufit binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+using gpufit::e2e::CliRun;
+using gpufit::e2e::GenTd26;
+using gpufit::e2e::Gpufit;
+using gpufit::e2e::Scratch;
+using gpufit::e2e::Slurp;
+
+// A small input file of tests/e2e/bad_inputs (valid ones: telemetry.csv, openb-*.csv).
+std::string Fixture(const std::string& name) { return std::string(GPUFIT_FIXTURES) + "/" + name; }
+
+// Runs a shell command line with stdout and stderr captured in DIR.
+CliRun Sh(const std::string& command, const fs::path& dir) {
+  const fs::path script = dir / "command.sh";
+  std::ofstream(script) << command << "\n";
+  const std::string cmd =
+      "sh " + script.string() + " > " + (dir / "stdout").string() + " 2> " + (dir / "stderr").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "stdout"), Slurp(dir / "stderr")};
+}
+
+bool Installed(const std::string& program) {
+  return std::system(("command -v " + program + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+void Write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+// --- --version ----------------------------------------------------------------------------
+
+TEST(Version, PrintsTheVersionAndTheCommitOfTheCheckout) {
+  const fs::path dir = Scratch("version");
+  const CliRun git = Sh("git -C '" + std::string(GPUFIT_SOURCE_DIR) + "' rev-parse --short HEAD", dir);
+  const std::string commit = git.exit_code == 0 && !git.out.empty() ? git.out.substr(0, git.out.find('\n')) : "unknown";
+  const CliRun r = Gpufit("--version", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "gpufit 0.1.0 (git " + commit + ")\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Version, WorksAfterACommandToo) {
+  const fs::path dir = Scratch("version-after");
+  const CliRun r = Gpufit("plan --version", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith("gpufit 0.1.0 (git "));
+}
+
+// --- completion ---------------------------------------------------------------------------
+
+// What the bash completion offers for the words typed (the last one being completed).
+std::string BashComplete(const fs::path& dir, const std::string& words) {
+  const CliRun script = Gpufit("completion bash", dir);
+  EXPECT_EQ(script.exit_code, 0) << script.err;
+  Write(dir / "gpufit.bash", script.out);
+  const CliRun r =
+      Sh("bash -c 'source " + (dir / "gpufit.bash").string() + "; COMP_WORDS=(" + words +
+             "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _gpufit; for w in \"${COMPREPLY[@]}\"; do echo \"$w\"; done'",
+         dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  return r.out;
+}
+
+TEST(Completion, BashCompletesACommand) { EXPECT_EQ(BashComplete(Scratch("bash-command"), "gpufit pl"), "plan\n"); }
+
+TEST(Completion, BashCompletesAFlagOfTheCommand) {
+  EXPECT_EQ(BashComplete(Scratch("bash-flag"), "gpufit plan --tel"), "--telemetry\n");
+}
+
+TEST(Completion, BashCompletesANestedCommandAndItsFlags) {
+  EXPECT_EQ(BashComplete(Scratch("bash-nested"), "gpufit mig ch"), "check\n");
+  EXPECT_EQ(BashComplete(Scratch("bash-nested-flag"), "gpufit mig check --prof"), "--profiles\n");
+}
+
+TEST(Completion, BashOffersTheProgramsOwnFlagsAfterACommand) {
+  EXPECT_EQ(BashComplete(Scratch("bash-global"), "gpufit plan --verb"), "--verbose\n");
+}
+
+TEST(Completion, BashLeavesDeprecatedNamesOut) {
+  // simulate's --nodes and --pods are deprecated names of --openb-nodes and --openb-pods.
+  EXPECT_EQ(BashComplete(Scratch("bash-deprecated"), "gpufit simulate --openb"), "--openb-nodes\n--openb-pods\n");
+  EXPECT_EQ(BashComplete(Scratch("bash-deprecated-old"), "gpufit simulate --nod"), "");
+}
+
+TEST(Completion, ZshAndFishScriptsParse) {
+  int checked = 0;
+  for (const std::string shell : {"zsh", "fish"}) {
+    SCOPED_TRACE(shell);
+    const fs::path dir = Scratch("completion-" + shell);
+    const CliRun script = Gpufit("completion " + shell, dir);
+    ASSERT_EQ(script.exit_code, 0) << script.err;
+    EXPECT_THAT(script.out, HasSubstr("telemetry"));
+    EXPECT_THAT(script.out, HasSubstr("check"));
+    if (!Installed(shell)) continue;
+    Write(dir / "script", script.out);
+    const CliRun r = Sh(shell + " -n " + (dir / "script").string(), dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "neither zsh nor fish is installed (only the scripts' text was checked)";
+}
+
+TEST(Completion, UnknownShellIsAUsageError) {
+  const fs::path dir = Scratch("completion-tcsh");
+  const CliRun r = Gpufit("completion tcsh", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("tcsh"));
+}
+
+// --- --config -----------------------------------------------------------------------------
+
+TEST(ConfigFile, PlanSectionGivesTheSamePlanAsTheFlags) {
+  const fs::path dir = Scratch("config-plan");
+  const std::string telemetry = Fixture("telemetry.csv");
+  const CliRun flags = Gpufit("plan --telemetry " + telemetry + " --gpu h100-80gb --headroom 0.2 --format json", dir);
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  Write(dir / "gpufit.toml", "# gpufit flags\n[plan]\ntelemetry = \"" + telemetry +
+                                 "\"\ngpu = \"h100-80gb\"\nheadroom = 0.2\nformat = \"json\"\n");
+  const CliRun config = Gpufit("plan --config " + (dir / "gpufit.toml").string(), dir);
+  ASSERT_EQ(config.exit_code, 0) << config.err;
+  EXPECT_EQ(nlohmann::json::parse(config.out), nlohmann::json::parse(flags.out));
+  EXPECT_EQ(nlohmann::json::parse(config.out)["target_gpu"]["id"], "h100-80gb");
+  // Before the command too, and the command line wins over the file.
+  const CliRun before = Gpufit("--config " + (dir / "gpufit.toml").string() + " plan --format text", dir);
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_THAT(before.out, HasSubstr("# gpufit plan"));
+}
+
+TEST(ConfigFile, UnknownKeyIsExit2NamingTheFileLineAndKey) {
+  const fs::path dir = Scratch("config-unknown");
+  const fs::path toml = dir / "gpufit.toml";
+  Write(toml, "[plan]\ngpu = \"h100-80gb\"\ntelemtry = \"x.csv\"\n");
+  const CliRun r = Gpufit("plan --config " + toml.string(), dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpufit: error: --config " + toml.string() +
+                       ":3: unknown key 'telemtry' in [plan] (did you mean telemetry?)\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(ConfigFile, BadFilesAreExit2WithTheirLine) {
+  const fs::path dir = Scratch("config-bad");
+  const fs::path toml = dir / "gpufit.toml";
+  struct Case {
+    std::string name, text, message;
+  };
+  const Case cases[] = {
+      {"no equals sign", "[plan]\ngpu h100-80gb\n", ":2: expected key = value or [COMMAND], got 'gpu h100-80gb'"},
+      {"unquoted text", "[plan]\ngpu = h100-80gb\n", ":2: gpu = h100-80gb: not a TOML value"},
+      {"unknown section", "[pln]\ngpu = \"h100-80gb\"\n", ":1: [pln] is not a gpufit command (did you mean [plan]?)"},
+      {"key twice", "[plan]\ngpu = \"a\"\ngpu = \"b\"\n", ":3: gpu is set twice (first on line 2)"},
+      {"the help flag", "[plan]\nhelp = true\n", ":2: help cannot be set in a config file"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Write(toml, c.text);
+    const CliRun r = Gpufit("plan --config " + toml.string(), dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr("gpufit: error: --config " + toml.string() + c.message));
+  }
+}
+
+TEST(ConfigFile, MissingFileIsExit2) {
+  const fs::path dir = Scratch("config-missing");
+  const CliRun r = Gpufit("plan --config " + (dir / "none.toml").string(), dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpufit: error: --config " + (dir / "none.toml").string() + ": no such file\n");
+}
+
+// --- short flags and -v -------------------------------------------------------------------
+
+TEST(ShortFlags, FormatAndOutHaveOneLetterNames) {
+  const fs::path dir = Scratch("short");
+  const CliRun r =
+      Gpufit("analyze --telemetry " + Fixture("telemetry.csv") + " -f json -o " + (dir / "out").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json::parse(Slurp(dir / "out" / "analyze.json")));
+}
+
+TEST(Verbose, LogsThePhasesOfAPlan) {
+  const fs::path dir = Scratch("verbose");
+  const CliRun r = Gpufit("plan -v --telemetry " + Fixture("telemetry.csv") + " --gpu h100-80gb", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* phase : {"read", "plan", "sections", "write"}) {
+    SCOPED_TRACE(phase);
+    EXPECT_TRUE(std::regex_search(
+        r.err, std::regex(std::string("gpufit: \\[[0-9:.]+\\] phase ") + phase + ": [0-9]+\\.[0-9]{3} s\n")))
+        << r.err;
+  }
+  EXPECT_THAT(r.err, HasSubstr("] total: "));
+}
+
+TEST(Verbose, LogsEachPrometheusRequest) {
+  // Nothing listens on port 1: the request fails at once, and -v names it with its time.
+  const fs::path dir = Scratch("verbose-prometheus");
+  const CliRun r = Gpufit("analyze -v --prometheus http://127.0.0.1:1 --prometheus-retries 0 --since 1h", dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("gpufit: \\[[0-9:.]+\\] prometheus http://127\\.0\\.0\\.1:1/api/v1/"
+                                                  "(query_range|series) .*: failed after [0-9.]+ s: ")))
+      << r.err;
+}
+
+TEST(Verbose, NothingIsLoggedWithoutIt) {
+  const fs::path dir = Scratch("not-verbose");
+  const CliRun r = Gpufit("plan --telemetry " + Fixture("telemetry.csv") + " --gpu h100-80gb", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
+// --- progress -----------------------------------------------------------------------------
+
+// `gpufit ARGS` under a pseudo-terminal (util-linux `script`), stdout to a file: what the
+// terminal showed is stderr alone.
+CliRun OnATerminal(const std::string& args, const fs::path& dir) {
+  const std::string inner = std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "plan.out").string();
+  return Sh("script -qec \"" + inner + "\" " + (dir / "terminal").string() + " > /dev/null", dir);
+}
+
+const std::regex kProgressLine("gpufit: (plan|read|backtest|sections|write) \\.\\.\\. [0-9]+ s");
+
+TEST(Progress, ShownOnATerminalForWorkOverTwoSeconds) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  if (!Installed("script")) GTEST_SKIP() << "no script(1)";
+  const fs::path dir = Scratch("progress-tty");
+  const CliRun r = OnATerminal("plan --telemetry " + GenTd26() + " --gpu a100-80gb --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string terminal = Slurp(dir / "terminal");
+  EXPECT_TRUE(std::regex_search(terminal, kProgressLine)) << terminal;
+  EXPECT_THAT(terminal, HasSubstr("\r\033[K"));  // redrawn in place, and erased at the end
+  EXPECT_EQ(nlohmann::json::parse(Slurp(dir / "plan.out"))["pods"].size(), 143u);
+}
+
+TEST(Progress, QuietLeavesItOutOnATerminal) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  if (!Installed("script")) GTEST_SKIP() << "no script(1)";
+  const fs::path dir = Scratch("progress-quiet");
+  const CliRun r = OnATerminal("plan -q --telemetry " + GenTd26() + " --gpu a100-80gb --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(Slurp(dir / "terminal"), Not(HasSubstr("gpufit: ")));
+}
+
+TEST(Progress, NothingButErrorsWhenStderrIsNotATerminal) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("progress-pipe");
+  const CliRun ok = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --format json", dir);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.err, "");
+  const CliRun bad = Gpufit("plan --telemetry " + GenTd26() + " --gpu no-such-gpu", dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, ::testing::StartsWith("gpufit: error: "));
+  EXPECT_FALSE(std::regex_search(bad.err, kProgressLine)) << bad.err;
+}
+
+// --- one name per meaning -----------------------------------------------------------------
+
+TEST(DeprecatedNames, StillWorkAndWarn) {
+  const fs::path dir = Scratch("deprecated");
+  const std::string inputs = " --seeds 1 --policy fgd --format json";
+  const CliRun now = Gpufit(
+      "simulate --openb-nodes " + Fixture("openb-nodes.csv") + " --openb-pods " + Fixture("openb-pods.csv") + inputs,
+      dir);
+  ASSERT_EQ(now.exit_code, 0) << now.err;
+  EXPECT_EQ(now.err, "");
+  const CliRun old =
+      Gpufit("simulate --nodes " + Fixture("openb-nodes.csv") + " --pods " + Fixture("openb-pods.csv") + inputs, dir);
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_EQ(old.err,
+            "gpufit: warning: --nodes is deprecated, use --openb-nodes\n"
+            "gpufit: warning: --pods is deprecated, use --openb-pods\n");
+  EXPECT_EQ(nlohmann::json::parse(old.out), nlohmann::json::parse(now.out));
+}
+
+TEST(DeprecatedNames, TheNewNamesChecksApply) {
+  const fs::path dir = Scratch("deprecated-check");
+  const CliRun r = Gpufit("demo --pods 0", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpufit: warning: --pods is deprecated, use --pod-count\n"
+            "gpufit: error: --pod-count: Value 0 not in range 1 to 100000 (see gpufit --help)\n");
+}
+
+// --- did you mean -------------------------------------------------------------------------
+
+TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
+  const fs::path dir = Scratch("did-you-mean");
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"plan --telemtry x.csv --gpu h100-80gb", "unknown option --telemtry (did you mean --telemetry?)"},
+      {"mig check --gpu h100-80gb --profile 7g.80gb", "unknown option --profile (did you mean --profiles?)"},
+      {"simulate --openb-node a.csv --openb-pods b.csv", "unknown option --openb-node (did you mean --openb-nodes?)"},
+      {"plan --gpu=h100-80gb --telemetri=x.csv", "unknown option --telemetri (did you mean --telemetry?)"},
+      {"plan --zzzzzzzzzz", "unknown option --zzzzzzzzzz (see gpufit plan --help)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const CliRun r = Gpufit(c.args, dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "gpufit: error: " + c.message + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
