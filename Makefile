@@ -4,12 +4,13 @@
 #   make test   sets up, builds and runs all tests
 # Also: make asan-test (AddressSanitizer + UBSan build and tests, all but the whole-trace
 #   acceptance runs, which the Release run of make test covers), make bench,
-#   make fuzz (libFuzzer targets of fuzz/, built with clang in build-fuzz, run briefly: scripts/fuzz).
+#   make fuzz (libFuzzer targets of fuzz/, built with clang in build-fuzz, run briefly: scripts/fuzz),
+#   make package (the Debian package build/gpufit_<version>_<arch>.deb: cmake/packaging.cmake).
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo test asan-test fuzz bench clean
+.PHONY: setup build demo test asan-test fuzz bench package clean
 
 setup:
 	bash scripts/bootstrap
@@ -35,6 +36,10 @@ asan-test: setup
 
 fuzz: setup
 	bash scripts/fuzz
+
+package: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target gpufit gpufit_man
+	cd $(BUILD) && cpack -G DEB
 
 bench: build
 	$(BUILD)/bench/plan_bench
