@@ -47,10 +47,21 @@ std::string ConfigArgument(int argc, char** argv) {
 }
 
 // "unknown option --telemtry (did you mean --telemetry?)" for the first unknown option of the
-// run command, or "" when the arguments left over are not options.
+// run command, "unknown command 'mig chek' (did you mean 'mig check'?)" for a word where a
+// command has subcommands, or "" for other arguments left over.
 std::string UnknownOptionMessage(const CLI::App& app) {
   const CLI::App* cmd = RunCommand(app);
+  const auto subs = cmd->get_subcommands([](const CLI::App*) { return true; });
   for (const std::string& arg : app.remaining(true)) {
+    if (!subs.empty() && !arg.empty() && arg[0] != '-') {
+      std::vector<std::string> names;
+      for (const CLI::App* s : subs) names.push_back(s->get_name());
+      const std::string path = CommandPath(*cmd), closest = ClosestName(arg, names);
+      return "unknown command '" + path + " " + arg + "' (" +
+             (closest.empty() ? "commands: " + CLI::detail::join(names, ", ")
+                              : "did you mean '" + path + " " + closest + "'?") +
+             ")";
+    }
     if (arg.size() < 2 || arg[0] != '-' || arg == "--") continue;
     const std::string name = arg.substr(0, arg.find('='));
     const std::string path = CommandPath(*cmd);
@@ -101,7 +112,13 @@ int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const
   // The console is set up once the options are read, before the command's callback runs.
   app.parse_complete_callback([&app, &g] {
     ConfigureConsole({.verbosity = g.verbosity, .quiet = g.quiet});
-    Phase(CommandPath(*RunCommand(app)));
+    const CLI::App* cmd = RunCommand(app);
+    StartCommand(CommandPath(*cmd));
+    if (g.verbosity > 1)  // -vv: what the command was given, from the command line or --config
+      for (const CLI::App* a : {cmd, static_cast<const CLI::App*>(&app)})
+        for (const CLI::Option* o : a->get_options())
+          if (o->count() > 0 && !o->get_lnames().empty())
+            LogDebug("--" + o->get_lnames().front() + " = " + CLI::detail::join(o->results(), ","));
   });
   g.config = ConfigArgument(argc, argv);
   if (!g.config.empty()) {
@@ -146,8 +163,10 @@ CLI::Option* AddDeprecatedAlias(CLI::App* cmd, const std::string& old_name, CLI:
   return cmd
       ->add_option_function<std::string>(
           old_name,
-          [old_name, now, current](const std::string& value) {
-            std::fprintf(stderr, "gpufit: warning: %s is deprecated, use %s\n", old_name.c_str(), now.c_str());
+          [cmd, old_name, now, current](const std::string& value) {
+            // Only for the command run: a --config section of another command is read too.
+            if (cmd->count() > 0)
+              std::fprintf(stderr, "gpufit: warning: %s is deprecated, use %s\n", old_name.c_str(), now.c_str());
             current->add_result(value);
             current->run_callback();
           },

@@ -11,11 +11,13 @@
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
 #include "gpufit/core/text.h"
+#include "progress.h"
 
 namespace gpufit::cli {
 
 // Prints "gpufit: error: MESSAGE" on stderr and returns the exit code for the error.
 inline int Fail(const Error& e) {
+  EraseProgressLine();  // the error starts its own line on a terminal
   std::fprintf(stderr, "gpufit: error: %s\n", e.message.c_str());
   return ExitCodeFor(e.code);
 }

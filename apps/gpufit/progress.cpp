@@ -28,6 +28,7 @@ struct Console {
   std::shared_ptr<spdlog::logger> log;
   bool progress_enabled = false;  // stderr is a terminal and no -q
   std::string phase;              // "" = no phase running
+  bool phase_timed = false;       // a Phase (its time is logged), not the command's name
   Clock::time_point started{}, phase_started{};
   bool line_shown = false;  // the progress line is on the terminal now
   std::string drawn;        // what it shows
@@ -70,7 +71,7 @@ void Paint(Console& c) {
 // Ends the running phase (caller holds mu).
 void EndPhase(Console& c, Clock::time_point now) {
   if (c.phase.empty()) return;
-  if (c.log) {
+  if (c.log && c.phase_timed) {
     EraseLine(c);
     c.log->info("phase {}: {:.3f} s", c.phase, Seconds(now - c.phase_started));
   }
@@ -112,15 +113,38 @@ void LogVerbose(const std::string& text) {
   c.log->info("{}", text);
 }
 
-void Phase(const std::string& name) {
+namespace {
+
+void Begin(const std::string& name, bool timed) {
   Console& c = State();
   std::lock_guard lock(c.mu);
   const auto now = Clock::now();
   if (c.started == Clock::time_point{}) c.started = now;
   EndPhase(c, now);
   c.phase = name;
+  c.phase_timed = timed;
   c.phase_started = now;
   if (c.progress_enabled && !c.painter.joinable()) c.painter = std::thread([&c] { Paint(c); });
+}
+
+}  // namespace
+
+void StartCommand(const std::string& name) { Begin(name, false); }
+
+void Phase(const std::string& name) { Begin(name, true); }
+
+void EraseProgressLine() {
+  Console& c = State();
+  std::lock_guard lock(c.mu);
+  EraseLine(c);
+}
+
+void LogDebug(const std::string& text) {
+  Console& c = State();
+  std::lock_guard lock(c.mu);
+  if (!c.log) return;
+  EraseLine(c);
+  c.log->debug("{}", text);
 }
 
 void EndPhases() {

@@ -26,11 +26,22 @@ bool Quiet();
 // One line of the -v log on stderr ("gpufit: [12:00:01.234] TEXT"); nothing without -v.
 void LogVerbose(const std::string& text);
 
+// The command `name` ("plan", "mig check") starts: the progress line names it until the first
+// Phase; its time is logged as the total at EndPhases.
+void StartCommand(const std::string& name);
+
 // The running command entered phase `name` ("read", "plan", "backtest", "sections",
 // "write"; first the command's name): the previous phase ends, its time logged at -v. When
 // stderr is a terminal and -q is off, a line "gpufit: NAME ... 4 s" appears once the command
 // has run 2 s, and is redrawn in place every 0.25 s until EndPhases.
 void Phase(const std::string& name);
+
+// Erases the progress line now, so that the next line on stderr (an error) starts on a clean
+// line; it is redrawn on the next tick.
+void EraseProgressLine();
+
+// A -vv line of the log (debug level); nothing without -vv.
+void LogDebug(const std::string& text);
 
 // Ends the last phase (logging its time) and erases the progress line. Does nothing when no
 // phase started; called once the command returned.

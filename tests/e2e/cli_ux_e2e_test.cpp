@@ -143,6 +143,21 @@ TEST(ConfigFile, PlanSectionGivesTheSamePlanAsTheFlags) {
   EXPECT_THAT(before.out, HasSubstr("# gpufit plan"));
 }
 
+TEST(ConfigFile, SectionsOfOtherCommandsAreReadButNotRun) {
+  // [simulate] uses a deprecated name: no warning, since simulate does not run; -vv logs what
+  // plan was given.
+  const fs::path dir = Scratch("config-sections");
+  const fs::path toml = dir / "gpufit.toml";
+  Write(toml, "verbose = 2\n[plan]\ntelemetry = \"" + Fixture("telemetry.csv") +
+                  "\"\ngpu = \"h100-80gb\"\n[simulate]\nnodes = \"n.csv\"\n[training.drain]\ndrain-nodes = \"a1\"\n");
+  const CliRun r = Gpufit("--config " + toml.string() + " plan -f json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("deprecated")));
+  EXPECT_THAT(r.err, HasSubstr("] --gpu = h100-80gb\n"));
+  EXPECT_THAT(r.err, HasSubstr("] --format = json\n"));
+  EXPECT_EQ(nlohmann::json::parse(r.out)["target_gpu"]["id"], "h100-80gb");
+}
+
 TEST(ConfigFile, UnknownKeyIsExit2NamingTheFileLineAndKey) {
   const fs::path dir = Scratch("config-unknown");
   const fs::path toml = dir / "gpufit.toml";
@@ -308,6 +323,8 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
       {"simulate --openb-node a.csv --openb-pods b.csv", "unknown option --openb-node (did you mean --openb-nodes?)"},
       {"plan --gpu=h100-80gb --telemetri=x.csv", "unknown option --telemetri (did you mean --telemetry?)"},
       {"plan --zzzzzzzzzz", "unknown option --zzzzzzzzzz (see gpufit plan --help)"},
+      {"mig chek --gpu h100-80gb", "unknown command 'mig chek' (did you mean 'mig check'?)"},
+      {"mig zzzzz", "unknown command 'mig zzzzz' (commands: check, free, plan, reconfigure)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);
