@@ -25,6 +25,7 @@ demo: build
 	$(BUILD)/apps/gpufit/gpufit demo
 
 test: build
+	bash scripts/bootstrap --tests
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 asan-test: setup

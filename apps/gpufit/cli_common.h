@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,27 +44,46 @@ inline CLI::Validator SeedCheck() {
       "UINT64");
 }
 
-// --format text|json and --out DIR, shared by the commands that write a report.
+// --format and --out DIR, shared by the commands that write a report; --report FILE.html on
+// the commands that have an HTML report (AddReportOption).
 struct Output {
   std::string format = "text";
   std::string out_dir;
+  std::string report;  // --report: the HTML report's path ("" = none)
 };
-void AddOutputOptions(CLI::App* cmd, Output& o);
+// --format text|json|yaml (plus `more`: "csv" where the command has a table, "html" where it
+// has an HTML report, which also adds --report FILE.html) and --out DIR.
+void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more = {});
 
-// Checks that --out (when given) can take the report, before a command computes or writes
+// "gpufit VERSION": what the HTML report names as its generator.
+std::string VersionLine();
+
+// Checks that --out and --report (when given) can take the report, before a command computes or writes
 // anything (see CheckOutputDir).
 Result<void> CheckOutput(const Output& o);
 
+// What the HTML report of a command draws (src/gpufit/report/html_report.h): the command's
+// name and a title; the result is the command's JSON, `series` optional JSON text.
+struct ReportRequest {
+  std::string command, title, source;
+  std::string series_json{};
+};
+
 // Files a command writes besides its report (manifests), and files of an earlier run it
-// replaces: committed together with the report.
+// replaces: committed together with the report. `report`: where the command has an HTML
+// report (--report, --format html); `csv`: its table for --format csv.
 struct ExtraOutput {
   std::vector<std::pair<std::filesystem::path, std::string>> files;
   std::vector<std::filesystem::path> removals;
+  std::optional<ReportRequest> report{};
+  std::string csv{};
 };
 
-// Prints one of the two renderings and writes both into --out as STEM.json and STEM.md,
-// with `extra`, as one commit (WriteFilesAtomically: the files appear together or not at
-// all). Folders are created as needed. Returns the exit code.
+// Prints the rendering --format asks for (text: the Markdown; json; yaml: the JSON as YAML;
+// csv: extra.csv; html: the report) and writes the JSON and Markdown into --out as STEM.json
+// and STEM.md, the report into --report, with `extra`, as one commit (WriteFilesAtomically:
+// the files appear together or not at all). Folders are created as needed. Returns the exit
+// code.
 int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& markdown,
          const ExtraOutput& extra = {});
 

@@ -180,7 +180,7 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
                                      "folder for each service's autoscaler YAML (see --autoscaler)"));
   AddAutoscalerOptions(cmd, flags->autoscaler);
   cmd->add_option("--catalog", flags->catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
-  AddOutputOptions(cmd, flags->output);
+  AddOutputOptions(cmd, flags->output, {"html"});
   AddBacktestCommand(cmd, rc);
   cmd->callback([flags, cmd, &rc] {
     if (!cmd->get_subcommands().empty()) return;  // `inference backtest` ran
@@ -209,8 +209,9 @@ void AddInferenceCommand(CLI::App& app, int& rc) {
       rc = Fail(section.error());
       return;
     }
-    rc = Emit(flags->output, "inference", section->json, section->markdown,
-              flags->manifests.empty() ? ExtraOutput{} : ManifestOutput(flags->manifests, section->manifests));
+    ExtraOutput extra = flags->manifests.empty() ? ExtraOutput{} : ManifestOutput(flags->manifests, section->manifests);
+    extra.report = ReportRequest{.command = "inference", .title = "gpufit inference", .source = flags->services};
+    rc = Emit(flags->output, "inference", section->json, section->markdown, extra);
   });
 }
 

@@ -19,6 +19,7 @@
 #include "cli_common.h"
 #include "cluster_source.h"
 #include "cluster_training.h"
+#include "demo_cluster.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/backtest/backtest.h"
 #include "gpufit/catalog/gpu_catalog.h"
@@ -31,9 +32,11 @@
 #include "gpufit/plan/kube_manifests.h"
 #include "gpufit/plan/manifests/sharing_backend.h"
 #include "gpufit/plan/plan.h"
+#include "gpufit/plan/plan_summary.h"
 #include "gpufit/plan/plan_writers.h"
 #include "gpufit/plan/training_plan.h"
 #include "gpufit/plan/workload_keys.h"
+#include "gpufit/report/report_series.h"
 #include "gpufit/training/workload_file.h"
 #include "inference_command.h"
 #include "mig_command.h"
@@ -75,9 +78,15 @@ struct PlanFlags {
   PlanOptions options;
   std::int64_t reserve_mib = 0;
   Output output;
+  std::string report_command = "plan";  // the HTML report's command: plan or demo
+  // The demo's embedded jobs and services (demo_cluster.h), and its MIG layout beside the
+  // time-sliced plan; a plan from files or a server has none of these.
+  std::optional<TrainingWorkload> demo_training;
+  std::vector<PreparedService> demo_services;
+  bool mig_alternative = false;
 };
 
-void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
+void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std::vector<std::string>& formats) {
   if (needs_telemetry) {
     cli::AddTelemetrySourceOptions(cmd, f.telemetry);
     cmd->add_option("--training-jobs", f.training_jobs,
@@ -143,7 +152,7 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry) {
       ->check(CLI::IsMember({"time-slicing", "mig", "hami", "kai", "dra-mps"}));
   cmd->add_option("--kai-queue", f.kai_queue, "--sharing kai: the KAI-Scheduler queue of the workloads")
       ->default_str("default-queue");
-  AddOutputOptions(cmd, f.output);
+  AddOutputOptions(cmd, f.output, formats);
 }
 
 // --sharing: the back end (given, or hami when the nodes allocate HAMi's nvidia.com/gpumem,
@@ -170,7 +179,7 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
   }
   const Result<const manifests::SharingBackend*> backend = manifests::FindSharingBackend(f.sharing);
   f.options.sharing = f.sharing;
-  f.options.mig_isolation = f.sharing == "mig";
+  f.options.mig_isolation = f.sharing == "mig" || f.mig_alternative;
   f.options.memory_caps = backend && (*backend)->caps_memory;
   f.options.whole_workloads = f.sharing == "dra-mps";
   if (f.options.memory_caps && !f.manifests.empty() && !pods)
@@ -221,6 +230,15 @@ Result<void> CheckPlanOutputs(const PlanFlags& f) {
   return {};
 }
 
+// The demo's training section: its embedded jobs (demo_cluster.h), planned as a workload file.
+Result<std::optional<TrainingPlan>> DemoTrainingPlan(const PlanFlags& f, const GpuCatalog& catalog) {
+  const Result<CapacityLabels> labels = ParseCapacityLabels(f.capacity_labels);
+  if (!labels) return labels.error();
+  Result<TrainingPlan> plan = BuildTrainingPlan(*f.demo_training, catalog, *labels, "demo training jobs");
+  if (!plan) return plan.error();
+  return std::optional<TrainingPlan>(std::move(*plan));
+}
+
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   if (Result<void> ok = CheckPlanOutputs(f); !ok) return Fail(ok.error());
   Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
@@ -255,7 +273,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> sections;
   // Training: the jobs found in the cluster (--pods, --prometheus), --training-jobs overriding.
   Result<std::optional<TrainingPlan>> t =
-      cli::TrainingSection({.training_jobs = f.training_jobs,
+      f.demo_training ? DemoTrainingPlan(f, *catalog) : cli::TrainingSection({.training_jobs = f.training_jobs,
                             .pods = pods ? &*pods : nullptr,
                             .pods_path = f.pods,
                             .nodes = nodes ? &*nodes : nullptr,
@@ -276,8 +294,16 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
                         f.pods));
   std::vector<std::pair<std::string, std::string>> inference_manifests;
   {  // the services file's, and with --prometheus the services its serving metrics show
-    Result<std::optional<cli::InferenceSectionOutput>> i = cli::PlanInferenceSection(
-        f.inference, f.telemetry, f.serving, f.options.target_gpu, *catalog, f.autoscaler.Options());
+    Result<std::optional<cli::InferenceSectionOutput>> i = std::optional<cli::InferenceSectionOutput>();
+    if (!f.demo_services.empty()) {
+      Result<cli::InferenceSectionOutput> d =
+          cli::InferenceSection({}, std::move(f.demo_services), {}, *catalog, f.autoscaler.Options());
+      if (!d) return Fail(d.error());
+      i = std::optional<cli::InferenceSectionOutput>(std::move(*d));
+    } else {
+      i = cli::PlanInferenceSection(f.inference, f.telemetry, f.serving, f.options.target_gpu, *catalog,
+                                    f.autoscaler.Options());
+    }
     if (!i) return Fail(i.error());
     if (*i) {
       sections.emplace_back("inference", std::make_pair((*i)->json, (*i)->markdown));
@@ -363,7 +389,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
                             .model_loads = loads ? &*loads : nullptr,
                             .model_loads_source = loads_path,
                             // Night lending: the file's jobs (found ones already run).
-                            .jobs = training && !f.training_jobs.empty() ? &training->workload.jobs : nullptr,
+                            .jobs = training && (!f.training_jobs.empty() || f.demo_training)
+                                        ? &training->workload.jobs
+                                        : nullptr,
                             .rightsize = f.rightsize,
                             .model_loading = f.model_loading,
                             .time_multiplex = {},
@@ -383,6 +411,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (!m) return Fail(m.error());
     manifests = std::move(*m);
   }
+  manifests.report = cli::ReportRequest{
+      .command = f.report_command, .title = "gpufit " + f.report_command, .source = source, .series_json = {}};
   if (!plan && sections.size() == 1)
     return Emit(f.output, "plan", sections[0].second.first, sections[0].second.second, manifests);
   std::string json = plan ? PlanToJson(*plan) : "{}", md = plan ? PlanToMarkdown(*plan) : "";
@@ -403,7 +433,19 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     merged[key] = nlohmann::json::parse(section.first);
     md += (md.empty() ? "" : "\n") + section.second;
   }
-  return Emit(f.output, "plan", merged.dump(2) + "\n", md, manifests);
+  if (plan) {
+    // The saving and the actions lead (above the guarantee); the rollups close the summary.
+    const std::string summary = PlanSummaryJson(merged.dump());
+    merged["summary"] = nlohmann::json::parse(summary);
+    const std::size_t title_at = md.find("# gpufit plan\n\n");
+    if (title_at != std::string::npos) md.insert(title_at + 15, PlanSummaryLead(summary));
+    md += PlanRollupsMarkdown(summary);
+  }
+  std::string document = merged.dump(2) + "\n";
+  if (plan && f.output.format == "csv") manifests.csv = PlanPodsCsv(document);
+  if (plan && (!f.output.report.empty() || f.output.format == "html"))
+    manifests.report->series_json = report::ReportSeriesJson(*telemetry, document);
+  return Emit(f.output, "plan", document, md, manifests);
 }
 
 // gpufit backtest: the walk-forward backtest of the plan and the GPUs-vs-overflow trade-off.
@@ -453,13 +495,14 @@ int main(int argc, char** argv) {
 
   PlanFlags plan_flags;
   CLI::App* plan = app.add_subcommand("plan", "right-size and co-locate pods, verified by replay (the main job)");
-  AddPlanOptions(plan, plan_flags, true);
+  AddPlanOptions(plan, plan_flags, true, {"csv", "html"});
 
   PlanFlags demo_flags;
   demo_flags.options.target_gpu = "h100-80gb";
   SyntheticOptions synthetic;
   CLI::App* demo = app.add_subcommand("demo", "plan on a built-in synthetic cluster (no files, no network)");
-  AddPlanOptions(demo, demo_flags, false);
+  demo_flags.report_command = "demo";
+  AddPlanOptions(demo, demo_flags, false, {"csv", "html"});
   cli::AddDeprecatedAlias(
       demo, "--pods",
       demo->add_option("--pod-count", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000)));
@@ -470,7 +513,7 @@ int main(int argc, char** argv) {
   CLI::App* backtest = app.add_subcommand(
       "backtest", "plan on earlier telemetry, replay later telemetry (walk-forward); exit 3 if the plan did not hold");
   cli::AddTelemetrySourceOptions(backtest, backtest_flags.telemetry);
-  AddPlanOptions(backtest, backtest_flags, false);
+  AddPlanOptions(backtest, backtest_flags, false, {});
   backtest->add_option("--risks", backtest_risks, "memory risks of the trade-off curve (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
@@ -544,6 +587,22 @@ int main(int argc, char** argv) {
                                           : Fail(InvalidArgument("backtest: give --telemetry or --prometheus"));
   });
   demo->callback([&] {
+    // Every strategy on the embedded cluster: its jobs, its services, MIG beside time-slicing,
+    // and the report (written to gpufit-demo.html unless --report says where).
+    Result<TrainingWorkload> jobs = cli::DemoTrainingJobs();
+    if (!jobs) {
+      rc = Fail(jobs.error());
+      return;
+    }
+    Result<std::vector<PreparedService>> services = cli::DemoServices(GpuCatalog::Embedded(), synthetic.seed);
+    if (!services) {
+      rc = Fail(services.error());
+      return;
+    }
+    demo_flags.demo_training = std::move(*jobs);
+    demo_flags.demo_services = std::move(*services);
+    demo_flags.mig_alternative = true;
+    if (demo_flags.output.report.empty()) demo_flags.output.report = "gpufit-demo.html";
     const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
     rc = RunPlan(demo_flags, &tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
   });

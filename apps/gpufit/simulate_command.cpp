@@ -12,6 +12,7 @@
 #include "gpufit/core/text.h"
 #include "gpufit/ingest/openb_reader.h"
 #include "gpufit/placement/registry.h"
+#include "gpufit/report/html_report.h"
 #include "gpufit/sim/report.h"
 
 namespace gpufit::cli {
@@ -19,6 +20,7 @@ namespace {
 
 struct SimulateFlags {
   std::string nodes, pods, policies = "fgd", mode = "saturation", seeds = "42-51", format = "text", out_dir;
+  Output report;  // --report FILE.html (only its `report` is used)
   double inflation = 1.3;
   unsigned threads = 0;
   bool check_invariants = false;
@@ -53,6 +55,7 @@ int Run(const SimulateFlags& f) {
                                 kMaxRunsWithSteps, policies.size() * seeds->size()));
   if (!f.out_dir.empty())  // fail before hours of simulation, not after; nothing written yet
     if (Result<void> ok = CheckOutputDir(f.out_dir, "--out"); !ok) return Fail(ok.error());
+  if (Result<void> ok = CheckOutput(f.report); !ok) return Fail(ok.error());
   SimOptions options;
   options.mode = f.mode == "replay" ? SimMode::kReplay : SimMode::kSaturation;
   options.inflation = f.inflation;
@@ -72,12 +75,21 @@ int Run(const SimulateFlags& f) {
   const ReportContext context{f.nodes, f.pods, &*input, &options, *seeds};
   const std::string json = ComparisonJson(summaries, context);
   const std::string text = ComparisonText(summaries, context);
+  std::vector<std::pair<std::filesystem::path, std::string>> report;
+  if (!f.report.report.empty())
+    report.emplace_back(f.report.report,
+                        report::RenderHtmlReport("gpufit simulate",
+                                                 report::ReportData("simulate", "gpufit simulate", f.pods + " on " + f.nodes,
+                                                                    VersionLine(), json)));
+  if (f.out_dir.empty() && !report.empty())
+    if (Result<void> w = WriteFilesAtomically(report, {}); !w) return Fail(w.error());
   if (!f.out_dir.empty()) {
     const std::filesystem::path dir(f.out_dir);
     std::vector<std::pair<std::filesystem::path, std::string>> files = {{dir / "simulate.json", json},
                                                                         {dir / "simulate.txt", text}};
     for (const RunResult& r : *runs)
       files.emplace_back(dir / fmt::format("steps-{}-seed{}.csv", r.policy, r.seed), StepsCsv(r));
+    files.insert(files.end(), report.begin(), report.end());
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
@@ -126,6 +138,12 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
       ->check(
           CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
                          "DIR", "non-empty"));
+  cmd->add_option("--report", flags->report.report,
+                  "also write the HTML report to this file (self-contained: charts drawn with the embedded Apache "
+                  "ECharts)")
+      ->check(
+          CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                         "FILE.html", "non-empty"));
   cmd->add_option("--threads", flags->threads, "parallel runs (default 0: one per core)")->check(CLI::Range(0u, 256u));
   cmd->add_flag("--check-invariants", flags->check_invariants,
                 "check capacities and constraints after every event (slow; for debugging)");

@@ -148,7 +148,9 @@ int RunStudy(const StudyFlags& f) {
     if (!row) return Fail(Error{row.error().code, fmt::format("{} ({}): {}", source, label, row.error().message)});
     rows.push_back(std::move(*row));
   }
-  return Emit(f.out, "training-study", SpotStudyToJson(rows, source), SpotStudyToMarkdown(rows, source));
+  ExtraOutput extra;
+  extra.report = ReportRequest{.command = "training study", .title = "gpufit training study", .source = source};
+  return Emit(f.out, "training-study", SpotStudyToJson(rows, source), SpotStudyToMarkdown(rows, source), extra);
 }
 
 // --- drain ---------------------------------------------------------------------------
@@ -332,7 +334,7 @@ void AddTrainingCommand(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"transparent", "application", "none"}))
       ->capture_default_str();
   s->add_option("--seed", study->seed, "seed of the reclaims and failures")->check(SeedCheck())->capture_default_str();
-  AddOutputOptions(s, study->out);
+  AddOutputOptions(s, study->out, {"html"});
   s->callback([study, &rc] { rc = RunStudy(*study); });
 
   auto drain = std::make_shared<DrainFlags>();

@@ -42,6 +42,17 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies, cons
     const std::vector<ScheduleRun> runs = ScheduleRuns(s);
     for (const ScheduleRun& r : runs)
       schedule.push_back({{"from_s", r.from_s}, {"to_s", r.to_s}, {"replicas", r.replicas}});
+    // Demand per schedule window (requests / window_s): what the schedule is drawn against.
+    nlohmann::json rate = nlohmann::json::array();
+    if (p.spec.window_s > 0) {
+      std::vector<double> counts;
+      for (const Request& q : p.demand.trace.requests) {
+        const auto w = static_cast<std::size_t>(q.arrival_s / p.spec.window_s);
+        if (w >= counts.size()) counts.resize(w + 1, 0);
+        counts[w] += 1;
+      }
+      for (double c : counts) rate.push_back(c / p.spec.window_s);
+    }
     nlohmann::json manifests = nlohmann::json::object();
     const auto [file, yaml] = AutoscalerManifest(s, autoscaler);
     manifests[file] = yaml;
@@ -53,6 +64,7 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies, cons
                               {"duration_s", p.demand.trace.Duration()},
                               {"window_s", p.spec.window_s},
                               {"window_mean_to_peak", p.window_mean_to_peak},
+                              {"demand_requests_per_s", rate},
                               {"service_model", {{"basis", p.service_basis}, {"concurrency", p.concurrency}}},
                               {"cold_start", {{"seconds", p.cold_start_s}, {"basis", p.cold_start_basis}}},
                               {"slo",

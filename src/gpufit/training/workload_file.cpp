@@ -415,6 +415,14 @@ Result<TrainingWorkload> ReadTrainingWorkload(const std::string& path) {
   }
 }
 
+Result<TrainingWorkload> ParseTrainingWorkload(const std::string& yaml, const std::string& source) {
+  try {
+    return ParseWorkload(YAML::Load(yaml), source);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("{}: line {}: {}", source, e.mark.line + 1, e.msg);
+  }
+}
+
 std::vector<TrainingJob> TrainingJobsFromOpenb(const std::vector<PodSpec>& pods, const OpenbTrainingOptions& o) {
   std::vector<TrainingJob> jobs;
   for (const PodSpec& p : pods) {

@@ -114,6 +114,8 @@ struct StorageModel {
 };
 
 Result<TrainingWorkload> ReadTrainingWorkload(const std::string& path);
+// The same from YAML text (the demo's embedded jobs); errors name `source` as they name a path.
+Result<TrainingWorkload> ParseTrainingWorkload(const std::string& yaml, const std::string& source);
 
 // "transparent", "application", "none" and back. Errors: kInvalidArgument naming `where`.
 Result<Checkpointing> ParseCheckpointing(const std::string& name, const std::string& where);

@@ -1,0 +1,377 @@
+#include "gpufit/plan/plan_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <vector>
+
+namespace gpufit {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kHoursPerMonth = 730;
+
+double Num(const json& j, const char* key, double otherwise = 0) {
+  if (!j.is_object()) return otherwise;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : otherwise;
+}
+
+const json& Get(const json& j, const char* key) {
+  static const json null_json;
+  if (!j.is_object()) return null_json;
+  const auto it = j.find(key);
+  return it == j.end() ? null_json : *it;
+}
+
+std::string Str(const json& j, const char* key) {
+  const json& v = Get(j, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+// Thousands separators without a locale: 1234567 -> 1,234,567.
+std::string Grouped(double v) {
+  std::string digits = std::to_string(std::llabs(std::llround(v)));
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return (v < -0.5 ? "-" : "") + digits;
+}
+std::string Dollars(double v) { return "$" + Grouped(v); }
+
+struct Row {
+  std::string strategy, unit = "usd_per_month", basis;
+  std::optional<double> before, after;
+  double saved = 0;
+};
+
+void ColocationRow(const json& plan, std::vector<Row>& rows) {
+  const json& t = Get(plan, "totals");
+  if (!t.is_object()) return;
+  const double before = Num(t, "usd_per_month_before"), after = Num(t, "usd_per_month_after");
+  const std::string gpu = Str(Get(plan, "target_gpu"), "id");
+  rows.push_back({"co-location and right-sizing", "usd_per_month",
+                  fmt::format("{} GPUs of today against the plan's {} ({}), on-demand prices", Num(t, "gpus_before"),
+                              Num(t, "gpus_after"), gpu),
+                  before, after, before - after});
+}
+
+void InferenceRow(const json& plan, std::vector<Row>& rows) {
+  const json& services = Get(Get(plan, "inference"), "services");
+  if (!services.is_array() || services.empty()) return;
+  double before = 0, after = 0;
+  std::size_t n = 0;
+  for (const json& s : services) {
+    const double duration = Num(s, "duration_s");
+    if (duration <= 0) continue;
+    std::optional<double> peak, ours;
+    for (const json& p : Get(s, "policies")) {
+      if (p.value("policy", "") == "static peak") peak = Num(p, "cost_usd");
+      if (p.value("policy", "") == "gpufit") ours = Num(p, "cost_usd");
+    }
+    if (!peak || !ours) continue;
+    const double scale = kHoursPerMonth * 3600 / duration;
+    before += *peak * scale, after += *ours * scale, ++n;
+  }
+  if (n == 0) return;
+  rows.push_back({"inference replicas", "usd_per_month",
+                  fmt::format("{} services: replicas held at the trace's peak against gpufit's schedule, each "
+                              "replayed on the service's requests and scaled from the trace's length to 730 h",
+                              n),
+                  before, after, before - after});
+}
+
+void AncillaryRows(const json& plan, std::vector<Row>& rows) {
+  const json& a = Get(plan, "ancillary");
+  if (!a.is_object()) return;
+  double before = 0, after = 0;
+  std::size_t n = 0;
+  for (const json& c : Get(a, "containers")) {
+    const json &now = Get(c, "usd_per_month_now"), &rec = Get(c, "usd_per_month_recommended");
+    if (!now.is_number() || !rec.is_number()) continue;
+    before += now.get<double>(), after += rec.get<double>(), ++n;
+  }
+  if (n > 0)
+    rows.push_back({"containers", "usd_per_month",
+                    fmt::format("{} containers' CPU and memory requests now against the recommended, at the nodes' "
+                                "rates (a container whose request should grow counts as a cost)",
+                                n),
+                    before, after, before - after});
+  double agents = 0;
+  for (const json& d : Get(a, "duplicated_agents")) agents += Num(d, "usd_per_month_saving");
+  if (agents > 0)
+    rows.push_back({"duplicated agents", "usd_per_month", "one copy of each agent kind per node", {}, {}, agents});
+  const double cache = Num(Get(a, "model_loading"), "cache_usd_per_month_saving");
+  if (cache > 0)
+    rows.push_back({"model cache", "usd_per_month", "GPU time no longer spent loading models, with a node-local cache",
+                    {}, {}, cache});
+}
+
+void TrainingRow(const json& plan, std::vector<Row>& rows) {
+  const json& t = Get(Get(plan, "training"), "totals");
+  if (!t.is_object()) return;
+  const double before = Num(t, "expected_on_demand_cost_usd"), after = Num(t, "expected_recommended_cost_usd");
+  rows.push_back({"training on spot", "usd_per_run",
+                  fmt::format("{} jobs, expected cost of one run each, all on-demand against the recommendation "
+                              "(not in the monthly sums)",
+                              Get(Get(plan, "training"), "jobs").size()),
+                  before, after, before - after});
+}
+
+std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows) {
+  std::vector<std::pair<double, std::string>> actions;
+  const json& t = Get(plan, "totals");
+  if (t.is_object() && Num(t, "gpus_after") < Num(t, "gpus_before")) {
+    std::size_t shared = 0;
+    for (const json& g : Get(plan, "groups"))
+      if (Get(g, "pods").size() > 1) ++shared;
+    const json& b = Get(plan, "backtest");
+    const std::string held = b.is_object() ? (b.value("safe", false) ? "; the backtest held on telemetry the plan never saw"
+                                                                      : "; the backtest did NOT hold: read it first")
+                                           : "";
+    actions.emplace_back(
+        Num(t, "usd_per_month_saved"),
+        fmt::format("Co-locate the pods on {} GPUs of {} instead of {} ({} of them shared): {} per month saved{}.",
+                    Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), Num(t, "gpus_before"),
+                    shared, Dollars(Num(t, "usd_per_month_saved")), held));
+  }
+  for (const Row& r : rows) {
+    if (r.saved <= 0.5 || r.strategy == "co-location and right-sizing") continue;
+    std::string text;
+    if (r.strategy == "inference replicas")
+      text = fmt::format("Scale the inference services by gpufit's replica schedule (the autoscaler manifests): {} per month.",
+                         Dollars(r.saved));
+    else if (r.strategy == "containers")
+      text = fmt::format("Set the containers' CPU and memory requests as recommended: {} per month.", Dollars(r.saved));
+    else if (r.strategy == "duplicated agents")
+      text = fmt::format("Keep one copy of each duplicated node agent: {} per month.", Dollars(r.saved));
+    else if (r.strategy == "model cache")
+      text = fmt::format("Add a node-local model cache: {} per month of GPU time.", Dollars(r.saved));
+    else if (r.strategy == "training on spot") {
+      std::size_t spot = 0, all = 0;
+      for (const json& j : Get(Get(plan, "training"), "jobs")) {
+        ++all;
+        if (j.value("recommendation", "").find("spot") != std::string::npos) ++spot;
+      }
+      text = fmt::format("Run {} of the {} training jobs on spot with checkpoints at their Young/Daly interval: {} saved per run.",
+                         spot, all, Dollars(r.saved));
+    }
+    if (!text.empty()) actions.emplace_back(r.unit == "usd_per_run" ? r.saved / 10 : r.saved, text);
+  }
+  const json& tm = Get(Get(plan, "ancillary"), "time_multiplexing");
+  if (Num(tm, "gpus_lent") > 0 && Get(tm, "night_window").is_object())
+    actions.emplace_back(0, fmt::format("Lend {} idle GPUs to training from {} UTC for {} h a night.", Num(tm, "gpus_lent"),
+                                        Str(tm["night_window"], "start_utc"), Num(tm["night_window"], "hours")));
+  const json& mig = Get(plan, "mig_isolation");
+  if (mig.is_object())
+    actions.emplace_back(-1, fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month.",
+                                         Num(mig, "gpus"), Dollars(Num(mig, "usd_per_month"))));
+  std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (auto& [_, text] : actions) out.push_back(std::move(text));
+  return out;
+}
+
+struct Rollup {
+  double pods = 0, gpus_shared = 0, peak = 0, duty_weighted = 0, running = 0, used = 0, allocated = 0, current = 0,
+         right_sized = 0;
+};
+
+json Rollups(const json& plan) {
+  std::map<std::string, Rollup> by_ns, by_workload;
+  json workload_of = json::object();
+  bool from_pods_file = false, inferred = false;
+  for (const json& p : Get(plan, "pods")) {
+    const std::string pod = p.value("pod", "");
+    const std::size_t slash = pod.find('/');
+    const std::string ns = slash == std::string::npos ? "(no namespace)" : pod.substr(0, slash);
+    std::string workload;
+    if (Get(p, "workload").is_string()) {
+      workload = p["workload"].get<std::string>(), from_pods_file = true;
+    } else {
+      workload = WorkloadFromPodName(pod), inferred = true;
+    }
+    workload_of[pod] = workload;
+    const json& prof = Get(p, "profile");
+    const json& rs = Get(p, "right_sizing");
+    const double running = Num(prof, "running_samples");
+    const double current = Num(rs, "usd_per_month_current");
+    const double right = Get(rs, "usd_per_month_recommended").is_number() ? Num(rs, "usd_per_month_recommended") : current;
+    for (Rollup* r : {&by_ns[ns], &by_workload[workload]}) {
+      r->pods += 1;
+      if (Get(p, "group").is_number()) {
+        const json& g = Get(plan, "groups")[p["group"].get<std::size_t>()];
+        if (Get(g, "pods").size() > 1) r->gpus_shared += 1;
+      }
+      r->peak = std::max(r->peak, Num(Get(prof, "fb_used_mib"), "peak"));
+      r->duty_weighted += Num(Get(prof, "gpu_util_pct"), "mean") * running;
+      r->running += running;
+      r->used += Num(prof, "gpu_hours_used");
+      r->allocated += Num(prof, "gpu_hours_allocated");
+      r->current += current;
+      r->right_sized += right;
+    }
+  }
+  const auto rows = [](const std::map<std::string, Rollup>& m) {
+    std::vector<std::pair<std::string, Rollup>> v(m.begin(), m.end());
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.current > b.second.current; });
+    json out = json::array();
+    for (const auto& [key, r] : v)
+      out.push_back({{"key", key},
+                     {"pods", static_cast<std::size_t>(r.pods)},
+                     {"gpus_before", static_cast<std::size_t>(r.pods)},
+                     {"gpus_shared", static_cast<std::size_t>(r.gpus_shared)},
+                     {"peak_fb_used_mib", r.peak},
+                     {"mean_duty_pct", r.running > 0 ? r.duty_weighted / r.running : 0},
+                     {"gpu_hours_used", r.used},
+                     {"gpu_hours_allocated", r.allocated},
+                     {"usd_per_month_current", r.current},
+                     {"usd_per_month_right_sized", r.right_sized}});
+    return out;
+  };
+  std::string basis = from_pods_file && !inferred ? "each pod's owner in the pods file (plan.json pods[].workload)"
+                      : from_pods_file ? "the pods file's owners; pods it lacks by their names (Deployment and StatefulSet naming)"
+                                       : "the pods' names (Deployment \"<name>-<hash>-<suffix>\" and StatefulSet "
+                                         "\"<name>-<ordinal>\" naming); give --pods for their real owners";
+  return {{"by_namespace", rows(by_ns)},
+          {"by_workload", rows(by_workload)},
+          {"workload_of", std::move(workload_of)},
+          {"workload_basis", basis}};
+}
+
+}  // namespace
+
+std::string WorkloadFromPodName(std::string_view pod) {
+  std::string name(pod.substr(0, pod.find_first_of("[@")));
+  static const std::regex deployment("^(.+)-[a-z0-9]{1,10}-[a-z0-9]{5}$");
+  static const std::regex stateful("^(.+)-[0-9]+$");
+  std::smatch m;
+  if (std::regex_match(name, m, deployment) || std::regex_match(name, m, stateful)) return m[1].str();
+  return name;
+}
+
+std::string PlanSummaryJson(std::string_view plan_json) {
+  const json plan = json::parse(plan_json, nullptr, false);
+  if (plan.is_discarded() || !plan.is_object()) throw std::invalid_argument("summary: the plan is not a JSON object");
+  std::vector<Row> rows;
+  ColocationRow(plan, rows);
+  InferenceRow(plan, rows);
+  AncillaryRows(plan, rows);
+  TrainingRow(plan, rows);
+  double before = 0, after = 0, saved = 0;
+  json strategies = json::array();
+  for (const Row& r : rows) {
+    if (r.unit == "usd_per_month") {
+      saved += r.saved;
+      if (r.before && r.after) before += *r.before, after += *r.after;
+    }
+    strategies.push_back({{"strategy", r.strategy},
+                          {"unit", r.unit},
+                          {"usd_before", r.before ? json(*r.before) : json(nullptr)},
+                          {"usd_after", r.after ? json(*r.after) : json(nullptr)},
+                          {"usd_saved", r.saved},
+                          {"basis", r.basis}});
+  }
+  after = before - saved;  // savings-only rows lower the total after, too
+  json out = {{"usd_per_month_before", before},
+              {"usd_per_month_after", after},
+              {"usd_per_month_saved", saved},
+              {"saved_pct", before > 0 ? json(saved / before * 100) : json(nullptr)},
+              {"basis", "on-demand prices (the plan's prices section), 730-hour month; training per run, apart"},
+              {"strategies", std::move(strategies)},
+              {"actions", Actions(plan, rows)},
+              {"rollups", Rollups(plan)}};
+  return out.dump();
+}
+
+std::string PlanPodsCsv(std::string_view plan_json) {
+  const json plan = json::parse(plan_json, nullptr, false);
+  if (plan.is_discarded() || !plan.is_object()) throw std::invalid_argument("csv: the plan is not a JSON object");
+  const auto field = [](const json& v) -> std::string {
+    if (v.is_null()) return "";
+    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
+  std::string csv =
+      "pod,namespace,workload,current_gpu,recommended_gpu,required_mib,peak_fb_used_mib,p99_fb_used_mib,"
+      "mean_gpu_util_pct,p95_gpu_util_pct,idle_share,gpu_hours_allocated,gpu_hours_used,group,"
+      "usd_per_month_current,usd_per_month_recommended\r\n";
+  for (const json& p : Get(plan, "pods")) {
+    const std::string pod = Str(p, "pod");
+    const std::size_t slash = pod.find('/');
+    const json &prof = Get(p, "profile"), &rs = Get(p, "right_sizing");
+    const json &fb = Get(prof, "fb_used_mib"), &util = Get(prof, "gpu_util_pct");
+    const json row[] = {pod,
+                        slash == std::string::npos ? json("") : json(pod.substr(0, slash)),
+                        Get(p, "workload").is_string() ? p["workload"] : json(WorkloadFromPodName(pod)),
+                        Get(rs, "current_gpu"),
+                        Get(rs, "recommended_gpu"),
+                        Get(rs, "required_mib"),
+                        Get(fb, "peak"),
+                        Get(fb, "p99"),
+                        Get(util, "mean"),
+                        Get(util, "p95"),
+                        Get(prof, "idle_share"),
+                        Get(prof, "gpu_hours_allocated"),
+                        Get(prof, "gpu_hours_used"),
+                        Get(p, "group"),
+                        Get(rs, "usd_per_month_current"),
+                        Get(rs, "usd_per_month_recommended")};
+    for (std::size_t i = 0; i < std::size(row); ++i) csv += (i ? "," : "") + field(row[i]);
+    csv += "\r\n";
+  }
+  return csv;
+}
+
+std::string PlanSummaryLead(std::string_view summary_json) {
+  const json s = json::parse(summary_json);
+  std::string md = fmt::format("**Saving: {} per month", Dollars(Num(s, "usd_per_month_saved")));
+  if (s["saved_pct"].is_number()) md += fmt::format(" ({:.1f}%)", s["saved_pct"].get<double>());
+  md += fmt::format("**: {} → {} per month", Dollars(Num(s, "usd_per_month_before")), Dollars(Num(s, "usd_per_month_after")));
+  std::vector<std::string> parts;
+  for (const json& r : s["strategies"])
+    if (r["unit"] == "usd_per_month" && std::abs(Num(r, "usd_saved")) >= 0.5)
+      parts.push_back(fmt::format("{} {}", r["strategy"].get<std::string>(), Dollars(Num(r, "usd_saved"))));
+  if (!parts.empty()) md += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
+  md += ".\n\n";
+  if (!s["actions"].empty()) {
+    md += "Recommended:\n";
+    int i = 0;
+    for (const json& a : s["actions"]) md += fmt::format("{}. {}\n", ++i, a.get<std::string>());
+    md += "\n";
+  }
+  return md;
+}
+
+std::string PlanRollupsMarkdown(std::string_view summary_json, std::size_t top) {
+  const json s = json::parse(summary_json);
+  std::string md;
+  const auto table = [&](const char* title, const json& rows) {
+    if (!rows.is_array() || rows.empty()) return;
+    md += fmt::format("\n## By {}\n\n| {} | pods | on shared GPUs | peak MiB | mean duty % | GPU-h used / held | USD/month now | "
+                      "right-sized alone |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                      title, title);
+    for (std::size_t i = 0; i < std::min(top, rows.size()); ++i) {
+      const json& r = rows[i];
+      md += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} / {:.1f} | {} | {} |\n", r["key"].get<std::string>(),
+                        Num(r, "pods"), Num(r, "gpus_shared"), Grouped(Num(r, "peak_fb_used_mib")), Num(r, "mean_duty_pct"),
+                        Num(r, "gpu_hours_used"), Num(r, "gpu_hours_allocated"), Dollars(Num(r, "usd_per_month_current")),
+                        Dollars(Num(r, "usd_per_month_right_sized")));
+    }
+    if (rows.size() > top) md += fmt::format("\n{} more in plan.json `summary.rollups`.\n", rows.size() - top);
+  };
+  table("namespace", s["rollups"]["by_namespace"]);
+  table("workload", s["rollups"]["by_workload"]);
+  if (!md.empty()) md += fmt::format("\nWorkloads from {}.\n", s["rollups"]["workload_basis"].get<std::string>());
+  return md;
+}
+
+}  // namespace gpufit

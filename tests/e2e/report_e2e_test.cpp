@@ -1,0 +1,125 @@
+// Issue 20: the HTML report in headless Chromium (Debian's chromium, driven by playwright-core:
+// tools/report/check-report.mjs). Each report loads from file:// with no request elsewhere and
+// no console error, every chart draws an SVG with shapes, the expected sections are there, and
+// each section's screenshot is a real PNG.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_run.h"
+
+namespace gpufit::e2e {
+namespace {
+
+struct Check {
+  int exit_code = -1;
+  nlohmann::json summary;
+  std::string err;
+};
+
+// Runs the headless check on `report`, screenshots into `shots`.
+Check CheckReport(const fs::path& report, const std::vector<std::string>& expect, const fs::path& shots) {
+  std::string sections;
+  for (const std::string& s : expect) sections += (sections.empty() ? "" : ",") + s;
+  const fs::path out = shots.parent_path() / (shots.filename().string() + ".json");
+  const fs::path err = shots.parent_path() / (shots.filename().string() + ".err");
+  const std::string cmd = "node " GPUFIT_REPORT_CHECK " " + report.string() + " --expect " + sections +
+                          " --screenshots " + shots.string() + " > " + out.string() + " 2> " + err.string();
+  const int status = std::system(cmd.c_str());
+  Check c{WIFEXITED(status) ? WEXITSTATUS(status) : -1, nullptr, Slurp(err)};
+  c.summary = nlohmann::json::parse(Slurp(out), nullptr, false);
+  return c;
+}
+
+// A PNG: its 8-byte signature, and more than a blank strip's bytes.
+void ExpectScreenshots(const fs::path& shots, const std::vector<std::string>& sections) {
+  for (const std::string& s : sections) {
+    const fs::path png = shots / (s + ".png");
+    ASSERT_TRUE(fs::exists(png)) << png;
+    const std::string bytes = Slurp(png);
+    EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << png;
+    EXPECT_GT(bytes.size(), 4000u) << png;
+  }
+}
+
+int Charts(const nlohmann::json& summary) {
+  int n = 0;
+  for (const nlohmann::json& s : summary["sections"]) n += s["charts"].get<int>();
+  return n;
+}
+
+TEST(Report, DemoShowsEveryStrategy) {
+  const fs::path dir = Scratch("report-demo");
+  const fs::path report = dir / "demo.html";
+  const CliRun run = Gpufit("demo --report " + report.string() + " --out " + (dir / "out").string(), dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("report written to " + report.string()), std::string::npos) << run.err;
+  const nlohmann::json plan = nlohmann::json::parse(Slurp(dir / "out" / "plan.json"));
+  for (const char* key : {"backtest", "training", "inference", "ancillary", "mig_isolation", "summary"})
+    EXPECT_FALSE(plan[key].is_null()) << key;
+  EXPECT_EQ(plan["inference"]["services"].size(), 2u);
+  EXPECT_EQ(plan["training"]["jobs"].size(), 3u);
+  const std::vector<std::string> sections = {"headline", "cost",     "backtest", "gpu-memory", "duty",
+                                             "rightsizing", "mig",  "replicas", "training",  "lending"};
+  const Check c = CheckReport(report, sections, dir / "shots");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(c.summary["requests"].empty());
+  EXPECT_EQ(Charts(c.summary), 9);  // one chart a section, two for replicas; the headline and table none
+  ExpectScreenshots(dir / "shots", sections);
+  // The Markdown leads with the saving in dollars and percent, then the actions.
+  const std::string md = Slurp(dir / "out" / "plan.md");
+  EXPECT_EQ(md.find("# gpufit plan\n\n**Saving: $"), 0u) << md.substr(0, 300);
+  EXPECT_NE(md.find("Recommended:\n1. "), std::string::npos);
+}
+
+TEST(Report, GenTd26PlanUnderFiveMegabytes) {
+  const fs::path dir = Scratch("report-gentd26");
+  const fs::path report = dir / "gentd26.html";
+  const CliRun run = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --report " + report.string(), dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_LT(fs::file_size(report), 5u * 1000 * 1000);
+  const std::vector<std::string> sections = {"headline", "cost", "backtest", "gpu-memory", "duty", "rightsizing"};
+  const Check c = CheckReport(report, sections, dir / "shots");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  ExpectScreenshots(dir / "shots", sections);
+  // Every GenTD26 pod is a row of the right-sizing table (the first view: pods).
+  int rows = -1;
+  for (const nlohmann::json& s : c.summary["sections"])
+    if (s["id"] == "rightsizing") rows = s["rows"].get<int>();
+  EXPECT_EQ(rows, 143);
+}
+
+TEST(Report, InferenceStudy) {
+  const fs::path dir = Scratch("report-inference");
+  const char* env = std::getenv("GPUFIT_DATA");
+  const std::string data = env ? env : GPUFIT_DATA_DEFAULT;
+  std::ofstream(dir / "services.yaml") << "services:\n  - name: chat\n    namespace: llm\n    requests: {format: azure-llm, path: "
+                                       << data << "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv}\n"
+                                       << "    gpu: a100-80gb\n    llm: {model: llama-2-13b}\n"
+                                       << "    cold_start: {load_gb_per_s: 1.0, init_s: 30}\n"
+                                       << "    slo: {metric: ttft, seconds: 2, target: 0.99}\n";
+  const fs::path report = dir / "inference.html";
+  const CliRun run = Gpufit("inference --services " + (dir / "services.yaml").string() + " --report " + report.string(), dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Check c = CheckReport(report, {"replicas"}, dir / "shots");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  ExpectScreenshots(dir / "shots", {"replicas"});
+  EXPECT_EQ(Charts(c.summary), 2);
+}
+
+TEST(Report, CheckFailsOnABrokenPage) {
+  // The check itself can fail: a page whose script throws and draws nothing is refused.
+  const fs::path dir = Scratch("report-broken");
+  std::ofstream(dir / "broken.html") << "<!doctype html><html><body><main id=\"report\"></main><script>"
+                                     << "window.gpufitReport={ready:true,errors:[],sections:[]};"
+                                     << "throw new Error('boom');</script></body></html>";
+  const Check c = CheckReport(dir / "broken.html", {"headline"}, dir / "shots");
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.err.find("boom"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("no section headline"), std::string::npos) << c.err;
+}
+
+}  // namespace
+}  // namespace gpufit::e2e

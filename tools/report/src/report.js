@@ -1,0 +1,513 @@
+// gpufit's HTML report: draws a command's result (the data object of
+// src/gpufit/report/html_report.h) with Apache ECharts, embedded in the same page. Every chart
+// is an SVG (renderer 'svg'); window.gpufitReport tells a headless check what was drawn:
+// { ready, sections: [{id, title, charts}], charts, errors }.
+(function () {
+  'use strict';
+  const report = (window.gpufitReport = { ready: false, sections: [], charts: 0, errors: [] });
+  const main = document.getElementById('report');
+  const data = JSON.parse(document.getElementById('gpufit-data').textContent);
+  const result = data.result || {};
+  const series = data.series || null;
+  const charts = [];
+
+  // ---------- small helpers ----------
+  function el(tag, attrs, children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'text') e.textContent = v;
+      else if (k === 'class') e.className = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children || []) e.append(c);
+    return e;
+  }
+  const num = (v) => typeof v === 'number' && isFinite(v);
+  const usd = (v) => (num(v) ? '$' + Math.round(v).toLocaleString('en-US') : 'n/a');
+  const pct = (v, digits) => (num(v) ? v.toFixed(digits === undefined ? 1 : digits) + '%' : 'n/a');
+  const fixed = (v, d) => (num(v) ? v.toFixed(d) : '');
+  const sum = (xs) => xs.reduce((a, b) => a + (num(b) ? b : 0), 0);
+  const palette = ['#2a6fdb', '#e07b39', '#3aa676', '#c44e8a', '#8a6cd1', '#b8a12c', '#3aa6a6', '#d05a5a', '#6b8e23', '#7f7f7f'];
+
+  function section(id, title, intro) {
+    const body = el('div');
+    const s = el('section', { id: 's-' + id, 'data-section': id }, [el('h2', { text: title })]);
+    if (intro) s.append(el('p', { class: 'intro', text: intro }));
+    s.append(body);
+    main.append(s);
+    report.sections.push({ id, title, charts: 0 });
+    return body;
+  }
+  function chart(parent, option, cls) {
+    const div = el('div', { class: 'chart' + (cls ? ' ' + cls : ''), 'data-chart': '1' });
+    parent.append(div);
+    const c = echarts.init(div, null, { renderer: 'svg' });
+    c.setOption(Object.assign({ animation: false, color: palette }, option));
+    charts.push(c);
+    report.charts++;
+    report.sections[report.sections.length - 1].charts++;
+    return c;
+  }
+  function cards(parent, items) {
+    const box = el('div', { class: 'cards' });
+    for (const it of items)
+      box.append(
+        el('div', { class: 'card' }, [
+          el('div', { class: 'label', text: it.label }),
+          el('div', { class: 'value' + (it.tone ? ' ' + it.tone : ''), text: it.value }),
+          el('div', { class: 'sub', text: it.sub || '' }),
+        ])
+      );
+    parent.append(box);
+  }
+  // A sortable (click a header), filterable (the box above) table. columns: [{key, title, num, fmt}]
+  function table(parent, columns, rows, placeholder) {
+    const wrap = el('div');
+    const filter = el('input', { type: 'search', placeholder: placeholder || 'filter rows', 'aria-label': 'filter' });
+    const count = el('span', { class: 'note' });
+    wrap.append(el('div', { class: 'controls' }, [filter, count]));
+    const thead = el('tr');
+    const tbody = el('tbody');
+    const t = el('table', {}, [el('thead', {}, [thead]), tbody]);
+    wrap.append(el('div', { class: 'table-wrap' }, [t]));
+    let sortKey = null, sortDir = 1;
+    columns.forEach((c) => {
+      const th = el('th', { text: c.title, class: c.num ? 'num' : '' });
+      th.addEventListener('click', () => {
+        sortDir = sortKey === c.key ? -sortDir : c.num ? -1 : 1;
+        sortKey = c.key;
+        thead.querySelectorAll('th').forEach((h) => h.removeAttribute('aria-sort'));
+        th.setAttribute('aria-sort', sortDir > 0 ? 'ascending' : 'descending');
+        render();
+      });
+      thead.append(th);
+    });
+    function render() {
+      const q = filter.value.trim().toLowerCase();
+      let shown = rows.filter((r) => !q || columns.some((c) => String(r[c.key] ?? '').toLowerCase().includes(q)));
+      if (sortKey) {
+        shown = shown.slice().sort((a, b) => {
+          const x = a[sortKey], y = b[sortKey];
+          if (x === y) return 0;
+          if (x === null || x === undefined) return 1;
+          if (y === null || y === undefined) return -1;
+          return (x < y ? -1 : 1) * sortDir;
+        });
+      }
+      tbody.replaceChildren(
+        ...shown.map((r) =>
+          el('tr', {}, columns.map((c) => el('td', { class: c.num ? 'num' : '', text: c.fmt ? c.fmt(r[c.key], r) : r[c.key] ?? '' })))
+        )
+      );
+      count.textContent = shown.length + ' of ' + rows.length + ' rows';
+    }
+    filter.addEventListener('input', render);
+    render();
+    parent.append(wrap);
+    return wrap;
+  }
+  function tabs(parent, views) {
+    const bar = el('div', { class: 'controls tabs' });
+    const area = el('div');
+    parent.append(bar, area);
+    const buttons = views.map((v, i) => {
+      const b = el('button', { type: 'button', 'aria-pressed': i === 0 ? 'true' : 'false', text: v.title });
+      b.addEventListener('click', () => {
+        buttons.forEach((x) => x.setAttribute('aria-pressed', 'false'));
+        b.setAttribute('aria-pressed', 'true');
+        area.replaceChildren();
+        v.draw(area);
+      });
+      bar.append(b);
+      return b;
+    });
+    views[0].draw(area);
+  }
+
+  // ---------- plan sections ----------
+  function headline(summary) {
+    const totals = result.totals || {};
+    const body = section('headline', 'Headline', summary ? summary.basis : '');
+    const items = [];
+    if (summary && num(summary.usd_per_month_saved))
+      items.push({
+        label: 'Saving per month',
+        value: usd(summary.usd_per_month_saved),
+        sub: pct(summary.saved_pct) + ' of ' + usd(summary.usd_per_month_before),
+        tone: summary.usd_per_month_saved > 0 ? 'good' : '',
+      });
+    if (summary)
+      items.push({ label: 'USD per month', value: usd(summary.usd_per_month_before) + ' \u2192 ' + usd(summary.usd_per_month_after) });
+    if (num(totals.gpus_before))
+      items.push({
+        label: 'GPUs',
+        value: totals.gpus_before + ' \u2192 ' + totals.gpus_after,
+        sub: 'lower bound ' + totals.gpus_lower_bound + (result.target_gpu ? ', ' + result.target_gpu.id : ''),
+      });
+    if (num(totals.mean_duty_pct_before))
+      items.push({ label: 'Mean duty cycle', value: pct(totals.mean_duty_pct_before) + ' \u2192 ' + pct(totals.mean_duty_pct_after) });
+    if (result.backtest)
+      items.push({
+        label: 'Backtest (held-out data)',
+        value: result.backtest.safe ? 'holds' : 'did not hold',
+        tone: result.backtest.safe ? 'good' : 'bad',
+        sub: result.backtest.method || '',
+      });
+    cards(body, items);
+    if (result.backtest && result.backtest.guarantee) body.append(el('p', { text: result.backtest.guarantee }));
+    if (summary && summary.actions && summary.actions.length) {
+      body.append(el('strong', { text: 'Recommended' }));
+      body.append(el('ol', { class: 'actions' }, summary.actions.map((a) => el('li', { text: a }))));
+    }
+  }
+
+  function costByStrategy(summary) {
+    const all = (summary && summary.strategies) || [];
+    const rows = all.filter((r) => r.unit === 'usd_per_month' && num(r.usd_before) && num(r.usd_after));
+    if (!rows.length) return;
+    const body = section('cost', 'Cost by strategy', 'USD per month before and after each strategy (on-demand prices, 730-hour month). ' +
+      all.map((r) => r.strategy + ' (' + (r.unit === 'usd_per_run' ? 'per run' : 'per month') + ', ' + usd(r.usd_saved) + ' saved): ' + r.basis + '.').join(' '));
+    chart(body, {
+      tooltip: { trigger: 'axis' },
+      legend: { top: 0 },
+      grid: { left: 220, right: 30, top: 30, bottom: 30 },
+      xAxis: { type: 'value', name: 'USD / month', nameLocation: 'middle', nameGap: 24 },
+      yAxis: { type: 'category', data: rows.map((r) => r.strategy), inverse: true },
+      series: [
+        { name: 'before', type: 'bar', data: rows.map((r) => Math.round(r.usd_before)) },
+        { name: 'after', type: 'bar', data: rows.map((r) => Math.round(r.usd_after)) },
+      ],
+    }, rows.length > 4 ? 'tall' : '');
+  }
+
+  function gpuMemory() {
+    const gpus = (series && series.gpu_memory) || [];
+    if (!gpus.length) return;
+    const body = section('gpu-memory', 'Shared GPUs: memory over time',
+      'Each pod\u2019s GPU memory stacked (DCGM_FI_DEV_FB_USED), at each point the sample of its interval where the sum peaks; ' +
+      'the red line is the GPU\u2019s memory, the dashed one what the packer filled to (the learned margin kept free). ' +
+      (series.holdout ? 'The shaded part is the ' + series.holdout.label + '.' : ''));
+    const select = el('select', { 'aria-label': 'GPU' }, gpus.map((g, i) =>
+      el('option', { value: String(i), text: 'GPU ' + g.gpu + ': ' + g.pods.length + ' pods, peak ' + Math.round(g.peak_mib).toLocaleString('en-US') + ' MiB' })));
+    body.append(el('div', { class: 'controls' }, [el('label', { text: 'GPU (fullest first) ' }), select,
+      el('span', { class: 'note', text: gpus.length + ' shared GPUs' + (series.gpu_memory_omitted ? ', ' + series.gpu_memory_omitted + ' more not drawn' : '') })]));
+    const c = chart(body, {}, 'tall');
+    function draw(i) {
+      const g = gpus[i];
+      const stack = g.pods.map((p, k) => ({
+        name: p, type: 'line', stack: 'mem', areaStyle: {}, showSymbol: false, lineStyle: { width: 0.5 },
+        data: g.hours.map((h, j) => [h, g.mib[k][j]]),
+      }));
+      const lines = [{ yAxis: g.capacity_mib, name: 'GPU memory', lineStyle: { color: '#c23b22', width: 2 } }];
+      if (g.packing_capacity_mib < g.capacity_mib)
+        lines.push({ yAxis: g.packing_capacity_mib, name: 'packed to', lineStyle: { color: '#c23b22', type: 'dashed' } });
+      stack.push({
+        name: 'limits', type: 'line', data: [], silent: true,
+        markLine: { symbol: 'none', label: { formatter: '{b}' }, data: lines },
+        markArea: series.holdout ? { silent: true, itemStyle: { color: 'rgba(42,111,219,0.08)' }, label: { show: true, position: 'insideTop', color: '#5b6576' },
+          data: [[{ name: 'hold-out', xAxis: series.holdout.begin_h }, { xAxis: series.holdout.end_h }]] } : undefined,
+      });
+      c.setOption({
+        tooltip: { trigger: 'axis' },
+        legend: { type: 'scroll', top: 0, data: g.pods },
+        grid: { left: 70, right: 110, top: 40, bottom: 50 },
+        xAxis: { type: 'value', name: 'hours from the window\u2019s start', nameLocation: 'middle', nameGap: 28, min: 0 },
+        yAxis: { type: 'value', name: 'MiB', max: Math.ceil(Math.max(g.capacity_mib, g.peak_mib) * 1.05) },
+        series: stack,
+      }, true);
+    }
+    select.addEventListener('change', () => draw(Number(select.value)));
+    draw(0);
+  }
+
+  function dutyHeatmap() {
+    const d = series && series.duty_by_hour;
+    if (!d || !d.pods.length) return;
+    const body = section('duty', 'Duty cycle by hour of day',
+      'Mean GPU duty cycle of each pod per hour of day on the telemetry\u2019s clock (UTC for Unix times), over its life; blank where it had no sample. ' +
+      'Pods busy at different hours can share a GPU without their compute colliding.' + (series.duty_pods_omitted ? ' ' + series.duty_pods_omitted + ' pods with the least GPU time not drawn.' : ''));
+    const points = [];
+    d.pct.forEach((row, y) => row.forEach((v, x) => { if (v !== null) points.push([x, y, v]); }));
+    chart(body, {
+      tooltip: { position: 'top', formatter: (p) => d.pods[p.value[1]] + ', ' + p.value[0] + ':00 \u2013 ' + p.value[2] + '%' },
+      grid: { left: 220, right: 80, top: 10, bottom: 40 },
+      xAxis: { type: 'category', data: d.hours.map((h) => String(h).padStart(2, '0')), name: 'hour', nameLocation: 'middle', nameGap: 26 },
+      yAxis: { type: 'category', data: d.pods, axisLabel: { fontSize: 9, width: 200, overflow: 'truncate' } },
+      visualMap: { min: 0, max: 100, calculable: true, orient: 'vertical', right: 0, top: 'center', formatter: '{value}%', inRange: { color: ['#f2f6fc', '#2a6fdb', '#10306b'] } },
+      series: [{ type: 'heatmap', data: points, progressive: 0 }],
+    }, d.pods.length > 40 ? 'tall' : '');
+  }
+
+  function rightSizing(summary) {
+    const pods = result.pods || [];
+    if (!pods.length) return;
+    const body = section('rightsizing', 'Right-sizing', 'Each pod\u2019s memory need (peak \u00d7 (1 + headroom), plus the learned margin) and the cheapest catalog GPU that holds it alone; ' +
+      'rolled up per workload and per namespace. Sort by a column header, filter with the box.');
+    const podRows = pods.map((p) => ({
+      pod: p.pod,
+      workload: p.workload || (summary && summary.rollups && summary.rollups.workload_of ? summary.rollups.workload_of[p.pod] : ''),
+      current: p.right_sizing ? p.right_sizing.current_gpu : '',
+      recommended: p.right_sizing ? p.right_sizing.recommended_gpu : '',
+      required_mib: p.right_sizing ? p.right_sizing.required_mib : null,
+      peak_mib: p.profile ? p.profile.fb_used_mib.peak : null,
+      duty_p95: p.profile ? p.profile.gpu_util_pct.p95 : null,
+      idle: p.profile ? p.profile.idle_share * 100 : null,
+      usd_now: p.right_sizing ? p.right_sizing.usd_per_month_current : null,
+      usd_rec: p.right_sizing ? p.right_sizing.usd_per_month_recommended : null,
+      group: p.group,
+    }));
+    const rollupColumns = [
+      { key: 'key', title: 'name' }, { key: 'pods', title: 'pods', num: true }, { key: 'gpus_before', title: 'GPUs now', num: true },
+      { key: 'gpus_shared', title: 'on shared GPUs', num: true },
+      { key: 'peak_fb_used_mib', title: 'peak MiB', num: true, fmt: (v) => fixed(v, 0) },
+      { key: 'mean_duty_pct', title: 'mean duty %', num: true, fmt: (v) => fixed(v, 1) },
+      { key: 'gpu_hours_used', title: 'GPU-h used', num: true, fmt: (v) => fixed(v, 1) },
+      { key: 'gpu_hours_allocated', title: 'GPU-h held', num: true, fmt: (v) => fixed(v, 1) },
+      { key: 'usd_per_month_current', title: 'USD/mo now', num: true, fmt: usd },
+      { key: 'usd_per_month_right_sized', title: 'USD/mo right-sized', num: true, fmt: usd },
+    ];
+    const views = [{
+      title: 'Pods (' + podRows.length + ')',
+      draw: (a) => table(a, [
+        { key: 'pod', title: 'pod' }, { key: 'workload', title: 'workload' }, { key: 'current', title: 'GPU now' },
+        { key: 'recommended', title: 'right-sized GPU' }, { key: 'required_mib', title: 'need MiB', num: true, fmt: (v) => fixed(v, 0) },
+        { key: 'peak_mib', title: 'peak MiB', num: true, fmt: (v) => fixed(v, 0) }, { key: 'duty_p95', title: 'duty p95 %', num: true, fmt: (v) => fixed(v, 1) },
+        { key: 'idle', title: 'idle %', num: true, fmt: (v) => fixed(v, 1) }, { key: 'usd_now', title: 'USD/mo now', num: true, fmt: usd },
+        { key: 'usd_rec', title: 'USD/mo right-sized', num: true, fmt: usd }, { key: 'group', title: 'shared GPU', num: true },
+      ], podRows, 'filter pods, GPUs, workloads'),
+    }];
+    const r = summary && summary.rollups;
+    if (r && r.by_workload) views.push({ title: 'Workloads (' + r.by_workload.length + ')', draw: (a) => table(a, rollupColumns, r.by_workload) });
+    if (r && r.by_namespace) views.push({ title: 'Namespaces (' + r.by_namespace.length + ')', draw: (a) => table(a, rollupColumns, r.by_namespace) });
+    if (r && r.workload_basis) body.append(el('p', { class: 'note', text: 'Workloads: ' + r.workload_basis }));
+    tabs(body, views);
+  }
+
+  function backtest() {
+    const b = result.backtest;
+    if (!b || !b.splits || !b.splits.length) return;
+    const body = section('backtest', 'Backtest on held-out telemetry',
+      'The plan rebuilt on the earlier part of the window and replayed on the later part it never saw (docs/backtest.md). ' + (b.guarantee || ''));
+    const labels = b.splits.map((s) => s.split);
+    chart(body, {
+      tooltip: { trigger: 'axis' },
+      legend: { top: 0 },
+      grid: { left: 60, right: 60, top: 40, bottom: 60 },
+      xAxis: { type: 'category', data: labels, axisLabel: { rotate: labels.length > 6 ? 30 : 0 } },
+      yAxis: [{ type: 'value', name: 'samples' }, { type: 'value', name: 'GPUs' }],
+      series: [
+        { name: 'memory overflow samples', type: 'bar', data: b.splits.map((s) => s.colocation.overflow_samples) },
+        { name: 'right-sized pods outgrown', type: 'bar', data: b.splits.map((s) => (s.right_sizing.outgrown || []).length) },
+        { name: 'GPUs planned', type: 'line', yAxisIndex: 1, data: b.splits.map((s) => s.gpus) },
+      ],
+    }, 'short');
+    table(body, [
+      { key: 'split', title: 'split' }, { key: 'fit_hours', title: 'fit h', num: true, fmt: (v) => fixed(v, 1) },
+      { key: 'test_hours', title: 'test h', num: true, fmt: (v) => fixed(v, 1) }, { key: 'gpus', title: 'GPUs', num: true },
+      { key: 'overflow', title: 'overflow samples', num: true }, { key: 'worst', title: 'worst over MiB', num: true, fmt: (v) => fixed(v, 0) },
+      { key: 'collision', title: 'max collision share', num: true, fmt: (v) => fixed(v, 4) }, { key: 'safe', title: 'safe' },
+    ], b.splits.map((s) => ({ split: s.split, fit_hours: s.fit_hours, test_hours: s.test_hours, gpus: s.gpus,
+      overflow: s.colocation.overflow_samples, worst: s.colocation.worst_over_mib, collision: s.colocation.max_collision_share, safe: s.safe ? 'yes' : 'NO' })));
+  }
+
+  function mig(m) {
+    if (!m || !m.assignments || !m.assignments.length) return;
+    const body = section('mig', 'MIG layouts', 'One MIG instance per pod (hardware isolation) on ' + (result.target_gpu ? result.target_gpu.name : 'the target GPU') +
+      ': ' + m.gpus + ' GPUs' + (num(m.usd_per_month) ? ', ' + usd(m.usd_per_month) + ' per month' : '') + '. Each bar is a GPU, each block an instance, its width its compute slices.');
+    const byGpu = new Map();
+    for (const a of m.assignments) {
+      if (!byGpu.has(a.gpu)) byGpu.set(a.gpu, []);
+      byGpu.get(a.gpu).push(a);
+    }
+    const gpus = [...byGpu.keys()].sort((x, y) => x - y).slice(0, 60);
+    const profiles = [...new Set(m.assignments.map((a) => a.profile))];
+    const slices = (p) => Number((/^(\d+)g\./.exec(p) || [0, 1])[1]);
+    const bars = [];
+    const depth = Math.max(...gpus.map((g) => byGpu.get(g).length));
+    for (let k = 0; k < depth; ++k)
+      bars.push({
+        type: 'bar', stack: 'gpu', barWidth: '60%', itemStyle: { borderColor: '#fff', borderWidth: 1 },
+        label: { show: true, formatter: (p) => p.data.profile, fontSize: 10 },
+        data: gpus.map((g) => {
+          const a = byGpu.get(g)[k];
+          return a ? { value: slices(a.profile), profile: a.profile, pod: a.pod, itemStyle: { color: palette[profiles.indexOf(a.profile) % palette.length] } } : { value: 0, profile: '' };
+        }),
+      });
+    chart(body, {
+      tooltip: { formatter: (p) => (p.data.pod ? p.data.pod + ': ' + p.data.profile : '') },
+      grid: { left: 70, right: 20, top: 10, bottom: 40 },
+      xAxis: { type: 'value', max: 7, name: 'compute slices', nameLocation: 'middle', nameGap: 26 },
+      yAxis: { type: 'category', data: gpus.map((g) => 'GPU ' + g), inverse: true },
+      series: bars,
+    }, gpus.length > 12 ? 'tall' : '');
+  }
+
+  function replicas(inference) {
+    const services = (inference && inference.services) || [];
+    if (!services.length) return;
+    const body = section('replicas', 'Inference replicas against demand',
+      'gpufit\u2019s replica schedule per decision window (step line) against the requests per second in each window (area), and the GPU-hours of each policy replayed on the same requests.');
+    const select = el('select', { 'aria-label': 'service' }, services.map((s, i) => el('option', { value: String(i), text: s.name })));
+    body.append(el('div', { class: 'controls' }, [el('label', { text: 'service ' }), select]));
+    const c = chart(body, {});
+    const p = chart(body, {}, 'short');
+    function draw(i) {
+      const s = services[i];
+      const w = s.window_s || 60;
+      const demand = (s.demand_requests_per_s || []).map((v, k) => [(k * w) / 3600, v]);
+      const steps = [];
+      for (const r of s.recommendation.schedule) { steps.push([r.from_s / 3600, r.replicas]); steps.push([r.to_s / 3600, r.replicas]); }
+      c.setOption({
+        tooltip: { trigger: 'axis' },
+        legend: { top: 0 },
+        grid: { left: 60, right: 60, top: 40, bottom: 50 },
+        xAxis: { type: 'value', name: 'hours from the trace\u2019s start', nameLocation: 'middle', nameGap: 28 },
+        yAxis: [{ type: 'value', name: 'requests / s' }, { type: 'value', name: 'replicas', minInterval: 1 }],
+        series: [
+          { name: 'demand (requests/s)', type: 'line', areaStyle: { opacity: 0.3 }, showSymbol: false, data: demand },
+          { name: 'replicas (gpufit)', type: 'line', yAxisIndex: 1, showSymbol: false, data: steps, lineStyle: { width: 2 } },
+        ],
+      }, true);
+      const pol = s.policies || [];
+      p.setOption({
+        tooltip: { trigger: 'axis' },
+        grid: { left: 160, right: 30, top: 10, bottom: 40 },
+        xAxis: { type: 'value', name: 'GPU-hours', nameLocation: 'middle', nameGap: 24 },
+        yAxis: { type: 'category', data: pol.map((x) => x.policy + ' (SLO ' + pct(x.slo_attainment * 100) + ')'), inverse: true },
+        series: [{ type: 'bar', data: pol.map((x) => Number(x.gpu_hours.toFixed(2))) }],
+      }, true);
+    }
+    select.addEventListener('change', () => draw(Number(select.value)));
+    draw(0);
+  }
+
+  function training(t) {
+    const jobs = (t && t.jobs) || [];
+    if (!jobs.length) return;
+    const body = section('training', 'Training: spot against on-demand',
+      'Expected cost of each job\u2019s run on spot (checkpointing at the Young/Daly interval, reclaims at ' +
+      (t.interruptions ? t.interruptions.spot_per_hour + ' per node-hour' : 'the stated rate') + ') and on on-demand, and what gpufit recommends. ' +
+      'Total: ' + usd(t.totals.expected_on_demand_cost_usd) + ' on-demand, ' + usd(t.totals.expected_recommended_cost_usd) + ' as recommended.');
+    chart(body, {
+      tooltip: { trigger: 'axis' },
+      legend: { top: 0 },
+      grid: { left: 200, right: 30, top: 30, bottom: 40 },
+      xAxis: { type: 'value', name: 'USD per run', nameLocation: 'middle', nameGap: 24 },
+      yAxis: { type: 'category', data: jobs.map((j) => j.job + ' \u2192 ' + j.recommendation), inverse: true },
+      series: [
+        { name: 'on-demand', type: 'bar', data: jobs.map((j) => Math.round(j.on_demand.expected_cost_usd || 0)) },
+        { name: 'spot', type: 'bar', data: jobs.map((j) => Math.round(j.spot.expected_cost_usd || 0)) },
+      ],
+    }, jobs.length > 6 ? 'tall' : '');
+  }
+
+  function lending(tm) {
+    if (!tm || !tm.gpus_needed_by_hour_utc) return;
+    const body = section('lending', 'Day and night: lending idle GPUs to training',
+      (tm.evidence || '') + ' Fleet: ' + tm.fleet_gpus + ' GPUs; lent at night: ' + (tm.gpus_lent || 0) + '.');
+    const hours = tm.gpus_needed_by_hour_utc.map((_, h) => String(h).padStart(2, '0'));
+    chart(body, {
+      tooltip: { trigger: 'axis' },
+      legend: { top: 0 },
+      grid: { left: 60, right: 30, top: 40, bottom: 40 },
+      xAxis: { type: 'category', data: hours, name: 'hour (UTC)', nameLocation: 'middle', nameGap: 26 },
+      yAxis: { type: 'value', name: 'GPUs' },
+      series: [
+        { name: 'GPUs the services need', type: 'bar', data: tm.gpus_needed_by_hour_utc },
+        { name: 'fleet', type: 'line', showSymbol: false, data: hours.map(() => tm.fleet_gpus) },
+      ],
+    }, 'short');
+  }
+
+  function ancillaryTable(a) {
+    const rows = (a && a.containers) || [];
+    if (!rows.length) return;
+    const body = section('containers', 'Containers: CPU and memory requests',
+      'Per container (sidecars and agents included) the request from its usage, largest saving first; ' + usd(a.containers_usd_per_month_saving) + ' per month in all.');
+    table(body, [
+      { key: 'pod', title: 'pod' }, { key: 'container', title: 'container' }, { key: 'kind', title: 'kind' },
+      { key: 'cpu_now', title: 'CPU now m', num: true }, { key: 'cpu_rec', title: 'CPU rec. m', num: true },
+      { key: 'mem_now', title: 'memory now MiB', num: true }, { key: 'mem_rec', title: 'memory rec. MiB', num: true },
+      { key: 'saving', title: 'USD/mo saved', num: true, fmt: usd },
+    ], rows.map((c) => ({ pod: c.pod, container: c.container, kind: c.kind, cpu_now: c.now.cpu_request_m, cpu_rec: c.recommended.cpu_request_m,
+      mem_now: c.now.memory_request_mib, mem_rec: c.recommended.memory_request_mib, saving: c.usd_per_month_saving })));
+  }
+
+  // ---------- other commands ----------
+  function simulate() {
+    const pols = result.policies || [];
+    const body = section('simulate', 'Placement policies', 'Mean over ' + (result.seeds || []).length + ' seeds on ' + result.nodes + ' nodes (' + result.gpus +
+      ' GPUs), ' + result.mode + ' mode: GPU allocation ratio and unallocated GPUs when the cluster stops accepting pods.');
+    chart(body, {
+      tooltip: { trigger: 'axis' },
+      legend: { top: 0 },
+      grid: { left: 130, right: 60, top: 40, bottom: 40 },
+      xAxis: [{ type: 'value', name: 'allocation ratio', min: (v) => Math.max(0, Math.floor(v.min * 20) / 20) }],
+      yAxis: { type: 'category', data: pols.map((p) => p.policy), inverse: true },
+      series: [{ name: 'GPU allocation ratio', type: 'bar', data: pols.map((p) => Number(p.alloc_ratio_mean.toFixed(4))) }],
+    });
+    chart(body, {
+      tooltip: { trigger: 'axis' },
+      grid: { left: 130, right: 60, top: 10, bottom: 40 },
+      xAxis: { type: 'value', name: 'unallocated GPUs', nameLocation: 'middle', nameGap: 24 },
+      yAxis: { type: 'category', data: pols.map((p) => p.policy), inverse: true },
+      series: [{ name: 'unallocated GPUs', type: 'bar', data: pols.map((p) => Number(p.unallocated_gpus_mean.toFixed(1))) }],
+    }, 'short');
+  }
+
+  function trainingStudy() {
+    const rows = result.rows || [];
+    const body = section('study', 'Spot study: cost against all on-demand',
+      'Simulated cost of gpufit\u2019s per-job decision (spot, spot with a deadline switch, on-demand) as a share of running every job on on-demand, per interruption rate.');
+    const labels = rows.map((r) => r.market + ' @ ' + r.interruptions_per_node_hour + '/h');
+    chart(body, {
+      tooltip: { trigger: 'axis' },
+      legend: { top: 0 },
+      grid: { left: 60, right: 60, top: 40, bottom: 70 },
+      xAxis: { type: 'category', data: labels, axisLabel: { rotate: 30 } },
+      yAxis: [{ type: 'value', name: 'USD' }, { type: 'value', name: 'cost ratio', max: 1.2 }],
+      series: [
+        { name: 'recommended', type: 'bar', data: rows.map((r) => Math.round(r.recommended.cost_usd)) },
+        { name: 'all on-demand', type: 'bar', data: rows.map((r) => Math.round(r.all_on_demand.cost_usd)) },
+        { name: 'cost ratio', type: 'line', yAxisIndex: 1, data: rows.map((r) => Number(r.cost_ratio.toFixed(3))) },
+      ],
+    });
+  }
+
+  // ---------- the page ----------
+  function draw() {
+    main.replaceChildren(el('h1', { text: data.title || 'gpufit' }),
+      el('p', { class: 'meta', text: (data.source ? 'Source: ' + data.source + ' \u00b7 ' : '') + (data.gpufit_version || '') }));
+    const command = data.command;
+    if (command === 'plan' || command === 'demo') {
+      const summary = result.summary || null;
+      if (result.totals || summary) headline(summary);
+      costByStrategy(summary);
+      backtest();
+      gpuMemory();
+      dutyHeatmap();
+      rightSizing(summary);
+      mig(result.mig_isolation);
+      replicas(result.inference || (result.services ? result : null));
+      training(result.training || (result.jobs ? result : null));
+      lending(result.ancillary && result.ancillary.time_multiplexing);
+      ancillaryTable(result.ancillary);
+    } else if (command === 'inference') {
+      replicas(result);
+    } else if (command === 'simulate') {
+      simulate();
+    } else if (command === 'training study') {
+      trainingStudy();
+    }
+    if (!report.sections.length) section('empty', 'Nothing to draw', 'This result has no section the report knows.');
+  }
+
+  try {
+    draw();
+  } catch (e) {
+    report.errors.push(String(e && e.stack ? e.stack : e));
+    console.error(e);
+  }
+  window.addEventListener('resize', () => charts.forEach((c) => c.resize()));
+  report.ready = true;
+})();
