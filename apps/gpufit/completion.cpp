@@ -14,7 +14,28 @@ struct Flag {
   std::string name;         // "--telemetry" or "-o"
   std::string description;  // first line
   bool takes_value = false;
+  std::vector<std::string> choices;  // the values a CLI::IsMember check allows (none: any, a file)
 };
+
+// The values of an option checked by CLI::IsMember: CLI11 writes them into its type name,
+// "TEXT:{text,json}".
+std::vector<std::string> Choices(const CLI::Option& o) {
+  const std::string type = o.get_type_name();
+  const std::size_t open = type.find(":{"), close = type.find('}', open);
+  std::vector<std::string> out;
+  if (open == std::string::npos || close == std::string::npos) return out;
+  std::string item;
+  for (char c : type.substr(open + 2, close - open - 2)) {
+    if (c != ',') {
+      item += c;
+      continue;
+    }
+    out.push_back(item);
+    item.clear();
+  }
+  out.push_back(item);
+  return out;
+}
 
 // One command of the tree: its path ("gpufit", "gpufit/mig/check"), subcommands and flags.
 struct Node {
@@ -35,10 +56,11 @@ void Walk(const CLI::App& cmd, const std::string& path, std::vector<Node>& out) 
   for (const CLI::App* sub : subs) node.commands.emplace_back(sub->get_name(), FirstLine(sub->get_description()));
   for (const CLI::Option* o : WithGlobalOptions(cmd)) {
     const bool value = o->get_expected_min() > 0;
+    const std::vector<std::string> choices = value ? Choices(*o) : std::vector<std::string>{};
     for (const std::string& l : o->get_lnames())
-      node.flags.push_back({"--" + l, FirstLine(o->get_description()), value});
+      node.flags.push_back({"--" + l, FirstLine(o->get_description()), value, choices});
     for (const std::string& s : o->get_snames())
-      node.flags.push_back({"-" + s, FirstLine(o->get_description()), value});
+      node.flags.push_back({"-" + s, FirstLine(o->get_description()), value, choices});
   }
   out.push_back(std::move(node));
   for (const CLI::App* sub : subs) Walk(*sub, path + "/" + sub->get_name(), out);
@@ -74,6 +96,13 @@ std::string Bash(const std::vector<Node>& nodes) {
   for (const Node& n : nodes)
     s += fmt::format("    \"{}\") commands=\"{}\"; flags=\"{}\" ;;\n", n.path, fmt::join(Names(n, false), " "),
                      fmt::join(Names(n, true), " "));
+  // The value of an option with choices (the word before is the option).
+  s += "  esac\n  case \"$cmdpath ${COMP_WORDS[COMP_CWORD-1]}\" in\n";
+  for (const Node& n : nodes)
+    for (const Flag& f : n.flags)
+      if (!f.choices.empty())
+        s += fmt::format("    \"{} {}\") COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n", n.path, f.name,
+                         fmt::join(f.choices, " "));
   s += "  esac\n"
        "  if [[ \"$cur\" == -* ]]; then\n"
        "    COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\"))\n"
@@ -148,7 +177,10 @@ std::string Fish(const std::vector<Node>& nodes) {
       s += fmt::format("complete -c gpufit -n {} -a {} -d {}\n", when, FishQuote(name), FishQuote(description));
     for (const Flag& f : n.flags)
       s += fmt::format("complete -c gpufit -n {} {} {}{} -d {}\n", when, f.name.starts_with("--") ? "-l" : "-s",
-                       f.name.substr(f.name.starts_with("--") ? 2 : 1), f.takes_value ? " -r -F" : "",
+                       f.name.substr(f.name.starts_with("--") ? 2 : 1),
+                       !f.choices.empty() ? " -x -a " + FishQuote(fmt::format("{}", fmt::join(f.choices, " ")))
+                       : f.takes_value    ? std::string(" -r -F")
+                                          : std::string(),
                        FishQuote(f.description));
   }
   return s;

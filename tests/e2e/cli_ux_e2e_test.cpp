@@ -89,6 +89,11 @@ TEST(Completion, BashCompletesANestedCommandAndItsFlags) {
   EXPECT_EQ(BashComplete(Scratch("bash-nested-flag"), "gpufit mig check --prof"), "--profiles\n");
 }
 
+TEST(Completion, BashCompletesTheChoicesOfAFlag) {
+  EXPECT_EQ(BashComplete(Scratch("bash-choices"), "gpufit plan --sharing h"), "hami\n");
+  EXPECT_EQ(BashComplete(Scratch("bash-choices-short"), "gpufit analyze -f j"), "json\n");
+}
+
 TEST(Completion, BashOffersTheProgramsOwnFlagsAfterACommand) {
   EXPECT_EQ(BashComplete(Scratch("bash-global"), "gpufit plan --verb"), "--verbose\n");
 }
