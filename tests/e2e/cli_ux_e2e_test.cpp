@@ -2,6 +2,7 @@
 // progress line, deprecated flag names and "did you mean", each run on the real gpufit binary.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "cli_run.h"
 
@@ -234,6 +236,31 @@ TEST(Verbose, LogsEachPrometheusRequest) {
   EXPECT_TRUE(std::regex_search(r.err, std::regex("gpufit: \\[[0-9:.]+\\] prometheus http://127\\.0\\.0\\.1:1/api/v1/"
                                                   "(query_range|series) .*: failed after [0-9.]+ s: ")))
       << r.err;
+}
+
+TEST(Verbose, LogsEachPrometheusRequestWithItsSizeAndTime) {
+  // A server that knows no series: every request is answered, with nothing in it.
+  httplib::Server server;
+  server.Get("/api/v1/series", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"success","data":[]})", "application/json");
+  });
+  server.Get("/api/v1/query_range", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"success","data":{"resultType":"matrix","result":[]}})", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  const fs::path dir = Scratch("verbose-prometheus-ok");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const CliRun r = Gpufit("analyze -v --prometheus " + url + " --since 1h", dir);
+  const CliRun plain = Gpufit("analyze --prometheus " + url + " --since 1h", Scratch("verbose-prometheus-plain"));
+  server.stop();
+  serving.join();
+  const std::regex request("gpufit: \\[[0-9:.]+\\] prometheus " + std::regex_replace(url, std::regex("\\."), "\\.") +
+                           "/api/v1/(query_range|series) \\(.*\\): [0-9]+ bytes in [0-9]+\\.[0-9]{3} s\n");
+  EXPECT_TRUE(std::regex_search(r.err, request)) << r.err;
+  // Without -v: the same run, no request lines (only its own outcome).
+  EXPECT_FALSE(std::regex_search(plain.err, request)) << plain.err;
+  EXPECT_EQ(plain.exit_code, r.exit_code) << plain.err;
 }
 
 TEST(Verbose, NothingIsLoggedWithoutIt) {
