@@ -14,6 +14,7 @@
 #include "gpufit/core/atomic_file.h"
 #include "progress.h"
 #include "gpufit/report/html_report.h"
+#include "version.h"
 
 namespace gpufit::cli {
 
@@ -82,7 +83,6 @@ Result<void> CheckOutput(const Output& o) {
   return CheckOutputDir(o.out_dir, "--out");
 }
 
-std::string VersionLine() { return "gpufit " GPUFIT_VERSION; }
 
 int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& markdown,
          const ExtraOutput& extra) {
@@ -98,7 +98,7 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
     if (!extra.report) return Fail(Internal("{}: this command has no HTML report", stem));
     const ReportRequest& r = *extra.report;
     html = report::RenderHtmlReport(r.title,
-                                    report::ReportData(r.command, r.title, r.source, VersionLine(), json, r.series_json));
+                                    report::ReportData(r.command, r.title, r.source, VersionText(), json, r.series_json));
     if (!o.report.empty()) files.emplace_back(o.report, html);
   }
   files.insert(files.end(), extra.files.begin(), extra.files.end());

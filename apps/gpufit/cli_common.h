@@ -55,9 +55,6 @@ struct Output {
 // has an HTML report, which also adds --report FILE.html) and --out DIR.
 void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more = {});
 
-// "gpufit VERSION": what the HTML report names as its generator.
-std::string VersionLine();
-
 // Checks that --out and --report (when given) can take the report, before a command computes or writes
 // anything (see CheckOutputDir).
 Result<void> CheckOutput(const Output& o);

@@ -13,6 +13,7 @@
 #include "gpufit/ingest/openb_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/report/html_report.h"
+#include "version.h"
 #include "gpufit/sim/report.h"
 
 namespace gpufit::cli {
@@ -80,7 +81,7 @@ int Run(const SimulateFlags& f) {
     report.emplace_back(f.report.report,
                         report::RenderHtmlReport("gpufit simulate",
                                                  report::ReportData("simulate", "gpufit simulate", f.pods + " on " + f.nodes,
-                                                                    VersionLine(), json)));
+                                                                    VersionText(), json)));
   if (f.out_dir.empty() && !report.empty())
     if (Result<void> w = WriteFilesAtomically(report, {}); !w) return Fail(w.error());
   if (!f.out_dir.empty()) {

@@ -109,6 +109,31 @@ TEST(Report, InferenceStudy) {
   EXPECT_EQ(Charts(c.summary), 2);
 }
 
+std::string Openb(const std::string& file) {
+  const char* env = std::getenv("GPUFIT_DATA");
+  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/openb/" + file;
+}
+
+TEST(Report, SimulateAndSpotStudy) {
+  const fs::path dir = Scratch("report-openb");
+  const std::string nodes = "--openb-nodes " + Openb("openb_node_list_gpu_node.csv");
+  CliRun run = Gpufit("simulate " + nodes + " --openb-pods " + Openb("openb_pod_list_default.csv") +
+                          " --policy fgd,best-fit --seeds 42 --report " + (dir / "sim.html").string(),
+                      dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Check c = CheckReport(dir / "sim.html", {"simulate"}, dir / "sim-shots");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(Charts(c.summary), 2);
+  ExpectScreenshots(dir / "sim-shots", {"simulate"});
+  run = Gpufit("training study " + nodes + " --openb-pods " + Openb("openb_pod_list_gpuspec33.csv") + " --report " +
+                   (dir / "study.html").string(),
+               dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  c = CheckReport(dir / "study.html", {"study"}, dir / "study-shots");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  ExpectScreenshots(dir / "study-shots", {"study"});
+}
+
 TEST(Report, CheckFailsOnABrokenPage) {
   // The check itself can fail: a page whose script throws and draws nothing is refused.
   const fs::path dir = Scratch("report-broken");

@@ -165,8 +165,9 @@
     const all = (summary && summary.strategies) || [];
     const rows = all.filter((r) => r.unit === 'usd_per_month' && num(r.usd_before) && num(r.usd_after));
     if (!rows.length) return;
-    const body = section('cost', 'Cost by strategy', 'USD per month before and after each strategy (on-demand prices, 730-hour month). ' +
-      all.map((r) => r.strategy + ' (' + (r.unit === 'usd_per_run' ? 'per run' : 'per month') + ', ' + usd(r.usd_saved) + ' saved): ' + r.basis + '.').join(' '));
+    const body = section('cost', 'Cost by strategy', 'USD per month before and after each strategy priced per month (on-demand prices, 730-hour month).');
+    body.append(el('ul', { class: 'note' }, all.map((r) =>
+      el('li', { text: r.strategy + ': ' + usd(r.usd_saved) + ' saved ' + (r.unit === 'usd_per_run' ? 'per run' : 'per month') + ' (' + r.basis + ')' }))));
     chart(body, {
       tooltip: { trigger: 'axis' },
       legend: { top: 0 },
@@ -436,7 +437,7 @@
   // ---------- other commands ----------
   function simulate() {
     const pols = result.policies || [];
-    const body = section('simulate', 'Placement policies', 'Mean over ' + (result.seeds || []).length + ' seeds on ' + result.nodes + ' nodes (' + result.gpus +
+    const body = section('simulate', 'Placement policies', 'Mean over ' + (result.seeds || []).length + ' seed(s) on ' + result.nodes + ' nodes (' + result.gpus +
       ' GPUs), ' + result.mode + ' mode: GPU allocation ratio and unallocated GPUs when the cluster stops accepting pods.');
     chart(body, {
       tooltip: { trigger: 'axis' },
@@ -459,12 +460,12 @@
     const rows = result.rows || [];
     const body = section('study', 'Spot study: cost against all on-demand',
       'Simulated cost of gpufit\u2019s per-job decision (spot, spot with a deadline switch, on-demand) as a share of running every job on on-demand, per interruption rate.');
-    const labels = rows.map((r) => r.market + ' @ ' + r.interruptions_per_node_hour + '/h');
+    const labels = rows.map((r) => r.market + ' (' + Number(r.interruptions_per_node_hour).toPrecision(2) + ' per node-hour)');
     chart(body, {
       tooltip: { trigger: 'axis' },
       legend: { top: 0 },
-      grid: { left: 60, right: 60, top: 40, bottom: 70 },
-      xAxis: { type: 'category', data: labels, axisLabel: { rotate: 30 } },
+      grid: { left: 60, right: 60, top: 40, bottom: labels.length > 4 ? 90 : 40 },
+      xAxis: { type: 'category', data: labels, axisLabel: { rotate: labels.length > 4 ? 30 : 0 } },
       yAxis: [{ type: 'value', name: 'USD' }, { type: 'value', name: 'cost ratio', max: 1.2 }],
       series: [
         { name: 'recommended', type: 'bar', data: rows.map((r) => Math.round(r.recommended.cost_usd)) },
