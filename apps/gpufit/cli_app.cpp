@@ -72,6 +72,19 @@ std::string UnknownOptionMessage(const CLI::App& app) {
   return {};
 }
 
+// Fallthrough also lets a nested command take its parent command's options (`inference
+// backtest --services`), which that parent then ignores: only the program's own are meant.
+void RejectParentOptions(const CLI::App& cmd, int argc, char** argv) {
+  for (const CLI::App* a = cmd.get_parent(); a != nullptr && a->get_parent() != nullptr; a = a->get_parent())
+    for (const CLI::Option* o : a->get_options())
+      if (o->count() > 0)
+        for (const std::string& l : o->get_lnames())
+          for (int i = 1; i < argc; ++i)
+            if (const std::string_view arg = argv[i]; arg == "--" + l || arg.starts_with("--" + l + "="))
+              throw CLI::ValidationError("--" + l,
+                                         "an option of '" + CommandPath(*a) + "', not of '" + CommandPath(cmd) + "'");
+}
+
 }  // namespace
 
 std::string CommandPath(const CLI::App& cmd) {
@@ -110,9 +123,10 @@ void AddCompletionCommand(CLI::App& app, int& rc) {
 
 int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const int& rc) {
   // The console is set up once the options are read, before the command's callback runs.
-  app.parse_complete_callback([&app, &g] {
+  app.parse_complete_callback([&app, &g, argc, argv] {
     ConfigureConsole({.verbosity = g.verbosity, .quiet = g.quiet});
     const CLI::App* cmd = RunCommand(app);
+    RejectParentOptions(*cmd, argc, argv);
     StartCommand(CommandPath(*cmd));
     if (g.verbosity > 1)  // -vv: what the command was given, from the command line or --config
       for (const CLI::App* a : {cmd, static_cast<const CLI::App*>(&app)})

@@ -357,6 +357,9 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
       {"plan --zzzzzzzzzz", "unknown option --zzzzzzzzzz (see gpufit plan --help)"},
       {"mig chek --gpu h100-80gb", "unknown command 'mig chek' (did you mean 'mig check'?)"},
       {"mig zzzzz", "unknown command 'mig zzzzz' (commands: check, free, plan, reconfigure)"},
+      // The program's options work after a command; a parent command's do not.
+      {"inference backtest --requests r.csv --services s.yaml",
+       "--services: an option of 'inference', not of 'inference backtest' (see gpufit --help)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);
