@@ -102,8 +102,9 @@ void AddGlobalOptions(CLI::App& app, GlobalFlags& g) {
                  "([plan], [mig.check]); flags on the command line win")
       ->type_name("FILE");
   app.allow_config_extras(CLI::config_extras_mode::error);
-  app.add_flag("-v,--verbose", g.verbosity,
-               "log each Prometheus request and the time of each phase on stderr (-vv: also debug lines)");
+  app.add_flag(
+      "-v,--verbose", g.verbosity,
+      "log each Prometheus request and the time of each phase on stderr (-vv: also the options the command was given)");
   app.add_flag("-q,--quiet", g.quiet, "no progress line and no informational notes on stderr");
 }
 
