@@ -3,6 +3,10 @@
 // no console error, every chart draws an SVG with shapes, the expected sections are there, and
 // each section's screenshot is a real PNG.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -132,6 +136,52 @@ TEST(Report, SimulateAndSpotStudy) {
   c = CheckReport(dir / "study.html", {"study"}, dir / "study-shots");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   ExpectScreenshots(dir / "study-shots", {"study"});
+}
+
+TEST(Formats, YamlCsvAndHtmlOfOnePlan) {
+  const fs::path dir = Scratch("formats");
+  const std::string plan_args = "plan --telemetry " + GenTd26() + " --gpu a100-80gb --report " + (dir / "r.html").string();
+  const CliRun json = Gpufit(plan_args + " --format json", dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json plan = nlohmann::json::parse(json.out);
+  // YAML: the same document.
+  const CliRun yaml = Gpufit(plan_args + " -f yaml", dir);
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  const YAML::Node y = YAML::Load(yaml.out);
+  EXPECT_EQ(y["totals"]["gpus_after"].as<int>(), plan["totals"]["gpus_after"].get<int>());
+  EXPECT_EQ(y["pods"].size(), plan["pods"].size());
+  EXPECT_EQ(y["summary"]["actions"][0].as<std::string>(), plan["summary"]["actions"][0].get<std::string>());
+  // CSV: a header and one row per pod, each with the header's 16 fields.
+  const CliRun csv = Gpufit(plan_args + " -f csv", dir);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::size_t rows = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 15) << line;
+    if (rows == 0) {
+      EXPECT_EQ(line.rfind("pod,namespace,workload,", 0), 0u);
+    }
+    ++rows;
+  }
+  EXPECT_EQ(rows, plan["pods"].size() + 1);
+  // HTML on stdout: the report itself.
+  const CliRun html = Gpufit(plan_args + " -f html", dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_EQ(html.out.rfind("<!doctype html>", 0), 0u);
+  EXPECT_EQ(html.out, Slurp(dir / "r.html"));
+  // csv and html only where the command has them.
+  EXPECT_EQ(Gpufit("analyze --telemetry " + GenTd26() + " -f html", dir).exit_code, 2);
+}
+
+TEST(Report, PathThatIsADirectoryIsBadInputAndWritesNothing) {
+  const fs::path dir = Scratch("report-dir");
+  fs::create_directories(dir / "taken");
+  const CliRun r = Gpufit("demo --report " + (dir / "taken").string() + " --out " + (dir / "out").string(), dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--report " + (dir / "taken").string() + ": is a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  EXPECT_TRUE(fs::is_empty(dir / "taken"));
 }
 
 TEST(Report, CheckFailsOnABrokenPage) {
