@@ -197,6 +197,9 @@ Result<void> CheckPlanOutputs(const PlanFlags& f) {
 
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   if (Result<void> ok = CheckPlanOutputs(f); !ok) return Fail(ok.error());
+  if (!telemetry && f.output.format == "csv")
+    return Fail(InvalidArgument("--format csv is the per-pod table of a plan from GPU telemetry: give --telemetry or "
+                                "--prometheus"));
   Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
   if (!telemetry && !f.model_loads.empty())
