@@ -94,12 +94,14 @@
           return (x < y ? -1 : 1) * sortDir;
         });
       }
-      tbody.replaceChildren(
-        ...shown.map((r) =>
-          el('tr', {}, columns.map((c) => el('td', { class: c.num ? 'num' : '', text: c.fmt ? c.fmt(r[c.key], r) : r[c.key] ?? '' })))
-        )
-      );
-      count.textContent = shown.length + ' of ' + rows.length + ' rows';
+      // At most kMaxRows rows in the page at once (a fleet has tens of thousands of pods): the
+      // filter and the sort still run over all of them.
+      const kMaxRows = 2000;
+      const fragment = document.createDocumentFragment();
+      for (const r of shown.slice(0, kMaxRows))
+        fragment.append(el('tr', {}, columns.map((c) => el('td', { class: c.num ? 'num' : '', text: c.fmt ? c.fmt(r[c.key], r) : r[c.key] ?? '' }))));
+      tbody.replaceChildren(fragment);
+      count.textContent = shown.length + ' of ' + rows.length + ' rows' + (shown.length > kMaxRows ? ', the first ' + kMaxRows + ' shown (filter to narrow)' : '');
     }
     filter.addEventListener('input', render);
     render();
