@@ -1,50 +1,75 @@
 #include "cli_common.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "gpufit/core/atomic_file.h"
-#include "progress.h"
 #include "gpufit/report/html_report.h"
+#include "progress.h"
 #include "version.h"
 
 namespace gpufit::cli {
 
 namespace {
 
-// The JSON document as YAML (yaml-cpp), keys in the JSON's order.
-YAML::Node ToYaml(const nlohmann::ordered_json& j) {
-  YAML::Node n;
+// A string a YAML 1.1 reader would take for something else: a number or a time in base 60
+// ("11:00" is 660 to PyYAML), a boolean or null word, or anything empty or padded. Such
+// strings are written double-quoted; yaml-cpp quotes only the YAML 1.2 ones.
+bool AmbiguousInYaml(const std::string& v) {
+  if (v.empty() || v.front() == ' ' || v.back() == ' ') return true;
+  if (v.find_first_not_of("0123456789:.+-_eE") == std::string::npos) return true;
+  static const char* const kWords[] = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"};
+  std::string lower;
+  for (char c : v) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::find(std::begin(kWords), std::end(kWords), lower) != std::end(kWords);
+}
+
+// The JSON document as YAML (yaml-cpp's emitter), keys in the JSON's order.
+void EmitYaml(YAML::Emitter& out, const nlohmann::ordered_json& j) {
+  using T = nlohmann::ordered_json::value_t;
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::object:
-      n = YAML::Node(YAML::NodeType::Map);
-      for (const auto& [k, v] : j.items()) n[k] = ToYaml(v);
+    case T::object:
+      out << YAML::BeginMap;
+      for (const auto& [k, v] : j.items()) {
+        out << YAML::Key;
+        if (AmbiguousInYaml(k)) out << YAML::DoubleQuoted;
+        out << k << YAML::Value;
+        EmitYaml(out, v);
+      }
+      out << YAML::EndMap;
       break;
-    case nlohmann::ordered_json::value_t::array:
-      n = YAML::Node(YAML::NodeType::Sequence);
-      for (const auto& v : j) n.push_back(ToYaml(v));
+    case T::array:
+      out << YAML::BeginSeq;
+      for (const auto& v : j) EmitYaml(out, v);
+      out << YAML::EndSeq;
       break;
-    case nlohmann::ordered_json::value_t::string: n = j.get<std::string>(); break;
-    case nlohmann::ordered_json::value_t::boolean: n = j.get<bool>(); break;
-    case nlohmann::ordered_json::value_t::number_integer: n = j.get<std::int64_t>(); break;
-    case nlohmann::ordered_json::value_t::number_unsigned: n = j.get<std::uint64_t>(); break;
-    case nlohmann::ordered_json::value_t::number_float: n = j.get<double>(); break;
-    default: n = YAML::Node(YAML::NodeType::Null);
+    case T::string: {
+      const std::string& v = j.get_ref<const std::string&>();
+      if (AmbiguousInYaml(v)) out << YAML::DoubleQuoted;
+      out << v;
+      break;
+    }
+    case T::boolean: out << j.get<bool>(); break;
+    case T::number_integer: out << j.get<std::int64_t>(); break;
+    case T::number_unsigned: out << j.get<std::uint64_t>(); break;
+    case T::number_float: out << j.get<double>(); break;
+    default: out << YAML::Null;
   }
-  return n;
 }
 
 std::string JsonToYaml(const std::string& json) {
   YAML::Emitter out;
-  out << ToYaml(nlohmann::ordered_json::parse(json));
+  EmitYaml(out, nlohmann::ordered_json::parse(json));
   return std::string(out.c_str()) + "\n";
 }
 

@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
   });
   demo->callback([&] {
     // Every strategy on the embedded cluster: its jobs, its services, MIG beside time-slicing,
-    // and the report (written to gpufit-demo.html unless --report says where).
+    // and the report (written to gpufit-demo.html unless --report says where, or -f asks for
+    // another rendering on stdout).
     Result<TrainingWorkload> jobs = cli::DemoTrainingJobs();
     if (!jobs) {
       rc = Fail(jobs.error());
@@ -162,7 +163,10 @@ int main(int argc, char** argv) {
     demo_flags.demo_training = std::move(*jobs);
     demo_flags.demo_services = std::move(*services);
     demo_flags.mig_alternative = true;
-    if (demo_flags.output.report.empty()) demo_flags.output.report = "gpufit-demo.html";
+    // The default report only for a person reading the Markdown; -f json|yaml|csv|html is
+    // for a pipe and writes nothing it did not ask for.
+    if (demo_flags.output.report.empty() && demo_flags.output.format == "text")
+      demo_flags.output.report = "gpufit-demo.html";
     const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
     rc = RunPlan(demo_flags, &tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
   });

@@ -106,6 +106,7 @@ int Run(const SimulateFlags& f) {
     if (Result<void> w = WriteFilesAtomically(files, stale); !w) return Fail(w.error());
   }
   std::cout << (f.format == "json" ? json : text);
+  if (!f.report.report.empty()) std::fprintf(stderr, "gpufit: report written to %s\n", f.report.report.c_str());
   return 0;
 }
 

@@ -151,6 +151,9 @@ TEST(Formats, YamlCsvAndHtmlOfOnePlan) {
   EXPECT_EQ(y["totals"]["gpus_after"].as<int>(), plan["totals"]["gpus_after"].get<int>());
   EXPECT_EQ(y["pods"].size(), plan["pods"].size());
   EXPECT_EQ(y["summary"]["actions"][0].as<std::string>(), plan["summary"]["actions"][0].get<std::string>());
+  // A time such as 11:00 is quoted: a YAML 1.1 reader (PyYAML) would read 11:00 as 660.
+  const std::string start = plan["ancillary"]["time_multiplexing"]["night_window"]["start_utc"].get<std::string>();
+  EXPECT_NE(yaml.out.find("start_utc: \"" + start + "\""), std::string::npos) << start;
   // CSV: a header and one row per pod, each with the header's 16 fields.
   const CliRun csv = Gpufit(plan_args + " -f csv", dir);
   ASSERT_EQ(csv.exit_code, 0) << csv.err;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace gpufit {
@@ -51,7 +53,11 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies, cons
         if (w >= counts.size()) counts.resize(w + 1, 0);
         counts[w] += 1;
       }
-      for (double c : counts) rate.push_back(c / p.spec.window_s);
+      // The last window ends at the trace's end, not a whole window later.
+      for (std::size_t w = 0; w < counts.size(); ++w) {
+        const double span = std::min(p.spec.window_s, p.demand.trace.Duration() - static_cast<double>(w) * p.spec.window_s);
+        rate.push_back(counts[w] / (span > 0 ? span : p.spec.window_s));
+      }
     }
     nlohmann::json manifests = nlohmann::json::object();
     const auto [file, yaml] = AutoscalerManifest(s, autoscaler);

@@ -30,8 +30,9 @@ json Holdout(const Telemetry& t, const json& plan) {
   if (begin >= end) return nullptr;
   return {{"begin_h", Round(Hours(t, begin), 1e-3)},
           {"end_h", Round(Hours(t, end), 1e-3)},
-          {"label", splits->size() == 1 ? "hold-out (the plan never saw it)"
-                                        : "hold-out days (each planned on the days before)"}};
+          {"label", splits->size() == 1
+                        ? "backtest's hold-out: the backtest rebuilt the plan without it and replayed it there"
+                        : "backtest's hold-out days: each replayed on a plan rebuilt from the days before it"}};
 }
 
 json GpuMemory(const Telemetry& t, const std::vector<const PodSeries*>& pods, std::size_t bucket) {

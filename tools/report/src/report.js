@@ -38,6 +38,11 @@
     report.sections.push({ id, title, charts: 0 });
     return body;
   }
+  // Redraws (a selector's change) replace the option whole: animation stays off, so a
+  // screenshot or a print never catches a half-drawn chart.
+  function redraw(c, option) {
+    c.setOption(Object.assign({ animation: false, color: palette }, option), true);
+  }
   function chart(parent, option, cls) {
     const div = el('div', { class: 'chart' + (cls ? ' ' + cls : ''), 'data-chart': '1' });
     parent.append(div);
@@ -188,7 +193,8 @@
     if (!gpus.length) return;
     const body = section('gpu-memory', 'Shared GPUs: memory over time',
       'Each pod\u2019s GPU memory stacked (DCGM_FI_DEV_FB_USED), at each point the sample of its interval where the sum peaks; ' +
-      'the red line is the GPU\u2019s memory, the dashed one what the packer filled to (the learned margin kept free). ' +
+      'the solid red line is the GPU\u2019s memory, the dashed one what the packer filled to (the learned margin kept free). ' +
+      'The groups drawn are the final plan\u2019s, fitted on the whole window. ' +
       (series.holdout ? 'The shaded part is the ' + series.holdout.label + '.' : ''));
     const select = el('select', { 'aria-label': 'GPU' }, gpus.map((g, i) =>
       el('option', { value: String(i), text: 'GPU ' + g.gpu + ': ' + g.pods.length + ' pods, peak ' + Math.round(g.peak_mib).toLocaleString('en-US') + ' MiB' })));
@@ -201,7 +207,7 @@
         name: p, type: 'line', stack: 'mem', areaStyle: {}, showSymbol: false, lineStyle: { width: 0.5 },
         data: g.hours.map((h, j) => [h, g.mib[k][j]]),
       }));
-      const lines = [{ yAxis: g.capacity_mib, name: 'GPU memory', lineStyle: { color: '#c23b22', width: 2 } }];
+      const lines = [{ yAxis: g.capacity_mib, name: 'GPU memory', lineStyle: { color: '#c23b22', width: 2, type: 'solid' } }];
       if (g.packing_capacity_mib < g.capacity_mib)
         lines.push({ yAxis: g.packing_capacity_mib, name: 'packed to', lineStyle: { color: '#c23b22', type: 'dashed' } });
       stack.push({
@@ -210,14 +216,14 @@
         markArea: series.holdout ? { silent: true, itemStyle: { color: 'rgba(42,111,219,0.08)' }, label: { show: true, position: 'insideTop', color: '#5b6576' },
           data: [[{ name: 'hold-out', xAxis: series.holdout.begin_h }, { xAxis: series.holdout.end_h }]] } : undefined,
       });
-      c.setOption({
+      redraw(c, {
         tooltip: { trigger: 'axis' },
         legend: { type: 'scroll', top: 0, data: g.pods },
         grid: { left: 70, right: 110, top: 40, bottom: 50 },
         xAxis: { type: 'value', name: 'hours from the window\u2019s start', nameLocation: 'middle', nameGap: 28, min: 0 },
         yAxis: { type: 'value', name: 'MiB', max: Math.ceil(Math.max(g.capacity_mib, g.peak_mib) * 1.05) },
         series: stack,
-      }, true);
+      });
     }
     select.addEventListener('change', () => draw(Number(select.value)));
     draw(0);
@@ -295,54 +301,72 @@
     chart(body, {
       tooltip: { trigger: 'axis' },
       legend: { top: 0 },
-      grid: { left: 60, right: 60, top: 40, bottom: 60 },
+      grid: { left: 60, right: 60, top: 70, bottom: 60 },
       xAxis: { type: 'category', data: labels, axisLabel: { rotate: labels.length > 6 ? 30 : 0 } },
-      yAxis: [{ type: 'value', name: 'samples' }, { type: 'value', name: 'GPUs' }],
+      yAxis: [{ type: 'value', name: 'count', minInterval: 1 }, { type: 'value', name: '% of samples', min: 0 }],
       series: [
         { name: 'memory overflow samples', type: 'bar', data: b.splits.map((s) => s.colocation.overflow_samples) },
         { name: 'right-sized pods outgrown', type: 'bar', data: b.splits.map((s) => (s.right_sizing.outgrown || []).length) },
-        { name: 'GPUs planned', type: 'line', yAxisIndex: 1, data: b.splits.map((s) => s.gpus) },
+        { name: 'GPUs over the collision limit', type: 'bar', data: b.splits.map((s) => s.colocation.gpus_over_collision_limit || 0) },
+        { name: 'lending samples over capacity', type: 'bar', data: b.splits.map((s) => (s.lending ? s.lending.over_capacity_samples : 0)) },
+        { name: 'worst GPU collision share (%)', type: 'line', yAxisIndex: 1, data: b.splits.map((s) => Number((s.colocation.max_collision_share * 100).toFixed(2))),
+          markLine: num(result.options && result.options.max_collision_share) ? { symbol: 'none', label: { formatter: 'allowed' },
+            data: [{ yAxis: result.options.max_collision_share * 100 }], lineStyle: { color: '#c23b22' } } : undefined },
       ],
     }, 'short');
     table(body, [
       { key: 'split', title: 'split' }, { key: 'fit_hours', title: 'fit h', num: true, fmt: (v) => fixed(v, 1) },
       { key: 'test_hours', title: 'test h', num: true, fmt: (v) => fixed(v, 1) }, { key: 'gpus', title: 'GPUs', num: true },
       { key: 'overflow', title: 'overflow samples', num: true }, { key: 'worst', title: 'worst over MiB', num: true, fmt: (v) => fixed(v, 0) },
-      { key: 'collision', title: 'max collision share', num: true, fmt: (v) => fixed(v, 4) }, { key: 'safe', title: 'safe' },
+      { key: 'collision', title: 'worst collision %', num: true, fmt: (v) => fixed(v * 100, 2) },
+      { key: 'over_limit', title: 'GPUs over collision limit', num: true }, { key: 'outgrown', title: 'outgrown pods', num: true },
+      { key: 'lending', title: 'lending over capacity', num: true }, { key: 'safe', title: 'safe' },
     ], b.splits.map((s) => ({ split: s.split, fit_hours: s.fit_hours, test_hours: s.test_hours, gpus: s.gpus,
-      overflow: s.colocation.overflow_samples, worst: s.colocation.worst_over_mib, collision: s.colocation.max_collision_share, safe: s.safe ? 'yes' : 'NO' })));
+      overflow: s.colocation.overflow_samples, worst: s.colocation.worst_over_mib, collision: s.colocation.max_collision_share,
+      over_limit: s.colocation.gpus_over_collision_limit, outgrown: (s.right_sizing.outgrown || []).length,
+      lending: s.lending ? s.lending.over_capacity_samples : 0, safe: s.safe ? 'yes' : 'NO' })));
   }
 
   function mig(m) {
     if (!m || !m.assignments || !m.assignments.length) return;
-    const body = section('mig', 'MIG layouts', 'One MIG instance per pod (hardware isolation) on ' + (result.target_gpu ? result.target_gpu.name : 'the target GPU') +
-      ': ' + m.gpus + ' GPUs' + (num(m.usd_per_month) ? ', ' + usd(m.usd_per_month) + ' per month' : '') + '. Each bar is a GPU, each block an instance, its width its compute slices.');
     const byGpu = new Map();
     for (const a of m.assignments) {
       if (!byGpu.has(a.gpu)) byGpu.set(a.gpu, []);
       byGpu.get(a.gpu).push(a);
     }
-    const gpus = [...byGpu.keys()].sort((x, y) => x - y).slice(0, 60);
-    const profiles = [...new Set(m.assignments.map((a) => a.profile))];
     const slices = (p) => Number((/^(\d+)g\./.exec(p) || [0, 1])[1]);
+    // GPUs with the same instances (largest first) share one bar: "n GPUs" of that layout.
+    const layouts = new Map();
+    for (const [gpu, list] of byGpu) {
+      const profiles = list.map((a) => a.profile).sort((x, y) => slices(y) - slices(x) || (x < y ? -1 : 1));
+      const key = profiles.join(' + ');
+      if (!layouts.has(key)) layouts.set(key, { profiles, gpus: [], pods: [] });
+      layouts.get(key).gpus.push(gpu);
+      layouts.get(key).pods.push(...list.map((a) => a.pod));
+    }
+    const rows = [...layouts.values()].sort((x, y) => y.gpus.length - x.gpus.length);
+    const body = section('mig', 'MIG layouts', 'One MIG instance per pod (hardware isolation) on ' + (result.target_gpu ? result.target_gpu.name : 'the target GPU') +
+      ': ' + m.gpus + ' GPUs' + (num(m.usd_per_month) ? ', ' + usd(m.usd_per_month) + ' per month' : '') + ', in ' + rows.length +
+      ' distinct layouts. Each bar is a layout and the GPUs that have it, each block an instance as wide as its compute slices (of 7); slices left blank are free.');
+    const profiles = [...new Set(m.assignments.map((a) => a.profile))];
+    const depth = Math.max(...rows.map((r) => r.profiles.length));
     const bars = [];
-    const depth = Math.max(...gpus.map((g) => byGpu.get(g).length));
     for (let k = 0; k < depth; ++k)
       bars.push({
-        type: 'bar', stack: 'gpu', barWidth: '60%', itemStyle: { borderColor: '#fff', borderWidth: 1 },
+        type: 'bar', stack: 'gpu', barMaxWidth: 28, itemStyle: { borderColor: '#fff', borderWidth: 1 },
         label: { show: true, formatter: (p) => p.data.profile, fontSize: 10 },
-        data: gpus.map((g) => {
-          const a = byGpu.get(g)[k];
-          return a ? { value: slices(a.profile), profile: a.profile, pod: a.pod, itemStyle: { color: palette[profiles.indexOf(a.profile) % palette.length] } } : { value: 0, profile: '' };
+        data: rows.map((r) => {
+          const p = r.profiles[k];
+          return p ? { value: slices(p), profile: p, itemStyle: { color: palette[profiles.indexOf(p) % palette.length] } } : { value: 0, profile: '' };
         }),
       });
     chart(body, {
-      tooltip: { formatter: (p) => (p.data.pod ? p.data.pod + ': ' + p.data.profile : '') },
-      grid: { left: 70, right: 20, top: 10, bottom: 40 },
+      tooltip: { formatter: (p) => rows[p.dataIndex].gpus.length + ' GPUs: ' + rows[p.dataIndex].profiles.join(' + ') },
+      grid: { left: 90, right: 20, top: 10, bottom: 40 },
       xAxis: { type: 'value', max: 7, name: 'compute slices', nameLocation: 'middle', nameGap: 26 },
-      yAxis: { type: 'category', data: gpus.map((g) => 'GPU ' + g), inverse: true },
+      yAxis: { type: 'category', data: rows.map((r) => r.gpus.length + (r.gpus.length === 1 ? ' GPU' : ' GPUs')), inverse: true },
       series: bars,
-    }, gpus.length > 12 ? 'tall' : '');
+    }, rows.length > 12 ? 'tall' : '');
   }
 
   function replicas(inference) {
@@ -360,7 +384,7 @@
       const demand = (s.demand_requests_per_s || []).map((v, k) => [(k * w) / 3600, v]);
       const steps = [];
       for (const r of s.recommendation.schedule) { steps.push([r.from_s / 3600, r.replicas]); steps.push([r.to_s / 3600, r.replicas]); }
-      c.setOption({
+      redraw(c, {
         tooltip: { trigger: 'axis' },
         legend: { top: 0 },
         grid: { left: 60, right: 60, top: 40, bottom: 50 },
@@ -370,15 +394,15 @@
           { name: 'demand (requests/s)', type: 'line', areaStyle: { opacity: 0.3 }, showSymbol: false, data: demand },
           { name: 'replicas (gpufit)', type: 'line', yAxisIndex: 1, showSymbol: false, data: steps, lineStyle: { width: 2 } },
         ],
-      }, true);
+      });
       const pol = s.policies || [];
-      p.setOption({
+      redraw(p, {
         tooltip: { trigger: 'axis' },
         grid: { left: 160, right: 30, top: 10, bottom: 40 },
         xAxis: { type: 'value', name: 'GPU-hours', nameLocation: 'middle', nameGap: 24 },
-        yAxis: { type: 'category', data: pol.map((x) => x.policy + ' (SLO ' + pct(x.slo_attainment * 100) + ')'), inverse: true },
+        yAxis: { type: 'category', data: pol.map((x) => x.policy + ' (SLO ' + pct(x.slo_attainment * 100, 2) + ')'), inverse: true },
         series: [{ type: 'bar', data: pol.map((x) => Number(x.gpu_hours.toFixed(2))) }],
-      }, true);
+      });
     }
     select.addEventListener('change', () => draw(Number(select.value)));
     draw(0);
@@ -389,7 +413,7 @@
     if (!jobs.length) return;
     const body = section('training', 'Training: spot against on-demand',
       'Expected cost of each job\u2019s run on spot (checkpointing at the Young/Daly interval, reclaims at ' +
-      (t.interruptions ? t.interruptions.spot_per_hour + ' per node-hour' : 'the stated rate') + ') and on on-demand, and what gpufit recommends. ' +
+      (t.interruptions ? Number(t.interruptions.spot_per_hour).toPrecision(2) + ' per node-hour' : 'the stated rate') + ') and on on-demand, and what gpufit recommends. ' +
       'Total: ' + usd(t.totals.expected_on_demand_cost_usd) + ' on-demand, ' + usd(t.totals.expected_recommended_cost_usd) + ' as recommended.');
     chart(body, {
       tooltip: { trigger: 'axis' },
@@ -442,12 +466,13 @@
     const body = section('simulate', 'Placement policies', 'Mean over ' + (result.seeds || []).length + ' seed(s) on ' + result.nodes + ' nodes (' + result.gpus +
       ' GPUs), ' + result.mode + ' mode: GPU allocation ratio and unallocated GPUs when the cluster stops accepting pods.');
     chart(body, {
-      tooltip: { trigger: 'axis' },
       legend: { top: 0 },
       grid: { left: 130, right: 60, top: 40, bottom: 40 },
-      xAxis: [{ type: 'value', name: 'allocation ratio', min: (v) => Math.max(0, Math.floor(v.min * 20) / 20) }],
+      xAxis: [{ type: 'value', name: 'GPU allocation ratio', nameLocation: 'middle', nameGap: 24, min: 0, max: 1 }],
       yAxis: { type: 'category', data: pols.map((p) => p.policy), inverse: true },
-      series: [{ name: 'GPU allocation ratio', type: 'bar', data: pols.map((p) => Number(p.alloc_ratio_mean.toFixed(4))) }],
+      series: [{ name: 'GPU allocation ratio (mean; \u00b1 sd in the tooltip)', type: 'bar',
+        data: pols.map((p) => ({ value: Number(p.alloc_ratio_mean.toFixed(4)), sd: p.alloc_ratio_sd })) }],
+      tooltip: { trigger: 'item', formatter: (p) => p.name + ': ' + p.value + ' \u00b1 ' + fixed(p.data.sd, 4) },
     });
     chart(body, {
       tooltip: { trigger: 'axis' },
