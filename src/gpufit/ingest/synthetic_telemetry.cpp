@@ -69,6 +69,7 @@ class Generator {
     PodSeries p;
     p.fb_used_mib.assign(samples, 0.0F);
     p.gpu_util_pct.assign(samples, 0.0F);
+    p.util_field = kDcgmGpuUtil;  // what the generated duty cycle stands for (a full GPU's)
     return p;
   }
   std::mt19937_64 rng_;

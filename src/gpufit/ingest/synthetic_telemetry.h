@@ -9,7 +9,8 @@
 //    one night (a new pod each night);
 //  * idle (15 %): a model of 8-20 GiB loaded, duty cycle 0 but for rare 5-20 % blips
 //    (health checks), the forgotten pods of every cluster.
-// Times start at 0 s; samples every `step_s`.
+// Times start at 0 s; samples every `step_s`. The duty cycle stands for DCGM_FI_DEV_GPU_UTIL
+// (PodSeries::util_field) of a full GPU.
 #pragma once
 
 #include <cstddef>
