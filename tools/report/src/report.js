@@ -303,7 +303,7 @@
       legend: { top: 0 },
       grid: { left: 60, right: 60, top: 70, bottom: 60 },
       xAxis: { type: 'category', data: labels, axisLabel: { rotate: labels.length > 6 ? 30 : 0 } },
-      yAxis: [{ type: 'value', name: 'count', minInterval: 1 }, { type: 'value', name: '% of samples', min: 0 }],
+      yAxis: [{ type: 'value', name: 'count', minInterval: 1 }, { type: 'value', name: '% of samples', min: 0, splitLine: { show: false } }],
       series: [
         { name: 'memory overflow samples', type: 'bar', data: b.splits.map((s) => s.colocation.overflow_samples) },
         { name: 'right-sized pods outgrown', type: 'bar', data: b.splits.map((s) => (s.right_sizing.outgrown || []).length) },
@@ -389,7 +389,7 @@
         legend: { top: 0 },
         grid: { left: 60, right: 60, top: 40, bottom: 50 },
         xAxis: { type: 'value', name: 'hours from the trace\u2019s start', nameLocation: 'middle', nameGap: 28 },
-        yAxis: [{ type: 'value', name: 'requests / s' }, { type: 'value', name: 'replicas', minInterval: 1 }],
+        yAxis: [{ type: 'value', name: 'requests / s' }, { type: 'value', name: 'replicas', minInterval: 1, splitLine: { show: false } }],
         series: [
           { name: 'demand (requests/s)', type: 'line', areaStyle: { opacity: 0.3 }, showSymbol: false, data: demand },
           { name: 'replicas (gpufit)', type: 'line', yAxisIndex: 1, showSymbol: false, data: steps, lineStyle: { width: 2 } },
@@ -493,7 +493,7 @@
       legend: { top: 0 },
       grid: { left: 60, right: 60, top: 40, bottom: labels.length > 4 ? 90 : 40 },
       xAxis: { type: 'category', data: labels, axisLabel: { rotate: labels.length > 4 ? 30 : 0 } },
-      yAxis: [{ type: 'value', name: 'USD' }, { type: 'value', name: 'cost ratio', max: 1.2 }],
+      yAxis: [{ type: 'value', name: 'USD' }, { type: 'value', name: 'cost ratio', min: 0, max: 1.2, splitLine: { show: false } }],
       series: [
         { name: 'recommended', type: 'bar', data: rows.map((r) => Math.round(r.recommended.cost_usd)) },
         { name: 'all on-demand', type: 'bar', data: rows.map((r) => Math.round(r.all_on_demand.cost_usd)) },
