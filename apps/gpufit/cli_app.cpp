@@ -57,9 +57,10 @@ std::string UnknownOptionMessage(const CLI::App& app) {
       std::vector<std::string> names;
       for (const CLI::App* s : subs) names.push_back(s->get_name());
       const std::string path = CommandPath(*cmd), closest = ClosestName(arg, names);
-      return "unknown command '" + path + " " + arg + "' (" +
+      const std::string prefix = path.empty() ? "" : path + " ";
+      return "unknown command '" + prefix + arg + "' (" +
              (closest.empty() ? "commands: " + CLI::detail::join(names, ", ")
-                              : "did you mean '" + path + " " + closest + "'?") +
+                              : "did you mean '" + prefix + closest + "'?") +
              ")";
     }
     if (arg.size() < 2 || arg[0] != '-' || arg == "--") continue;
@@ -85,6 +86,42 @@ void RejectParentOptions(const CLI::App& cmd, int argc, char** argv) {
                                          "an option of '" + CommandPath(*a) + "', not of '" + CommandPath(cmd) + "'");
 }
 
+// Whether argv gives `flag` ("--format") by one of its names (its short ones too: -f).
+bool OnCommandLine(const CLI::App& app, const std::string& flag, int argc, char** argv) {
+  std::vector<std::string> names = {flag};
+  std::vector<const CLI::App*> todo = {&app};
+  while (!todo.empty()) {
+    const CLI::App* a = todo.back();
+    todo.pop_back();
+    if (const CLI::Option* o = a->get_option_no_throw(flag); o != nullptr)
+      for (const std::string& s : o->get_snames()) names.push_back("-" + s);
+    for (const CLI::App* sub : a->get_subcommands([](const CLI::App*) { return true; })) todo.push_back(sub);
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    for (const std::string& n : names)
+      if (arg == n || arg.starts_with(n + (n.size() == 2 ? "" : "="))) return true;
+  }
+  return false;
+}
+
+// " (did you mean json?)" for CLI11's "--format: jsn not in {text,json,...}" when one of the
+// choices is close (a third of the value's letters changed at most: "html" is not "yaml"),
+// else "".
+std::string ChoiceSuggestion(const std::string& message) {
+  const std::size_t colon = message.find(": "), not_in = message.find(" not in {"), close = message.rfind('}');
+  if (colon == std::string::npos || not_in == std::string::npos || close == std::string::npos || not_in < colon)
+    return {};
+  const std::string given = message.substr(colon + 2, not_in - colon - 2);
+  const std::vector<std::string> choices = CLI::detail::split(message.substr(not_in + 9, close - not_in - 9), ',');
+  const std::string closest = ClosestName(given, choices);
+  if (closest.empty() ||
+      (EditDistance(given, closest) > std::max<std::size_t>(1, given.size() / 3) && !closest.starts_with(given)))
+    return {};
+  return " (did you mean " + closest + "?)";
+}
+
 }  // namespace
 
 std::string CommandPath(const CLI::App& cmd) {
@@ -101,6 +138,7 @@ void AddGlobalOptions(CLI::App& app, GlobalFlags& g) {
                  "TOML file of flags: key = value per flag without its dashes, in a [COMMAND] section "
                  "([plan], [mig.check]); flags on the command line win")
       ->type_name("FILE");
+  app.config_formatter(TomlWithLists(app));  // commands added later inherit it
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_flag(
       "-v,--verbose", g.verbosity,
@@ -132,15 +170,20 @@ int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const
     if (g.verbosity > 1)  // -vv: what the command was given, from the command line or --config
       for (const CLI::App* a : {cmd, static_cast<const CLI::App*>(&app)})
         for (const CLI::Option* o : a->get_options())
-          if (o->count() > 0 && !o->get_lnames().empty())
-            LogDebug("--" + o->get_lnames().front() + " = " + CLI::detail::join(o->results(), ","));
+          if (o->count() > 0 && !o->get_lnames().empty())  // a repeated flag (-vv) by its count
+            LogDebug("--" + o->get_lnames().front() + " = " +
+                     (o->get_expected_min() == 0 && o->count() > 1 ? std::to_string(o->count())
+                                                                   : CLI::detail::join(o->results(), ",")));
   });
   g.config = ConfigArgument(argc, argv);
+  std::vector<ConfigLine> config_lines;
   if (!g.config.empty()) {
-    if (const Result<void> ok = CheckConfigFile(app, g.config); !ok) {
-      std::fprintf(stderr, "gpufit: error: %s\n", ok.error().message.c_str());
+    Result<std::vector<ConfigLine>> lines = CheckConfigFile(app, g.config);
+    if (!lines) {
+      std::fprintf(stderr, "gpufit: error: %s\n", lines.error().message.c_str());
       return 2;
     }
+    config_lines = std::move(*lines);
   }
   int code = 0;
   try {
@@ -159,10 +202,18 @@ int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const
       std::fprintf(stderr, "gpufit: error: %s\n", unknown.c_str());
       return 2;
     }
-    // Errors CLI11 finds in a --config file (CheckConfigFile found none) name the file.
-    const bool in_config = dynamic_cast<const CLI::ConfigError*>(&e) != nullptr && !g.config.empty();
-    std::fprintf(stderr, "gpufit: error: %s%s (see gpufit --help)\n",
-                 in_config ? ("--config " + g.config + ": ").c_str() : "", e.what());
+    // Errors CLI11 finds in a --config file (CheckConfigFile found none) name the file, and
+    // the line when the error is about a value the file gave.
+    const std::string what = e.what();
+    if (const ConfigLine* line = ConfigLineOf(config_lines, what, OnCommandLine(app, FlagOfMessage(what), argc, argv)))
+      std::fprintf(stderr, "gpufit: error: --config %s:%d: %s%s\n", g.config.c_str(), line->line, what.c_str(),
+                   ChoiceSuggestion(what).c_str());
+    else if (dynamic_cast<const CLI::ConfigError*>(&e) != nullptr && !g.config.empty())
+      std::fprintf(stderr, "gpufit: error: --config %s: %s (see gpufit --help)\n", g.config.c_str(), what.c_str());
+    else if (const std::string suggestion = ChoiceSuggestion(what); !suggestion.empty())
+      std::fprintf(stderr, "gpufit: error: %s%s\n", what.c_str(), suggestion.c_str());
+    else
+      std::fprintf(stderr, "gpufit: error: %s (see gpufit --help)\n", what.c_str());
     code = 2;
   } catch (const std::bad_alloc&) {
     EndPhases();

@@ -26,9 +26,10 @@ void AddCompletionCommand(CLI::App& app, int& rc);
 
 // Parses argv, which runs the command (each command runs from its callback); returns the exit
 // code: `rc` as the command left it; 0 for --help and --version; 2 for a usage error (one
-// line: an unknown option with the closest one the command takes, an unknown subcommand with
-// the closest one, a bad --config file with its line, CLI11's own message otherwise); 1 when
-// out of memory. -vv logs the options the command was given.
+// line: an unknown option with the closest one the command takes, an unknown command with
+// the closest one, a bad --config file or a bad value it gave with its line, CLI11's own
+// message otherwise, with the closest choice where a value is not one of them); 1 when out of
+// memory. -vv logs the options the command was given (a repeated flag by its count: -vv is 2).
 int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const int& rc);
 
 // A deprecated name of `current` on `cmd`: it takes the same values, warns "gpufit: warning:

@@ -145,7 +145,7 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
     std::cout << html;
   else
     std::cout << markdown;
-  if (!o.report.empty()) {
+  if (!o.report.empty() && !Quiet()) {  // -q: only errors and warnings on stderr
     std::error_code ec;
     const std::filesystem::path shown = std::filesystem::absolute(o.report, ec);
     std::fprintf(stderr, "gpufit: report written to %s\n", (ec ? o.report : shown.string()).c_str());

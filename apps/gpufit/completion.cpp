@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "cli_app.h"
+#include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/catalog/mig_catalog.h"
 
 namespace gpufit::cli {
 namespace {
@@ -37,11 +39,37 @@ std::vector<std::string> Choices(const CLI::Option& o) {
   return out;
 }
 
-// One command of the tree: its path ("gpufit", "gpufit/mig/check"), subcommands and flags.
+// Flags whose value is a GPU catalog id, by name (their commands check the id against the
+// catalog, which CLI11 does not know): the embedded GPU catalog's ids, under `mig` the
+// embedded MIG catalog's (the GPUs `mig` commands know).
+constexpr const char* kCatalogIdFlags[] = {"gpu", "current-gpu"};
+
+std::vector<std::string> CatalogIds(bool mig) {
+  std::vector<std::string> ids;
+  if (mig)
+    for (const MigGpu& g : MigCatalog::Embedded().gpus()) ids.push_back(g.id);
+  else
+    for (const GpuModel& m : GpuCatalog::Embedded().models()) ids.push_back(m.id);
+  return ids;
+}
+
+// The values `o` of the command `path` ("gpufit/mig/check") completes to: its choices, else
+// catalog ids for a catalog id flag, else none (a file name).
+std::vector<std::string> Values(const CLI::Option& o, const std::string& path) {
+  std::vector<std::string> choices = Choices(o);
+  if (!choices.empty()) return choices;
+  for (const char* name : kCatalogIdFlags)
+    if (o.check_lname(name)) return CatalogIds(path.starts_with("gpufit/mig/"));
+  return {};
+}
+
+// One command of the tree: its path ("gpufit", "gpufit/mig/check"), subcommands, flags and
+// the choices of its first argument (`completion`: bash, zsh, fish).
 struct Node {
   std::string path;
   std::vector<std::pair<std::string, std::string>> commands;  // name, description
   std::vector<Flag> flags;
+  std::vector<std::string> arguments;
 };
 
 std::string FirstLine(const std::string& text) {
@@ -51,12 +79,14 @@ std::string FirstLine(const std::string& text) {
 }
 
 void Walk(const CLI::App& cmd, const std::string& path, std::vector<Node>& out) {
-  Node node{.path = path, .commands = {}, .flags = {}};
+  Node node{.path = path, .commands = {}, .flags = {}, .arguments = {}};
   const auto subs = cmd.get_subcommands([](const CLI::App*) { return true; });
   for (const CLI::App* sub : subs) node.commands.emplace_back(sub->get_name(), FirstLine(sub->get_description()));
+  for (const CLI::Option* o : cmd.get_options())
+    if (!o->nonpositional() && node.arguments.empty()) node.arguments = Choices(*o);
   for (const CLI::Option* o : WithGlobalOptions(cmd)) {
     const bool value = o->get_expected_min() > 0;
-    const std::vector<std::string> choices = value ? Choices(*o) : std::vector<std::string>{};
+    const std::vector<std::string> choices = value ? Values(*o, path) : std::vector<std::string>{};
     for (const std::string& l : o->get_lnames())
       node.flags.push_back({"--" + l, FirstLine(o->get_description()), value, choices});
     for (const std::string& s : o->get_snames())
@@ -75,6 +105,35 @@ std::vector<std::string> Names(const Node& n, bool flags) {
   return names;
 }
 
+// The flags of `n` whose value is a file name (they take a value and have no choices).
+std::vector<std::string> FileFlags(const Node& n) {
+  std::vector<std::string> names;
+  for (const Flag& f : n.flags)
+    if (f.takes_value && f.choices.empty()) names.push_back(f.name);
+  return names;
+}
+
+// Shared by bash and zsh: the variables of the command `cmdpath` names, as `open_paren` PATH)
+// commands=... flags=... files=... (flags whose value is a file) arguments=... (the choices of
+// its first argument), then each flag with choices as `open_paren` "PATH FLAG") CHOICE_COMMAND
+// where CHOICE_COMMAND is `choice` formatted with the choices (the word before is the flag).
+std::string ValueCases(const std::vector<Node>& nodes, const char* open_paren, const char* list_open,
+                       const char* list_close, const char* choice) {
+  std::string s = "  case \"$cmdpath\" in\n";
+  for (const Node& n : nodes)
+    s += fmt::format("    {}\"{}\") commands={}{}{}; flags={}{}{}; files={}{}{}; arguments={}{}{} ;;\n", open_paren,
+                     n.path, list_open, fmt::join(Names(n, false), " "), list_close, list_open,
+                     fmt::join(Names(n, true), " "), list_close, list_open, fmt::join(FileFlags(n), " "), list_close,
+                     list_open, fmt::join(n.arguments, " "), list_close);
+  s += "  esac\n  case \"$cmdpath $prev\" in\n";
+  for (const Node& n : nodes)
+    for (const Flag& f : n.flags)
+      if (!f.choices.empty())
+        s += fmt::format("    {}\"{} {}\") ", open_paren, n.path, f.name) +
+             fmt::format(fmt::runtime(choice), fmt::join(f.choices, " ")) + "; return ;;\n";
+  return s + "  esac\n";
+}
+
 // Word-by-word walk shared by bash and zsh: `path` follows the command words typed so far.
 std::string PathCases(const std::vector<Node>& nodes, const char* open_paren) {
   std::vector<std::string> paths;
@@ -87,27 +146,22 @@ std::string Bash(const std::vector<Node>& nodes) {
   std::string s =
       "# bash completion for gpufit (generated by `gpufit completion bash` from its command tree)\n"
       "_gpufit() {\n"
-      "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" cmdpath=gpufit w i commands=\"\" flags=\"\"\n"
+      "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmdpath=gpufit w i\n"
+      "  local commands=\"\" flags=\"\" files=\"\" arguments=\"\"\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
       "    w=\"${COMP_WORDS[i]}\"\n"
       "    case \"$cmdpath/$w\" in\n";
   s += PathCases(nodes, "");
-  s += "    esac\n  done\n  case \"$cmdpath\" in\n";
-  for (const Node& n : nodes)
-    s += fmt::format("    \"{}\") commands=\"{}\"; flags=\"{}\" ;;\n", n.path, fmt::join(Names(n, false), " "),
-                     fmt::join(Names(n, true), " "));
-  // The value of an option with choices (the word before is the option).
-  s += "  esac\n  case \"$cmdpath ${COMP_WORDS[COMP_CWORD-1]}\" in\n";
-  for (const Node& n : nodes)
-    for (const Flag& f : n.flags)
-      if (!f.choices.empty())
-        s += fmt::format("    \"{} {}\") COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n", n.path, f.name,
-                         fmt::join(f.choices, " "));
-  s += "  esac\n"
-       "  if [[ \"$cur\" == -* ]]; then\n"
+  s += "    esac\n  done\n";
+  s += ValueCases(nodes, "", "\"", "\"", "COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))");
+  s += "  if [[ \" $files \" == *\" $prev \"* ]]; then\n"
+       "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+       "  elif [[ \"$cur\" == -* ]]; then\n"
        "    COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\"))\n"
        "  elif [[ -n \"$commands\" ]]; then\n"
        "    COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\"))\n"
+       "  elif [[ -n \"$arguments\" ]]; then\n"
+       "    COMPREPLY=($(compgen -W \"$arguments\" -- \"$cur\"))\n"
        "  else\n"
        "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
        "  fi\n"
@@ -121,21 +175,22 @@ std::string Zsh(const std::vector<Node>& nodes) {
       "#compdef gpufit\n"
       "# zsh completion for gpufit (generated by `gpufit completion zsh` from its command tree)\n"
       "_gpufit() {\n"
-      "  local cmdpath=gpufit w i\n"
-      "  local -a commands flags\n"
+      "  local cmdpath=gpufit w i prev=\"${words[CURRENT-1]}\"\n"
+      "  local -a commands flags files arguments\n"
       "  for ((i = 2; i < CURRENT; i++)); do\n"
       "    w=\"${words[i]}\"\n"
       "    case \"$cmdpath/$w\" in\n";
   s += PathCases(nodes, "(");
-  s += "    esac\n  done\n  case \"$cmdpath\" in\n";
-  for (const Node& n : nodes)
-    s += fmt::format("    (\"{}\") commands=({}); flags=({}) ;;\n", n.path, fmt::join(Names(n, false), " "),
-                     fmt::join(Names(n, true), " "));
-  s += "  esac\n"
-       "  if [[ \"${words[CURRENT]}\" == -* ]]; then\n"
+  s += "    esac\n  done\n";
+  s += ValueCases(nodes, "(", "(", ")", "compadd -- {}");
+  s += "  if (( ${files[(Ie)$prev]} )); then\n"
+       "    _files\n"
+       "  elif [[ \"${words[CURRENT]}\" == -* ]]; then\n"
        "    compadd -- \"${flags[@]}\"\n"
        "  elif (( ${#commands} )); then\n"
        "    compadd -- \"${commands[@]}\"\n"
+       "  elif (( ${#arguments} )); then\n"
+       "    compadd -- \"${arguments[@]}\"\n"
        "  else\n"
        "    _files\n"
        "  fi\n"
@@ -175,6 +230,9 @@ std::string Fish(const std::vector<Node>& nodes) {
     const std::string when = FishQuote("test (__gpufit_path) = " + n.path);
     for (const auto& [name, description] : n.commands)
       s += fmt::format("complete -c gpufit -n {} -a {} -d {}\n", when, FishQuote(name), FishQuote(description));
+    if (!n.arguments.empty())
+      s += fmt::format("complete -c gpufit -n {} -a {}\n", when,
+                       FishQuote(fmt::format("{}", fmt::join(n.arguments, " "))));
     for (const Flag& f : n.flags)
       s += fmt::format("complete -c gpufit -n {} {} {}{} -d {}\n", when, f.name.starts_with("--") ? "-l" : "-s",
                        f.name.substr(f.name.starts_with("--") ? 2 : 1),

@@ -1,8 +1,9 @@
 // Shell completion scripts generated from the CLI11 command tree (`gpufit completion SHELL`):
 // the commands at each level and the flags of each command (its own and the program's:
 // WithGlobalOptions in cli_app.h), hidden ones (deprecated aliases) left out. A flag's value
-// completes as one of its choices where a CLI::IsMember check lists them (bash, fish), else as
-// a file name.
+// completes as one of its choices where a CLI::IsMember check lists them, as an id of the
+// embedded GPU catalog for --gpu and --current-gpu (of the MIG catalog under `mig`), else as a
+// file name; a command's argument as one of its choices (`completion`: bash, zsh, fish).
 #pragma once
 
 #include <CLI/CLI.hpp>

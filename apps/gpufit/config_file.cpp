@@ -60,14 +60,17 @@ std::vector<std::string> KeyNames(const CLI::App& cmd) {
 
 }  // namespace
 
-Result<void> CheckConfigFile(const CLI::App& app, const std::string& path) {
+Result<std::vector<ConfigLine>> CheckConfigFile(const CLI::App& app, const std::string& path) {
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return InvalidArgument("--config {}: is a directory (give the TOML file, e.g. gpufit.toml)", path);
   if (!std::filesystem::is_regular_file(path, ec)) return NotFound("--config {}: no such file", path);
   std::ifstream in(path);
   if (!in) return NotFound("--config {}: cannot read it", path);
   const CLI::App* section = &app;
   std::string section_name;
   std::map<std::string, int> seen;  // "section.key" -> line
+  std::vector<ConfigLine> lines;
   int n = 0;
   for (std::string raw; std::getline(in, raw);) {
     ++n;
@@ -133,8 +136,62 @@ Result<void> CheckConfigFile(const CLI::App& app, const std::string& path) {
     }
     const auto [it, fresh] = seen.emplace(section_name + "." + key, n);
     if (!fresh) return InvalidArgument("{}: {} is set twice (first on line {})", where(), key, it->second);
+    const CLI::Option* o = section->get_option("--" + key);
+    if (value.front() == '[' && o->get_delimiter() == '\0' && !o->get_type_name().starts_with("TEXT") &&
+        o->get_items_expected_max() <= 1)
+      return InvalidArgument("{}: {} takes one value, not a list", where(), key);
+    if (value.front() == '"' || value.front() == '\'') value = value.substr(1, value.size() - 2);
+    lines.push_back({.key = key, .value = value, .line = n});
+  }
+  return lines;
+}
+
+std::string FlagOfMessage(const std::string& message) {
+  for (std::size_t at = message.find("--"); at != std::string::npos; at = message.find("--", at + 2)) {
+    std::size_t end = at + 2;
+    while (end < message.size() && KeyChar(message[end])) ++end;
+    if (end > at + 2 && (at == 0 || !KeyChar(message[at - 1]))) return message.substr(at, end - at);
   }
   return {};
 }
+
+const ConfigLine* ConfigLineOf(const std::vector<ConfigLine>& lines, const std::string& message, bool on_command_line) {
+  const std::string flag = FlagOfMessage(message);
+  if (flag.empty()) return nullptr;
+  const ConfigLine* first = nullptr;
+  for (const ConfigLine& l : lines) {
+    if ("--" + l.key != flag) continue;
+    if (!l.value.empty() && message.find(l.value, flag.size()) != std::string::npos) return &l;
+    if (first == nullptr) first = &l;
+  }
+  return on_command_line ? nullptr : first;
+}
+
+namespace {
+
+class TomlReader final : public CLI::ConfigTOML {
+ public:
+  explicit TomlReader(const CLI::App& app) : app_(app) {}
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::vector<CLI::ConfigItem> read = CLI::ConfigTOML::from_config(input);
+    for (CLI::ConfigItem& item : read) {
+      if (item.inputs.size() < 2) continue;
+      const CLI::App* cmd = &app_;
+      for (const std::string& p : item.parents)
+        if (cmd != nullptr) cmd = FindCommand(*cmd, p);
+      const CLI::Option* o = cmd == nullptr ? nullptr : cmd->get_option_no_throw("--" + item.name);
+      if (o != nullptr && o->get_delimiter() == '\0' && o->get_type_name().starts_with("TEXT"))
+        item.inputs = {CLI::detail::join(item.inputs, ",")};
+    }
+    return read;
+  }
+
+ private:
+  const CLI::App& app_;
+};
+
+}  // namespace
+
+std::shared_ptr<CLI::Config> TomlWithLists(const CLI::App& app) { return std::make_shared<TomlReader>(app); }
 
 }  // namespace gpufit::cli

@@ -86,17 +86,6 @@ int main(int argc, char** argv) {
   cli::AddInferenceCommand(app, rc);
   cli::AddCompletionCommand(app, rc);
 
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string command = argv[1];
-    const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == command; });
-    if (known.empty()) {
-      std::fprintf(stderr,
-                   "gpufit: error: unknown command '%s' (commands: analyze, plan, backtest, replay, simulate, mig, "
-                   "training, inference, demo, completion)\n",
-                   argv[1]);
-      return 2;
-    }
-  }
   // Each command runs from its callback, during parse, once its options are read.
   analyze->callback([&] {
     if (!analyze_telemetry.given()) {

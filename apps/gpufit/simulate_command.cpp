@@ -106,7 +106,8 @@ int Run(const SimulateFlags& f) {
     if (Result<void> w = WriteFilesAtomically(files, stale); !w) return Fail(w.error());
   }
   std::cout << (f.format == "json" ? json : text);
-  if (!f.report.report.empty()) std::fprintf(stderr, "gpufit: report written to %s\n", f.report.report.c_str());
+  if (!f.report.report.empty() && !Quiet())  // -q: only errors and warnings on stderr
+    std::fprintf(stderr, "gpufit: report written to %s\n", f.report.report.c_str());
   return 0;
 }
 

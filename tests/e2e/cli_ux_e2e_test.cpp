@@ -106,6 +106,66 @@ TEST(Completion, BashLeavesDeprecatedNamesOut) {
   EXPECT_EQ(BashComplete(Scratch("bash-deprecated-old"), "gpufit simulate --nod"), "");
 }
 
+TEST(Completion, BashCompletesTheCatalogIdsOfAGpuFlag) {
+  EXPECT_EQ(BashComplete(Scratch("bash-gpu"), "gpufit plan --gpu \"\""),
+            "t4\nl4\na10g\nl40s\na100-40gb\na100-80gb\nh100-80gb\nh100-94gb-nvl\nh200-141gb\n");
+  EXPECT_EQ(BashComplete(Scratch("bash-gpu-h"), "gpufit plan --gpu h"), "h100-80gb\nh100-94gb-nvl\nh200-141gb\n");
+  EXPECT_EQ(BashComplete(Scratch("bash-current-gpu"), "gpufit backtest --current-gpu a100"), "a100-40gb\na100-80gb\n");
+  EXPECT_EQ(BashComplete(Scratch("bash-inference-gpu"), "gpufit inference backtest --gpu l"), "l4\nl40s\n");
+  // mig commands know the MIG catalog's GPUs (a30-24gb, b200-180gb; no t4).
+  EXPECT_EQ(BashComplete(Scratch("bash-mig-gpu"), "gpufit mig check --gpu \"\""),
+            "a30-24gb\na100-40gb\na100-80gb\nh100-80gb\nh100-94gb-nvl\nh200-141gb\nb200-180gb\n");
+}
+
+TEST(Completion, BashCompletesTheShellOfCompletion) {
+  EXPECT_EQ(BashComplete(Scratch("bash-shell"), "gpufit completion \"\""), "bash\nzsh\nfish\n");
+  EXPECT_EQ(BashComplete(Scratch("bash-shell-z"), "gpufit completion z"), "zsh\n");
+}
+
+TEST(Completion, BashCompletesAFileNameAfterConfig) {
+  const fs::path dir = Scratch("bash-config");
+  Write(dir / "gpufit.toml", "[plan]\n");
+  EXPECT_EQ(BashComplete(dir, "gpufit --config " + (dir / "gpufit.t").string()), (dir / "gpufit.toml").string() + "\n");
+  EXPECT_EQ(BashComplete(dir, "gpufit plan --config " + (dir / "gpufit.t").string()),
+            (dir / "gpufit.toml").string() + "\n");
+}
+
+TEST(Completion, ZshAndFishCompleteCatalogIdsShellsAndConfigFiles) {
+  int checked = 0;
+  const fs::path dir = Scratch("completion-values");
+  Write(dir / "gpufit.toml", "[plan]\n");
+  const std::string toml = (dir / "gpufit.t").string();
+  if (Installed("zsh")) {
+    // compadd and _files stubbed: what the function would offer (zsh filters by the prefix).
+    Write(dir / "gpufit.zsh", Gpufit("completion zsh", dir).out);
+    const CliRun r =
+        Sh("zsh -c 'compadd() { [[ $1 == -- ]] && shift; print -r -- \"$@\"; }; _files() { print FILES; }; "
+           "source " +
+               (dir / "gpufit.zsh").string() +
+               "; for line in \"gpufit plan --gpu h\" \"gpufit completion b\" \"gpufit --config x\"; do "
+               "words=(${=line}); CURRENT=${#words}; _gpufit; done'",
+           dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "t4 l4 a10g l40s a100-40gb a100-80gb h100-80gb h100-94gb-nvl h200-141gb\nbash zsh fish\nFILES\n");
+    ++checked;
+  }
+  if (Installed("fish")) {
+    Write(dir / "gpufit.fish", Gpufit("completion fish", dir).out);
+    const CliRun r = Sh("fish -c 'source " + (dir / "gpufit.fish").string() +
+                            "; complete -C \"gpufit plan --gpu h\"; complete -C \"gpufit completion \"; "
+                            "complete -C \"gpufit --config " +
+                            toml + "\"'",
+                        dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, ::testing::StartsWith("h100-80gb\t"));
+    EXPECT_THAT(r.out, HasSubstr("\nh200-141gb\t"));
+    EXPECT_THAT(r.out, HasSubstr("\nbash\nfish\nzsh\n"));
+    EXPECT_THAT(r.out, ::testing::EndsWith((dir / "gpufit.toml").string() + "\n"));
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "neither zsh nor fish is installed";
+}
+
 TEST(Completion, ZshAndFishScriptsParse) {
   int checked = 0;
   for (const std::string shell : {"zsh", "fish"}) {
@@ -198,6 +258,62 @@ TEST(ConfigFile, BadFilesAreExit2WithTheirLine) {
   }
 }
 
+TEST(ConfigFile, BadValuesAreExit2WithTheirLine) {
+  const fs::path dir = Scratch("config-bad-value");
+  const fs::path toml = dir / "gpufit.toml";
+  struct Case {
+    std::string name, text, message;
+  };
+  const Case cases[] = {
+      {"not a number", "[plan]\ngpu = \"h100-80gb\"\nheadroom = \"abc\"\n", ":3: Could not convert: --headroom = abc"},
+      {"not a choice", "[plan]\nformat = \"jsn\"\n",
+       ":2: --format: jsn not in {text,json,yaml,csv,html} (did you mean json?)"},
+      {"a flag's count", "verbose = \"x\"\n[plan]\n", ":1: Could not convert: --verbose = x"},
+      {"a list for one number", "[plan]\nheadroom = [0.1, 0.2]\n", ":2: headroom takes one value, not a list"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Write(toml, c.text);
+    const CliRun r = Gpufit("plan --config " + toml.string(), dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "gpufit: error: --config " + toml.string() + c.message + "\n");
+  }
+}
+
+TEST(ConfigFile, ABadValueOnTheCommandLineIsNotTheFiles) {
+  const fs::path dir = Scratch("config-bad-flag");
+  const fs::path toml = dir / "gpufit.toml";
+  Write(toml, "[plan]\nheadroom = 0.2\n");
+  const CliRun r = Gpufit("plan --config " + toml.string() + " --headroom abc", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpufit: error: Could not convert: --headroom = abc (see gpufit --help)\n");
+}
+
+TEST(ConfigFile, ADirectoryIsExit2SayingSo) {
+  const fs::path dir = Scratch("config-directory");
+  const CliRun r = Gpufit("--config " + dir.string() + " plan", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpufit: error: --config " + dir.string() + ": is a directory (give the TOML file, e.g. gpufit.toml)\n");
+}
+
+TEST(ConfigFile, AnArrayForATextFlagIsItsCommaSeparatedList) {
+  const fs::path dir = Scratch("config-array");
+  const fs::path toml = dir / "gpufit.toml";
+  const CliRun flags = Gpufit("mig check --gpu h100-80gb --profiles 3g.40gb,2g.20gb -f json", dir);
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  Write(toml, "[mig.check]\ngpu = \"h100-80gb\"\nprofiles = [\"3g.40gb\", \"2g.20gb\"]\nformat = \"json\"\n");
+  const CliRun array = Gpufit("mig check --config " + toml.string(), dir);
+  ASSERT_EQ(array.exit_code, 0) << array.err;
+  EXPECT_EQ(nlohmann::json::parse(array.out), nlohmann::json::parse(flags.out));
+  // A flag with a ',' delimiter takes the elements as its values.
+  Write(toml, "[backtest]\nrisks = [0.01, 0.2]\n");
+  const CliRun risks = Gpufit("-vv backtest --config " + toml.string() + " --telemetry " + Fixture("telemetry.csv") +
+                                  " --gpu h100-80gb -f json",
+                              dir);
+  EXPECT_THAT(risks.err, HasSubstr("] --risks = 0.01,0.2\n"));
+}
+
 TEST(ConfigFile, MissingFileIsExit2) {
   const fs::path dir = Scratch("config-missing");
   const CliRun r = Gpufit("plan --config " + (dir / "none.toml").string(), dir);
@@ -261,6 +377,40 @@ TEST(Verbose, LogsEachPrometheusRequestWithItsSizeAndTime) {
   // Without -v: the same run, no request lines (only its own outcome).
   EXPECT_FALSE(std::regex_search(plain.err, request)) << plain.err;
   EXPECT_EQ(plain.exit_code, r.exit_code) << plain.err;
+}
+
+TEST(Verbose, TwiceLogsTheCountOfV) {
+  const fs::path dir = Scratch("verbose-count");
+  const CliRun r = Gpufit("plan -vv --telemetry " + Fixture("telemetry.csv") + " --gpu h100-80gb", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("] --verbose = 2\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("true,true")));
+}
+
+TEST(Verbose, QuietLeavesOutWhereTheReportWent) {
+  const fs::path dir = Scratch("quiet-report");
+  const std::string plan = "plan --telemetry " + Fixture("telemetry.csv") + " --gpu h100-80gb --report ";
+  const CliRun loud = Gpufit(plan + (dir / "loud.html").string(), dir);
+  ASSERT_EQ(loud.exit_code, 0) << loud.err;
+  EXPECT_EQ(loud.err, "gpufit: report written to " + (dir / "loud.html").string() + "\n");
+  const CliRun quiet = Gpufit("-q " + plan + (dir / "quiet.html").string(), dir);
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_TRUE(fs::exists(dir / "quiet.html"));
+  const CliRun simulate =
+      Gpufit("simulate -q --openb-nodes " + Fixture("openb-nodes.csv") + " --openb-pods " + Fixture("openb-pods.csv") +
+                 " --seeds 1 --policy fgd --report " + (dir / "simulate.html").string(),
+             dir);
+  ASSERT_EQ(simulate.exit_code, 0) << simulate.err;
+  EXPECT_EQ(simulate.err, "");
+  EXPECT_TRUE(fs::exists(dir / "simulate.html"));
+  // Warnings stay.
+  const CliRun warned =
+      Gpufit("simulate -q --nodes " + Fixture("openb-nodes.csv") + " --openb-pods " + Fixture("openb-pods.csv") +
+                 " --seeds 1 --policy fgd --report " + (dir / "simulate.html").string(),
+             dir);
+  ASSERT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_EQ(warned.err, "gpufit: warning: --nodes is deprecated, use --openb-nodes\n");
 }
 
 TEST(Verbose, NothingIsLoggedWithoutIt) {
@@ -357,6 +507,15 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
       {"plan --zzzzzzzzzz", "unknown option --zzzzzzzzzz (see gpufit plan --help)"},
       {"mig chek --gpu h100-80gb", "unknown command 'mig chek' (did you mean 'mig check'?)"},
       {"mig zzzzz", "unknown command 'mig zzzzz' (commands: check, free, plan, reconfigure)"},
+      {"pln --telemetry x.csv", "unknown command 'pln' (did you mean 'plan'?)"},
+      {"zzzzz",
+       "unknown command 'zzzzz' (commands: analyze, plan, demo, backtest, replay, simulate, mig, training, "
+       "inference, completion)"},
+      // A misspelt choice: CLI11's message and the closest choice, where one is close.
+      {"plan -f jsn --telemetry x.csv", "--format: jsn not in {text,json,yaml,csv,html} (did you mean json?)"},
+      {"plan --sharing hamii --telemetry x.csv",
+       "--sharing: hamii not in {time-slicing,mig,hami,kai,dra-mps} (did you mean hami?)"},
+      {"analyze -f html --telemetry x.csv", "--format: html not in {text,json,yaml} (see gpufit --help)"},
       // The program's options work after a command; a parent command's do not.
       {"inference backtest --requests r.csv --services s.yaml",
        "--services: an option of 'inference', not of 'inference backtest' (see gpufit --help)"},
