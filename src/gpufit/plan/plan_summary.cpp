@@ -108,8 +108,12 @@ void AncillaryRows(const json& plan, std::vector<Row>& rows) {
     rows.push_back({"duplicated agents", "usd_per_month", "one copy of each agent kind per node", {}, {}, agents});
   const double cache = Num(Get(a, "model_loading"), "cache_usd_per_month_saving");
   if (cache > 0)
-    rows.push_back({"model cache", "usd_per_month", "GPU time no longer spent loading models, with a node-local cache",
-                    {}, {}, cache});
+    rows.push_back({"model cache",
+                    "usd_per_month",
+                    "GPU time no longer spent loading models, with a node-local cache",
+                    {},
+                    {},
+                    cache});
 }
 
 void TrainingRow(const json& plan, std::vector<Row>& rows) {
@@ -124,28 +128,38 @@ void TrainingRow(const json& plan, std::vector<Row>& rows) {
 }
 
 std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows) {
-  std::vector<std::pair<double, std::string>> actions;
+  // Order: the monthly savings, largest first; then training's, per run (not comparable with
+  // a month); then lending (no dollar figure); last the MIG alternative.
+  enum Tier { kMonthly, kPerRun, kLending, kAlternative };
+  struct Action {
+    Tier tier;
+    double usd;
+    std::string text;
+  };
+  std::vector<Action> actions;
   const json& t = Get(plan, "totals");
   if (t.is_object() && Num(t, "gpus_after") < Num(t, "gpus_before")) {
     std::size_t shared = 0;
     for (const json& g : Get(plan, "groups"))
       if (Get(g, "pods").size() > 1) ++shared;
     const json& b = Get(plan, "backtest");
-    const std::string held = b.is_object() ? (b.value("safe", false) ? "; the backtest held on telemetry the plan never saw"
-                                                                      : "; the backtest did NOT hold: read it first")
-                                           : "";
-    actions.emplace_back(
-        Num(t, "usd_per_month_saved"),
+    const std::string held = b.is_object()
+                                 ? (b.value("safe", false) ? "; the backtest held on telemetry the plan never saw"
+                                                           : "; the backtest did NOT hold: read it first")
+                                 : "";
+    actions.push_back(Action{
+        kMonthly, Num(t, "usd_per_month_saved"),
         fmt::format("Co-locate the pods on {} GPUs of {} instead of {} ({} of them shared): {} per month saved{}.",
-                    Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), Num(t, "gpus_before"),
-                    shared, Dollars(Num(t, "usd_per_month_saved")), held));
+                    Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), Num(t, "gpus_before"), shared,
+                    Dollars(Num(t, "usd_per_month_saved")), held)});
   }
   for (const Row& r : rows) {
     if (r.saved <= 0.5 || r.strategy == "co-location and right-sizing") continue;
     std::string text;
     if (r.strategy == "inference replicas")
-      text = fmt::format("Scale the inference services by gpufit's replica schedule (the autoscaler manifests): {} per month.",
-                         Dollars(r.saved));
+      text = fmt::format(
+          "Scale the inference services by gpufit's replica schedule (the autoscaler manifests): {} per month.",
+          Dollars(r.saved));
     else if (r.strategy == "containers")
       text = fmt::format("Set the containers' CPU and memory requests as recommended: {} per month.", Dollars(r.saved));
     else if (r.strategy == "duplicated agents")
@@ -158,22 +172,26 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
         ++all;
         if (j.value("recommendation", "").find("spot") != std::string::npos) ++spot;
       }
-      text = fmt::format("Run {} of the {} training jobs on spot with checkpoints at their Young/Daly interval: {} saved per run.",
-                         spot, all, Dollars(r.saved));
+      text = fmt::format(
+          "Run {} of the {} training jobs on spot with checkpoints at their Young/Daly interval: {} saved per run.",
+          spot, all, Dollars(r.saved));
     }
-    if (!text.empty()) actions.emplace_back(r.unit == "usd_per_run" ? r.saved / 10 : r.saved, text);
+    if (!text.empty()) actions.push_back({r.unit == "usd_per_run" ? kPerRun : kMonthly, r.saved, text});
   }
   const json& tm = Get(Get(plan, "ancillary"), "time_multiplexing");
   if (Num(tm, "gpus_lent") > 0 && Get(tm, "night_window").is_object())
-    actions.emplace_back(0, fmt::format("Lend {} idle GPUs to training from {} UTC for {} h a night.", Num(tm, "gpus_lent"),
-                                        Str(tm["night_window"], "start_utc"), Num(tm["night_window"], "hours")));
+    actions.push_back({kLending, 0,
+                       fmt::format("Lend {} idle GPUs to training from {} UTC for {} h a night.", Num(tm, "gpus_lent"),
+                                   Str(tm["night_window"], "start_utc"), Num(tm["night_window"], "hours"))});
   const json& mig = Get(plan, "mig_isolation");
   if (mig.is_object())
-    actions.emplace_back(-1, fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month.",
-                                         Num(mig, "gpus"), Dollars(Num(mig, "usd_per_month"))));
-  std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    actions.push_back({kAlternative, 0,
+                       fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month.",
+                                   Num(mig, "gpus"), Dollars(Num(mig, "usd_per_month")))});
+  std::stable_sort(actions.begin(), actions.end(),
+                   [](const Action& a, const Action& b) { return a.tier != b.tier ? a.tier < b.tier : a.usd > b.usd; });
   std::vector<std::string> out;
-  for (auto& [_, text] : actions) out.push_back(std::move(text));
+  for (Action& a : actions) out.push_back(std::move(a.text));
   return out;
 }
 
@@ -201,7 +219,8 @@ json Rollups(const json& plan) {
     const json& rs = Get(p, "right_sizing");
     const double running = Num(prof, "running_samples");
     const double current = Num(rs, "usd_per_month_current");
-    const double right = Get(rs, "usd_per_month_recommended").is_number() ? Num(rs, "usd_per_month_recommended") : current;
+    const double right =
+        Get(rs, "usd_per_month_recommended").is_number() ? Num(rs, "usd_per_month_recommended") : current;
     for (Rollup* r : {&by_ns[ns], &by_workload[workload]}) {
       r->pods += 1;
       if (Get(p, "group").is_number()) {
@@ -219,7 +238,8 @@ json Rollups(const json& plan) {
   }
   const auto rows = [](const std::map<std::string, Rollup>& m) {
     std::vector<std::pair<std::string, Rollup>> v(m.begin(), m.end());
-    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.current > b.second.current; });
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.second.current > b.second.current; });
     json out = json::array();
     for (const auto& [key, r] : v)
       out.push_back({{"key", key},
@@ -235,9 +255,10 @@ json Rollups(const json& plan) {
     return out;
   };
   std::string basis = from_pods_file && !inferred ? "each pod's owner in the pods file (plan.json pods[].workload)"
-                      : from_pods_file ? "the pods file's owners; pods it lacks by their names (Deployment and StatefulSet naming)"
-                                       : "the pods' names (Deployment \"<name>-<hash>-<suffix>\" and StatefulSet "
-                                         "\"<name>-<ordinal>\" naming); give --pods for their real owners";
+                      : from_pods_file
+                          ? "the pods file's owners; pods it lacks by their names (Deployment and StatefulSet naming)"
+                          : "the pods' names (Deployment \"<name>-<hash>-<suffix>\" and StatefulSet "
+                            "\"<name>-<ordinal>\" naming); give --pods for their real owners";
   return {{"by_namespace", rows(by_ns)},
           {"by_workload", rows(by_workload)},
           {"workload_of", std::move(workload_of)},
@@ -335,7 +356,8 @@ std::string PlanSummaryLead(std::string_view summary_json) {
   const json s = json::parse(summary_json);
   std::string md = fmt::format("**Saving: {} per month", Dollars(Num(s, "usd_per_month_saved")));
   if (s["saved_pct"].is_number()) md += fmt::format(" ({:.1f}%)", s["saved_pct"].get<double>());
-  md += fmt::format("**: {} → {} per month", Dollars(Num(s, "usd_per_month_before")), Dollars(Num(s, "usd_per_month_after")));
+  md += fmt::format("**: {} → {} per month", Dollars(Num(s, "usd_per_month_before")),
+                    Dollars(Num(s, "usd_per_month_after")));
   std::vector<std::string> parts;
   for (const json& r : s["strategies"])
     if (r["unit"] == "usd_per_month" && std::abs(Num(r, "usd_saved")) >= 0.5)
@@ -356,15 +378,16 @@ std::string PlanRollupsMarkdown(std::string_view summary_json, std::size_t top) 
   std::string md;
   const auto table = [&](const char* title, const json& rows) {
     if (!rows.is_array() || rows.empty()) return;
-    md += fmt::format("\n## By {}\n\n| {} | pods | on shared GPUs | peak MiB | mean duty % | GPU-h used / held | USD/month now | "
-                      "right-sized alone |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
-                      title, title);
+    md += fmt::format(
+        "\n## By {}\n\n| {} | pods | on shared GPUs | peak MiB | mean duty % | GPU-h used / held | USD/month now | "
+        "right-sized alone |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        title, title);
     for (std::size_t i = 0; i < std::min(top, rows.size()); ++i) {
       const json& r = rows[i];
       md += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} / {:.1f} | {} | {} |\n", r["key"].get<std::string>(),
-                        Num(r, "pods"), Num(r, "gpus_shared"), Grouped(Num(r, "peak_fb_used_mib")), Num(r, "mean_duty_pct"),
-                        Num(r, "gpu_hours_used"), Num(r, "gpu_hours_allocated"), Dollars(Num(r, "usd_per_month_current")),
-                        Dollars(Num(r, "usd_per_month_right_sized")));
+                        Num(r, "pods"), Num(r, "gpus_shared"), Grouped(Num(r, "peak_fb_used_mib")),
+                        Num(r, "mean_duty_pct"), Num(r, "gpu_hours_used"), Num(r, "gpu_hours_allocated"),
+                        Dollars(Num(r, "usd_per_month_current")), Dollars(Num(r, "usd_per_month_right_sized")));
     }
     if (rows.size() > top) md += fmt::format("\n{} more in plan.json `summary.rollups`.\n", rows.size() - top);
   };
