@@ -7,7 +7,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <vector>
 
@@ -268,12 +267,23 @@ json Rollups(const json& plan) {
 }  // namespace
 
 std::string WorkloadFromPodName(std::string_view pod) {
-  std::string name(pod.substr(0, pod.find_first_of("[@")));
-  static const std::regex deployment("^(.+)-[a-z0-9]{1,10}-[a-z0-9]{5}$");
-  static const std::regex stateful("^(.+)-[0-9]+$");
-  std::smatch m;
-  if (std::regex_match(name, m, deployment) || std::regex_match(name, m, stateful)) return m[1].str();
-  return name;
+  // By hand, not std::regex: GCC 12 warns falsely inside <regex> at -O1 (-Wmaybe-uninitialized).
+  const auto lower_alnum = [](std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+  };
+  const std::string_view name = pod.substr(0, pod.find_first_of("[@"));
+  const std::size_t last = name.rfind('-');
+  if (last == std::string_view::npos || last == 0) return std::string(name);
+  const std::string_view rest = name.substr(0, last), suffix = name.substr(last + 1);
+  const std::size_t before = rest.rfind('-');
+  if (suffix.size() == 5 && lower_alnum(suffix) && before != std::string_view::npos && before > 0) {
+    const std::string_view hash = rest.substr(before + 1);
+    if (hash.size() <= 10 && lower_alnum(hash)) return std::string(rest.substr(0, before));  // Deployment
+  }
+  if (!suffix.empty() && std::all_of(suffix.begin(), suffix.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::string(rest);  // StatefulSet ordinal
+  return std::string(name);
 }
 
 std::string PlanSummaryJson(std::string_view plan_json) {

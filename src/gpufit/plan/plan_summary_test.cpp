@@ -102,6 +102,10 @@ TEST(PlanSummary, WorkloadFromPodName) {
   EXPECT_EQ(WorkloadFromPodName("ml/web-7d4b9c8f6d-x2x9q[1]"), "ml/web");
   EXPECT_EQ(WorkloadFromPodName("db/pg-12@2"), "db/pg");
   EXPECT_EQ(WorkloadFromPodName("ml/trainer"), "ml/trainer");
+  EXPECT_EQ(WorkloadFromPodName("ml/web-7d4b9c8f6d-x2x9"), "ml/web-7d4b9c8f6d-x2x9");  // a 4-letter suffix: no ReplicaSet
+  EXPECT_EQ(WorkloadFromPodName("ml/web-ABCDE-x2x9q"), "ml/web-ABCDE-x2x9q");          // upper case: not a hash
+  EXPECT_EQ(WorkloadFromPodName("-0"), "-0");
+  EXPECT_EQ(WorkloadFromPodName("gen-ai-0"), "gen-ai");
   EXPECT_THROW(PlanSummaryJson("[1]"), std::invalid_argument);
 }
 
