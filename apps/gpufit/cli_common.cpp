@@ -75,6 +75,22 @@ std::string JsonToYaml(const std::string& json) {
 
 }  // namespace
 
+void AddReportOption(CLI::App* cmd, std::string& path) {
+  cmd->add_option("--report", path,
+                  "also write the HTML report to this file: one self-contained page (charts drawn with the "
+                  "embedded Apache ECharts; nothing is fetched when it is viewed)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "FILE.html",
+          "non-empty"));
+}
+
+void SayReportWritten(const std::string& path) {
+  if (path.empty() || Quiet()) return;  // -q: only errors and warnings on stderr
+  std::error_code ec;
+  const std::filesystem::path shown = std::filesystem::absolute(path, ec);
+  std::fprintf(stderr, "gpufit: report written to %s\n", (ec ? path : shown.string()).c_str());
+}
+
 void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more) {
   std::vector<std::string> choices = {"text", "json", "yaml"};
   choices.insert(choices.end(), more.begin(), more.end());
@@ -82,13 +98,7 @@ void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& 
                   fmt::format("what to print: {} (text is Markdown{})", fmt::join(choices, ", "),
                               std::find(more.begin(), more.end(), "html") != more.end() ? "; html the report" : ""))
       ->check(CLI::IsMember(choices));
-  if (std::find(more.begin(), more.end(), "html") != more.end())
-    cmd->add_option("--report", o.report,
-                    "also write the HTML report to this file: one self-contained page (charts drawn with the "
-                    "embedded Apache ECharts; nothing is fetched when it is viewed)")
-        ->check(CLI::Validator(
-            [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "FILE.html",
-            "non-empty"));
+  if (std::find(more.begin(), more.end(), "html") != more.end()) AddReportOption(cmd, o.report);
   cmd->add_option("-o,--out", o.out_dir, "also write the report files into this directory (atomically)")
       ->check(
           CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
@@ -145,11 +155,7 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
     std::cout << html;
   else
     std::cout << markdown;
-  if (!o.report.empty() && !Quiet()) {  // -q: only errors and warnings on stderr
-    std::error_code ec;
-    const std::filesystem::path shown = std::filesystem::absolute(o.report, ec);
-    std::fprintf(stderr, "gpufit: report written to %s\n", (ec ? o.report : shown.string()).c_str());
-  }
+  SayReportWritten(o.report);
   return 0;
 }
 

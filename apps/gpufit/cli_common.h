@@ -54,6 +54,11 @@ struct Output {
 // --format text|json|yaml (plus `more`: "csv" where the command has a table, "html" where it
 // has an HTML report, which also adds --report FILE.html) and --out DIR.
 void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more = {});
+// --report FILE.html into `path` (AddOutputOptions adds it with "html"; simulate, whose
+// --format is its own, adds it alone).
+void AddReportOption(CLI::App* cmd, std::string& path);
+// "gpufit: report written to ABSOLUTE_PATH" on stderr, unless `path` is empty or -q.
+void SayReportWritten(const std::string& path);
 
 // Checks that --out and --report (when given) can take the report, before a command computes or writes
 // anything (see CheckOutputDir).

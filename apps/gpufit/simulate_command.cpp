@@ -106,8 +106,7 @@ int Run(const SimulateFlags& f) {
     if (Result<void> w = WriteFilesAtomically(files, stale); !w) return Fail(w.error());
   }
   std::cout << (f.format == "json" ? json : text);
-  if (!f.report.report.empty() && !Quiet())  // -q: only errors and warnings on stderr
-    std::fprintf(stderr, "gpufit: report written to %s\n", f.report.report.c_str());
+  SayReportWritten(f.report.report);
   return 0;
 }
 
@@ -141,12 +140,7 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
       ->check(
           CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
                          "DIR", "non-empty"));
-  cmd->add_option("--report", flags->report.report,
-                  "also write the HTML report to this file (self-contained: charts drawn with the embedded Apache "
-                  "ECharts)")
-      ->check(
-          CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
-                         "FILE.html", "non-empty"));
+  AddReportOption(cmd, flags->report.report);
   cmd->add_option("--threads", flags->threads, "parallel runs (default 0: one per core)")->check(CLI::Range(0u, 256u));
   cmd->add_flag("--check-invariants", flags->check_invariants,
                 "check capacities and constraints after every event (slow; for debugging)");
