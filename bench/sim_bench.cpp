@@ -3,6 +3,9 @@
 //  * BM_SaturationRun/fgd: one FGD run of the saturation experiment, 130% arrivals
 //    (10,778 pods at seed 42), target under 2 s on the 2-core machine; the FGD authors'
 //    Go simulator takes about 10 minutes per run on 2 vCPUs. Also gpufit and best-fit.
+//  * BM_SaturationScaled/K: one FGD saturation run on openb with every node and pod copied K
+//    times under new names (K = 1, 2, 5, 10; x10: 12,130 nodes, 81,520 pods), the growth of
+//    the decision's cost with cluster size (issue 21: x10 under 20 s, same alloc_ratio).
 //  * BM_PlaceOnePod/fgd and /gpufit: one placement decision over all 1213 nodes, as the
 //    scheduler extender makes it, on the cluster as it stands half way through a run;
 //    "cold" builds a new policy per decision, so every node is evaluated (no cache).
@@ -51,6 +54,42 @@ void BM_SaturationRun(benchmark::State& state, const char* policy) {
 BENCHMARK_CAPTURE(BM_SaturationRun, fgd, "fgd")->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK_CAPTURE(BM_SaturationRun, gpufit, "gpufit")->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK_CAPTURE(BM_SaturationRun, best_fit, "best-fit")->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+// openb with every node and pod copied `times` times, copy k named "<name>-x<k>".
+SimInput OpenbTimes(int times) {
+  const std::string dir = bench::DataDir() + "/openb/";
+  const std::vector<NodeSpec> nodes = *ReadOpenbNodes(dir + "openb_node_list_gpu_node.csv");
+  const std::vector<PodSpec> pods = *ReadOpenbPods(dir + "openb_pod_list_default.csv");
+  std::vector<NodeSpec> all_nodes;
+  std::vector<PodSpec> all_pods;
+  for (int k = 0; k < times; ++k) {
+    const std::string suffix = "-x" + std::to_string(k);
+    for (NodeSpec n : nodes) {
+      n.name += suffix;
+      all_nodes.push_back(std::move(n));
+    }
+    for (PodSpec p : pods) {
+      p.name += suffix;
+      all_pods.push_back(std::move(p));
+    }
+  }
+  return *PrepareSimulation(std::move(all_nodes), std::move(all_pods), SimOptions{});
+}
+
+void BM_SaturationScaled(benchmark::State& state) {
+  const SimInput in = OpenbTimes(static_cast<int>(state.range(0)));
+  double alloc = 0, submitted = 0;
+  for (auto _ : state) {
+    const Result<RunResult> r = Simulate(in, "fgd", 42, SimOptions{});
+    alloc = r->alloc_ratio;
+    submitted = static_cast<double>(r->pods_submitted);
+  }
+  state.counters["nodes"] = static_cast<double>(in.nodes.size());
+  state.counters["alloc_ratio"] = alloc;
+  state.counters["pods"] = submitted;
+  state.counters["peak_rss_mib"] = bench::PeakRssMiB();
+}
+BENCHMARK(BM_SaturationScaled)->Arg(1)->Arg(2)->Arg(5)->Arg(10)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 void BM_PlaceOnePod(benchmark::State& state, const char* policy) {
   const SimInput& in = Openb();

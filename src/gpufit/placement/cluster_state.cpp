@@ -7,6 +7,11 @@
 
 namespace gpufit {
 
+std::uint64_t internal::NextStamp() {
+  static std::atomic<std::uint64_t> last{0};
+  return ++last;
+}
+
 GpuMilli NodeState::gpu_free_total() const {
   GpuMilli total;
   for (int g = 0; g < gpu_count; ++g) total += gpu_free[static_cast<std::size_t>(g)];
@@ -65,11 +70,6 @@ Workload ClusterState::WorkloadFor(const PodSpec& pod) const {
 
 namespace {
 int GpuKind(const Workload& w) { return w.SharesGpu() ? 0 : w.gpu_count; }
-
-std::uint64_t NextVersion() {
-  static std::atomic<std::uint64_t> last{0};
-  return ++last;
-}
 }  // namespace
 
 void ClusterState::Place(int id, const Workload& w, GpuSet gpus) {
@@ -85,7 +85,8 @@ void ClusterState::Place(int id, const Workload& w, GpuSet gpus) {
     }
   }
   if (w.gpu_count > 0) ++n.pods_by_gpu_kind[static_cast<std::size_t>(GpuKind(w))];
-  n.version = NextVersion();
+  n.version = internal::NextStamp();
+  journal_.nodes.push_back(id);
   gpu_allocated_ += w.TotalGpu();
   cpu_used_ += w.cpu;
   memory_used_ += w.memory;
@@ -103,7 +104,8 @@ void ClusterState::Remove(int id, const Workload& w, GpuSet gpus) {
     }
   }
   if (w.gpu_count > 0) --n.pods_by_gpu_kind[static_cast<std::size_t>(GpuKind(w))];
-  n.version = NextVersion();
+  n.version = internal::NextStamp();
+  journal_.nodes.push_back(id);
   gpu_allocated_ = gpu_allocated_ - w.TotalGpu();
   cpu_used_ = cpu_used_ - w.cpu;
   memory_used_ = memory_used_ - w.memory;

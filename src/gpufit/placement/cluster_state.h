@@ -24,6 +24,31 @@ using GpuSet = std::uint32_t;
 
 inline constexpr int kMaxGpuModels = 64;
 
+namespace internal {
+// A process-wide stamp: every call returns a new value (thread-safe).
+std::uint64_t NextStamp();
+
+// Which nodes a ClusterState changed, in order, since it was built or copied. A copy starts
+// an empty journal of its own under a new id, so an index kept for one state never mistakes
+// another for it.
+struct ChangeJournal {
+  std::uint64_t id = NextStamp();
+  std::vector<int> nodes;
+
+  ChangeJournal() = default;
+  ChangeJournal(const ChangeJournal&) : id(NextStamp()) {}
+  ChangeJournal& operator=(const ChangeJournal& other) {
+    if (this != &other) {
+      id = NextStamp();
+      nodes.clear();
+    }
+    return *this;
+  }
+  ChangeJournal(ChangeJournal&&) = default;
+  ChangeJournal& operator=(ChangeJournal&&) = default;
+};
+}  // namespace internal
+
 // A pod's request, with its GPU types resolved against one cluster.
 struct Workload {
   MilliCpu cpu{};
@@ -88,6 +113,13 @@ class ClusterState {
   MiB memory_capacity() const { return memory_capacity_; }
   MiB memory_used() const { return memory_used_; }
 
+  // The ids of the nodes Place and Remove changed, one per call, oldest first, since this
+  // state was built or copied (4 bytes per change), and an id unique to that journal: an
+  // index over the nodes (the policy's, placement/policy.h) catches up from its last
+  // position instead of visiting every node.
+  std::uint64_t journal_id() const { return journal_.id; }
+  const std::vector<int>& changed_nodes() const { return journal_.nodes; }
+
  private:
   std::vector<NodeState> nodes_;
   std::vector<std::string> names_;
@@ -96,6 +128,7 @@ class ClusterState {
   GpuMilli gpu_allocated_;
   MilliCpu cpu_capacity_, cpu_used_;
   MiB memory_capacity_, memory_used_;
+  internal::ChangeJournal journal_;
 };
 
 }  // namespace gpufit

@@ -31,9 +31,10 @@ struct FilterPlugin : Plugin {
 
 // Higher is better, called only on nodes every filter kept. The Kubernetes framework's
 // range is 0..100 and the baseline plugins keep it; a plugin may use a wider range when it
-// needs finer distinctions (its header says so). PreScore runs once per pod before the
-// Score calls of that pod (a plugin may prepare or cache there); plugins are therefore not
-// thread-safe.
+// needs finer distinctions (its header says so). PreScore runs before the Score calls of a
+// pod, also when no node will fit it (a plugin may prepare or cache there); plugins are
+// therefore not thread-safe. A score reads the pod and the node only: the policy keeps
+// scores between decisions and asks again only for nodes that changed (policy.h).
 struct ScorePlugin : Plugin {
   virtual void PreScore(const Workload& /*w*/, const ClusterState& /*cluster*/) {}
   virtual std::int64_t Score(const Workload& w, const NodeState& node) = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <map>
 
@@ -22,34 +23,102 @@ bool Policy::Fits(const Workload& w, const NodeState& node) const {
   return true;
 }
 
-Policy::Decision Policy::Place(const Workload& w, const ClusterState& cluster, Rng& rng, bool explain) {
-  bool prescored = false;
-  std::int64_t best = std::numeric_limits<std::int64_t>::min();
-  std::uint64_t ties = 0;
-  int chosen = -1;
+std::int64_t Policy::NodeValue(const Workload& w, const NodeState& node) {
+  if (!Fits(w, node)) return internal::MaxCountTree::kNone;
+  std::int64_t total = 0;
+  for (WeightedScore& s : scores_) total += static_cast<std::int64_t>(s.weight) * s.plugin->Score(w, node);
+  return total;
+}
+
+std::optional<std::int64_t> Policy::Value(const Workload& w, const ClusterState& cluster, const NodeState& node) {
+  for (WeightedScore& s : scores_) s.plugin->PreScore(w, cluster);
+  const std::int64_t v = NodeValue(w, node);
+  if (v == internal::MaxCountTree::kNone) return std::nullopt;
+  return v;
+}
+
+Policy::ShapeIndex& Policy::Index(const Workload& w, const ClusterState& cluster) {
   const std::size_t n = cluster.nodes().size();
-  for (std::size_t k = 0; k < n; ++k) {
-    const NodeState& node = cluster.node(order_.size() == n ? order_[k] : static_cast<int>(k));
-    if (!Fits(w, node)) continue;
-    if (!prescored) {
-      for (WeightedScore& s : scores_) s.plugin->PreScore(w, cluster);
-      prescored = true;
+  if (node_at_.size() != n) {  // first decision, or another cluster: the node order by position
+    node_at_.resize(n);
+    pos_.assign(n, 0);
+    for (std::size_t k = 0; k < n; ++k) node_at_[k] = order_.size() == n ? order_[k] : static_cast<int>(k);
+    for (std::size_t k = 0; k < n; ++k) pos_[static_cast<std::size_t>(node_at_[k])] = k;
+    index_.clear();
+    index_bytes_ = 0;
+  }
+  const ShapeKey key{w.cpu.value,         w.memory.value, w.gpu_count,
+                     w.gpu_per_gpu.value, w.any_model,    w.any_model ? 0 : w.model_mask};
+  auto it = index_.find(key);
+  if (it == index_.end()) {
+    const std::size_t bytes = internal::MaxCountTree::MemoryBytesFor(n);
+    while (!index_.empty() && index_bytes_ + bytes > kIndexBudgetBytes) {
+      auto oldest = std::min_element(index_.begin(), index_.end(), [](const auto& a, const auto& b) {
+        return a.second.last_use < b.second.last_use;
+      });
+      index_bytes_ -= oldest->second.tree.MemoryBytes();
+      index_.erase(oldest);
     }
-    std::int64_t total = 0;
-    for (WeightedScore& s : scores_) total += static_cast<std::int64_t>(s.weight) * s.plugin->Score(w, node);
-    if (total > best) {
-      best = total;
-      chosen = node.id;
-      ties = 1;
-    } else if (total == best) {
-      ++ties;
-      if (tie_break_ == TieBreak::kRandom && rng.Below(ties) == 0) chosen = node.id;
+    it = index_.emplace(key, ShapeIndex{}).first;
+    it->second.tree = internal::MaxCountTree(n);
+    index_bytes_ += it->second.tree.MemoryBytes();
+  }
+  ShapeIndex& ix = it->second;
+  ix.last_use = ++uses_;
+  for (WeightedScore& s : scores_) s.plugin->PreScore(w, cluster);
+  const std::vector<int>& changed = cluster.changed_nodes();
+  if (ix.journal_id != cluster.journal_id() || changed.size() - ix.journal_pos >= n) {
+    ix.tree.Fill([&](std::size_t k) { return NodeValue(w, cluster.node(node_at_[k])); });
+    if (ix.journal_id != cluster.journal_id()) ix.failure.reset();
+  } else {
+    for (std::size_t c = ix.journal_pos; c < changed.size(); ++c) {
+      const int id = changed[c];
+      ix.tree.Set(pos_[static_cast<std::size_t>(id)], NodeValue(w, cluster.node(id)));
     }
   }
-  if (chosen < 0) return Explain(w, cluster, explain);
+  ix.journal_id = cluster.journal_id();
+  ix.journal_pos = changed.size();
+  return ix;
+}
+
+// The draws and the choice of a scan in node order that keeps the best value so far and,
+// at each node tying it, replaces its choice when rng.Below(ties) == 0. The running best
+// steps through the values of the "records" (positions holding more than every earlier
+// one); at each step the positions tying it before the next record are counted on the
+// tree, and only the last step's draws choose.
+int Policy::TieBreakRandom(const internal::MaxCountTree& tree, Rng& rng) const {
+  using Tree = internal::MaxCountTree;
+  std::size_t from = tree.FirstAbove(0, Tree::kNone);
+  while (true) {
+    const std::int64_t level = tree.Get(from);
+    const std::size_t next = tree.FirstAbove(from, level);
+    const std::int64_t ties = tree.MaxCount(from, next == Tree::kNpos ? tree.size() : next).second;
+    std::int64_t chosen = 0;  // index among the ties, in node order
+    for (std::int64_t t = 2; t <= ties; ++t) {
+      if (rng.Below(static_cast<std::uint64_t>(t)) == 0) chosen = t - 1;
+    }
+    if (next == Tree::kNpos) return static_cast<int>(tree.KthOfMax(from, level, chosen));
+    from = next;
+  }
+}
+
+Policy::Decision Policy::Place(const Workload& w, const ClusterState& cluster, Rng& rng, bool explain) {
+  ShapeIndex& ix = Index(w, cluster);
+  const internal::MaxCountTree& tree = ix.tree;
+  if (tree.Max() == internal::MaxCountTree::kNone) {
+    if (explain) return Explain(w, cluster, true);
+    // Whether some node could ever take the pod depends on capacities only (kNever: waiting
+    // won't help), so it is found once per shape.
+    if (!ix.failure) ix.failure = Explain(w, cluster, false).verdict.kind;
+    Decision d;
+    d.verdict = {*ix.failure, "no node fits"};
+    return d;
+  }
+  const std::size_t pos = tie_break_ == TieBreak::kRandom ? static_cast<std::size_t>(TieBreakRandom(tree, rng))
+                                                          : tree.FirstAbove(0, tree.Max() - 1);
   Decision d;
-  d.node = chosen;
-  d.gpus = picker_->Pick(w, cluster.node(chosen), rng);
+  d.node = node_at_[pos];
+  d.gpus = picker_->Pick(w, cluster.node(d.node), rng);
   return d;
 }
 

@@ -1,18 +1,36 @@
 // A placement policy: filters, weighted scores and a GPU picker, run as the Kubernetes
 // scheduling framework runs them (filter every node, score the survivors, sum
 // weight * score, take the best, ties broken by the policy's rule, then pick GPUs).
+//
+// The decision is that of visiting every node in the policy's node order, but a policy
+// does not visit every node per decision: filters and scores read nothing but the pod and
+// the node (plugin.h), so it keeps, per pod shape (every field of Workload), each node's
+// value (weighted score when every filter passes) in a segment tree over the node order
+// (internal/max_count_tree.h) and re-evaluates only the nodes the cluster changed since
+// that shape's last decision (ClusterState::changed_nodes). A decision then costs the
+// changed nodes times log(nodes) instead of every node: on openb copied 10 times (12,130
+// nodes, 108,091 arrivals) one FGD saturation run went from 325 s to 3.0 s (BM_SaturationScaled). The
+// trees of the least recently used shapes are dropped past kIndexBudgetBytes and rebuilt
+// when their shape comes back. Against another ClusterState, or a copy, the index starts
+// over (one visit of every node).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "gpufit/placement/internal/max_count_tree.h"
 #include "gpufit/placement/plugin.h"
 
 namespace gpufit {
 
 // kRandom: uniformly among the best nodes (reservoir sampling, as kube-scheduler's
-// selectHost). kFirst: the first best node in the policy's node order. The FGD simulator
+// selectHost: in node order, each node tying the best so far draws rng.Below(ties); the
+// index makes the same draws). kFirst: the first best node in the policy's node order. The FGD simulator
 // names nodes with a seeded random prefix and its scheduler keeps the first best node in
 // name order, so its ties go to the first node of a seeded random order; gpufit
 // reproduces that with SetNodeOrder (the FGD figures are only reached that way: a uniform
@@ -44,13 +62,36 @@ class Policy {
   const std::string& name() const { return name_; }
 
   // The order nodes are visited in (a permutation of node ids). Default: by id.
-  void SetNodeOrder(std::vector<int> order) { order_ = std::move(order); }
+  void SetNodeOrder(std::vector<int> order) {
+    order_ = std::move(order);
+    node_at_.clear();  // the index starts over
+  }
 
   // Whether every filter lets `w` onto `node` as it stands (no score, no random draw).
   bool Fits(const Workload& w, const NodeState& node) const;
 
+  // The sum of weight * score of `w` on `node` when it fits, nullopt otherwise: what Place
+  // compares (for tests and explanations; runs PreScore first).
+  std::optional<std::int64_t> Value(const Workload& w, const ClusterState& cluster, const NodeState& node);
+
+  // Above this many bytes of trees, the least recently used shape's is dropped. 256 MiB
+  // holds about 500 shapes at 12,000 nodes (openb has 151 shapes).
+  static constexpr std::size_t kIndexBudgetBytes = std::size_t{256} << 20;
+
  private:
+  using ShapeKey = std::tuple<std::int64_t, std::int64_t, int, std::int64_t, bool, std::uint64_t>;
+  struct ShapeIndex {
+    internal::MaxCountTree tree{0};
+    std::uint64_t journal_id = 0;          // ClusterState::journal_id() the tree is in step with
+    std::size_t journal_pos = 0;           // changed_nodes() already applied
+    std::optional<Verdict::Kind> failure;  // kNever / kNotNow when no node fits (static per shape)
+    std::uint64_t last_use = 0;
+  };
+
   Decision Explain(const Workload& w, const ClusterState& cluster, bool with_reasons) const;
+  std::int64_t NodeValue(const Workload& w, const NodeState& node);  // after PreScore; kNone: no fit
+  ShapeIndex& Index(const Workload& w, const ClusterState& cluster);
+  int TieBreakRandom(const internal::MaxCountTree& tree, Rng& rng) const;  // the chosen position
 
   std::string name_;
   std::vector<std::unique_ptr<FilterPlugin>> filters_;
@@ -58,6 +99,11 @@ class Policy {
   std::unique_ptr<GpuPicker> picker_;
   TieBreak tie_break_;
   std::vector<int> order_;
+  std::vector<int> node_at_;      // node id at each order position (order_, or by id)
+  std::vector<std::size_t> pos_;  // order position of each node id
+  std::map<ShapeKey, ShapeIndex> index_;
+  std::size_t index_bytes_ = 0;
+  std::uint64_t uses_ = 0;
 };
 
 }  // namespace gpufit

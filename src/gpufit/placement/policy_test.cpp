@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <optional>
 
+#include "gpufit/placement/filters.h"
+#include "gpufit/placement/gpu_pickers.h"
 #include "gpufit/placement/registry.h"
+#include "gpufit/placement/scores.h"
 #include "gpufit/placement/test_cluster.h"
 #include "gpufit/placement/test_oracle.h"
 
@@ -195,6 +200,112 @@ TEST(Policy, GpufitMatchesBruteForceOnSmallClusters) {
                          2.0 * (stranded(after) - stranded(before));
     return std::round(value * 1000.0);  // the plugin's fixed-point score
   });
+}
+
+// --- The index: decisions over a changing cluster, against a scan of every node in node
+// order written from policy.h's definition (best value; kFirst: the first; kRandom:
+// reservoir sampling, each node tying the best so far drawing rng.Below(ties)).
+
+// The node a scan chooses, with the draws a scan makes on `rng`.
+int ScanChoice(Policy& oracle, TieBreak tie_break, const Workload& w, const ClusterState& c,
+               const std::vector<int>& order, Rng& rng) {
+  std::optional<std::int64_t> best;
+  std::uint64_t ties = 0;
+  int chosen = -1;
+  for (int id : order) {
+    const std::optional<std::int64_t> v = oracle.Value(w, c, c.node(id));
+    if (!v) continue;
+    if (!best || *v > *best) {
+      best = v;
+      chosen = id;
+      ties = 1;
+    } else if (*v == *best) {
+      ++ties;
+      if (tie_break == TieBreak::kRandom && rng.Below(ties) == 0) chosen = id;
+    }
+  }
+  return chosen;
+}
+
+// kRandom with GPU packing's coarse scores (many ties, several record values per scan) and a
+// picker that draws nothing, so both random streams must stay in step.
+Policy RandomTiesPolicy() {
+  std::vector<std::unique_ptr<FilterPlugin>> filters;
+  filters.push_back(std::make_unique<GpuModelFits>());
+  filters.push_back(std::make_unique<GpuFits>());
+  filters.push_back(std::make_unique<CpuFits>());
+  filters.push_back(std::make_unique<MemoryFits>());
+  std::vector<WeightedScore> scores;
+  scores.push_back({std::make_unique<GpuPackingScore>(), 1});
+  return Policy("packing-random", std::move(filters), std::move(scores), std::make_unique<BestFitGpu>(),
+                TieBreak::kRandom);
+}
+
+void ExpectIndexMatchesScan(const std::function<Policy()>& make, TieBreak tie_break, std::uint64_t seed) {
+  Rng setup(seed);
+  for (int trial = 0; trial < 20; ++trial) {
+    SCOPED_TRACE(trial);
+    std::vector<testing::NodeArgs> args(5 + setup.Below(40));
+    for (auto& n : args) {
+      n.cpu = 16000 + static_cast<std::int64_t>(setup.Below(4)) * 16000;
+      n.gpus = 1 + static_cast<int>(setup.Below(8));
+      n.model = setup.Below(3) == 0 ? "T4" : "G2";
+    }
+    ClusterState c = MakeCluster(args);
+    Policy indexed = make(), oracle = make();
+    const std::vector<int> order = RandomOrder(c.nodes().size(), setup);
+    indexed.SetNodeOrder(order);
+    Rng a(seed + static_cast<std::uint64_t>(trial)), b(seed + static_cast<std::uint64_t>(trial));
+    struct Placed {
+      int node;
+      Workload w;
+      GpuSet gpus;
+    };
+    std::vector<Placed> placed;
+    const std::vector<Workload> shapes = {RandomPod(setup), RandomPod(setup), RandomPod(setup), RandomPod(setup)};
+    for (int step = 0; step < 150; ++step) {
+      SCOPED_TRACE(step);
+      if (!placed.empty() && setup.Below(3) == 0) {  // a departure
+        const std::size_t k = setup.Below(placed.size());
+        c.Remove(placed[k].node, placed[k].w, placed[k].gpus);
+        placed.erase(placed.begin() + static_cast<std::ptrdiff_t>(k));
+        continue;
+      }
+      const Workload w = shapes[setup.Below(shapes.size())];
+      const int expected = ScanChoice(oracle, tie_break, w, c, order, b);
+      const Policy::Decision d = indexed.Place(w, c, a, /*explain=*/false);
+      ASSERT_EQ(d.node, expected);
+      Rng a_next = a, b_next = b;  // the same draws so far
+      ASSERT_EQ(a_next.Below(1u << 30), b_next.Below(1u << 30));
+      if (d.node >= 0) {
+        c.Place(d.node, w, d.gpus);
+        placed.push_back({d.node, w, d.gpus});
+      }
+    }
+  }
+}
+
+TEST(PolicyIndex, DecisionsEqualAScanInNodeOrderForEveryFirstTieBreakPolicy) {
+  for (const char* name : {"first-fit", "best-fit", "dot-product", "gpu-packing", "gpu-clustering", "fgd", "gpufit"}) {
+    SCOPED_TRACE(name);
+    ExpectIndexMatchesScan([&] { return Make(name); }, TieBreak::kFirst, 3);
+  }
+}
+
+TEST(PolicyIndex, RandomTieBreakMakesTheScansDraws) { ExpectIndexMatchesScan(RandomTiesPolicy, TieBreak::kRandom, 11); }
+
+TEST(PolicyIndex, AnotherClusterOrACopyStartsOver) {
+  ClusterState c = MakeCluster({{}, {}});
+  Policy p = Make("best-fit");
+  Rng rng(1);
+  const Workload w = MakeWorkload({.cpu = 4000});
+  EXPECT_EQ(p.Place(w, c, rng).node, 0);  // equal scores: the first node
+  ClusterState copy = c;
+  copy.Place(1, MakeWorkload({.cpu = 8000}), 1);  // node 1 of the copy is fuller: best fit
+  EXPECT_EQ(copy.changed_nodes(), std::vector<int>{1});
+  EXPECT_NE(copy.journal_id(), c.journal_id());
+  EXPECT_EQ(p.Place(w, copy, rng).node, 1);
+  EXPECT_EQ(p.Place(w, c, rng).node, 0);  // the original is unchanged
 }
 
 }  // namespace
