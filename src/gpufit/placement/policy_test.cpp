@@ -7,7 +7,6 @@
 #include <functional>
 #include <optional>
 
-#include "gpufit/placement/filters.h"
 #include "gpufit/placement/gpu_pickers.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/placement/scores.h"
@@ -230,14 +229,9 @@ int ScanChoice(Policy& oracle, TieBreak tie_break, const Workload& w, const Clus
 // kRandom with GPU packing's coarse scores (many ties, several record values per scan) and a
 // picker that draws nothing, so both random streams must stay in step.
 Policy RandomTiesPolicy() {
-  std::vector<std::unique_ptr<FilterPlugin>> filters;
-  filters.push_back(std::make_unique<GpuModelFits>());
-  filters.push_back(std::make_unique<GpuFits>());
-  filters.push_back(std::make_unique<CpuFits>());
-  filters.push_back(std::make_unique<MemoryFits>());
   std::vector<WeightedScore> scores;
   scores.push_back({std::make_unique<GpuPackingScore>(), 1});
-  return Policy("packing-random", std::move(filters), std::move(scores), std::make_unique<BestFitGpu>(),
+  return Policy("packing-random", StandardFilters(), std::move(scores), std::make_unique<BestFitGpu>(),
                 TieBreak::kRandom);
 }
 

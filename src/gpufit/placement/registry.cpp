@@ -85,6 +85,15 @@ std::vector<std::string> PolicyNames() {
   return names;
 }
 
+std::vector<std::unique_ptr<FilterPlugin>> StandardFilters() {
+  std::vector<std::unique_ptr<FilterPlugin>> filters;
+  filters.push_back(std::make_unique<GpuModelFits>());
+  filters.push_back(std::make_unique<GpuFits>());
+  filters.push_back(std::make_unique<CpuFits>());
+  filters.push_back(std::make_unique<MemoryFits>());
+  return filters;
+}
+
 Result<Policy> MakePolicy(std::string_view name, const PolicyContext& context) {
   const PolicySpec* spec = nullptr;
   for (const PolicySpec& s : PolicySpecs()) {
@@ -94,14 +103,9 @@ Result<Policy> MakePolicy(std::string_view name, const PolicyContext& context) {
   if (spec->needs_target && (!context.target || context.target->empty()))
     return InvalidArgument("policy '{}' needs the target workload (typical pods) of the trace", name);
   Shared shared{context, nullptr, nullptr};
-  std::vector<std::unique_ptr<FilterPlugin>> filters;
-  filters.push_back(std::make_unique<GpuModelFits>());
-  filters.push_back(std::make_unique<GpuFits>());
-  filters.push_back(std::make_unique<CpuFits>());
-  filters.push_back(std::make_unique<MemoryFits>());
   std::vector<WeightedScore> scores;
   for (const auto& [plugin, weight] : spec->scores) scores.push_back({ScoreRegistry().at(plugin)(shared), weight});
-  return Policy(std::string(spec->name), std::move(filters), std::move(scores),
+  return Policy(std::string(spec->name), StandardFilters(), std::move(scores),
                 PickerRegistry().at(spec->picker)(shared), spec->tie_break);
 }
 

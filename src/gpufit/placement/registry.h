@@ -33,6 +33,9 @@ struct PolicyContext {
 
 std::vector<std::string> PolicyNames();
 
+// The filters every policy runs, in order: gpu-model, gpu, cpu, memory.
+std::vector<std::unique_ptr<FilterPlugin>> StandardFilters();
+
 // Errors: kNotFound for an unknown name (the message lists the known ones),
 // kInvalidArgument when the policy needs a target workload and the context has none.
 Result<Policy> MakePolicy(std::string_view name, const PolicyContext& context);
