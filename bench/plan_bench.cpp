@@ -1,6 +1,7 @@
 // Benchmarks of `plan` (profiles, right-sizing, lower bound, co-location search, replay):
-//  * BM_PlanGenTd26: reading the real GenTD26 files and planning on an 80 GiB GPU
-//    (target: well under 2 s on the 2-core machine);
+//  * BM_PlanGenTd26/a100_80gb and /h200_141gb: reading the real GenTD26 files and planning
+//    on an 80 GiB and a 141 GiB GPU (target: under 2 s on the 2-core machine), with the
+//    lower bound and the LP relaxation's value, convergence and time as counters;
 //  * BM_PlanSynthetic5000: a generated 5,000-pod, one-week, one-minute cluster
 //    (target: under 60 s and under 4 GiB peak memory; peak RSS is reported as a counter).
 //  * BM_PlanTwoSamples/2000 and /10000: pods of 2 samples, memory 2-60 GiB and duty 0-100%
@@ -30,11 +31,11 @@ using namespace gpufit;
 
 using bench::PeakRssMiB;
 
-void BM_PlanGenTd26(benchmark::State& state) {
+void BM_PlanGenTd26(benchmark::State& state, const char* target) {
   const std::string dir = bench::DataDir() + "/gentd26";
   PlanOptions options;
-  options.target_gpu = "a100-80gb";
-  std::size_t gpus = 0;
+  options.target_gpu = target;
+  PlanTotals totals;
   for (auto _ : state) {
     const Result<Telemetry> tel = ReadGenTd26(dir);
     if (!tel) {
@@ -42,12 +43,17 @@ void BM_PlanGenTd26(benchmark::State& state) {
       return;
     }
     const Result<Plan> plan = BuildPlan(*tel, GpuCatalog::Embedded(), options, dir);
-    gpus = plan->totals.gpus_after;
+    totals = plan->totals;
   }
-  state.counters["gpus_after"] = static_cast<double>(gpus);
+  state.counters["gpus_after"] = static_cast<double>(totals.gpus_after);
+  state.counters["gpus_lower_bound"] = static_cast<double>(totals.gpus_lower_bound);
+  state.counters["lp_value"] = totals.lower_bound.lp_value;
+  state.counters["lp_converged"] = totals.lower_bound.lp_converged ? 1 : 0;
+  state.counters["lp_seconds"] = totals.lower_bound.lp_seconds;
   state.counters["peak_rss_mib"] = PeakRssMiB();
 }
-BENCHMARK(BM_PlanGenTd26)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK_CAPTURE(BM_PlanGenTd26, a100_80gb, "a100-80gb")->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK_CAPTURE(BM_PlanGenTd26, h200_141gb, "h200-141gb")->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 void BM_PlanSynthetic5000(benchmark::State& state) {
   const Telemetry tel = GenerateSyntheticTelemetry({.pods = 5000, .samples = 7 * 24 * 60, .step_s = 60, .seed = 11});

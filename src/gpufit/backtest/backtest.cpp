@@ -29,7 +29,9 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
   if (both.empty()) return out;
   const Telemetry fit = SliceTelemetry(telemetry, split.fit_begin, split.fit_end, &both);
   const Telemetry test = SliceTelemetry(telemetry, split.test_begin, split.test_end, &both);
-  Result<Plan> plan = BuildPlan(fit, catalog, options, split.label);
+  PlanOptions fit_options = options;
+  fit_options.lp_bound_seconds = 0;  // a fit's lower bound is not reported
+  Result<Plan> plan = BuildPlan(fit, catalog, fit_options, split.label);
   if (!plan) return plan.error();
   out.gpus = plan->totals.gpus_after;
   out.shared_gpus = plan->replay.gpus.size();

@@ -47,9 +47,7 @@ std::size_t MartelloTothL2(std::vector<double> sizes, double capacity) {
   return best;
 }
 
-namespace {
-
-bool Conflict(const PodSeries& a, const PodSeries& b, double capacity, std::int64_t collision_limit) {
+bool PodsConflict(const PodSeries& a, const PodSeries& b, double capacity, std::int64_t collision_limit) {
   const std::size_t lo = std::max(a.first, b.first), hi = std::min(a.last, b.last);
   std::int64_t collisions = 0;
   for (std::size_t t = lo; t <= hi && lo <= hi; ++t) {
@@ -58,6 +56,8 @@ bool Conflict(const PodSeries& a, const PodSeries& b, double capacity, std::int6
   }
   return collisions > collision_limit;
 }
+
+namespace {
 
 // An undirected graph as rows of bits: row v has bit u set when u and v are adjacent.
 class BitGraph {
@@ -172,7 +172,7 @@ GpuLowerBound LowerBound(const Telemetry& telemetry, const std::vector<std::size
   std::vector<std::vector<bool>> conflict(pods.size(), std::vector<bool>(pods.size(), false));
   for (std::size_t i = 0; i < pods.size(); ++i) {
     for (std::size_t j = i + 1; j < pods.size(); ++j) {
-      const bool c = Conflict(telemetry.pods[pods[i]], telemetry.pods[pods[j]], capacity_mib, collision_limit);
+      const bool c = PodsConflict(telemetry.pods[pods[i]], telemetry.pods[pods[j]], capacity_mib, collision_limit);
       conflict[i][j] = conflict[j][i] = c;
     }
   }

@@ -16,7 +16,10 @@
 //    amount of work, so on large dense graphs it grows cliques from the highest-degree
 //    pods only (clique_seeds_tried < clique_pods) and may find a smaller clique. Any clique
 //    is a valid bound, so a stopped search gives a weaker bound, never a wrong one.
-// The bound is the larger of the two. Pods whose own peak exceeds C are left out (they
+//  * lp_column_generation: the set-covering LP relaxation by column generation, filled by
+//    the caller from lp_bound.h (0 when not computed): it sees the whole window at once, so
+//    pods whose peaks fall at different times count as they pack.
+// The bound is the largest of these. Pods whose own peak exceeds C are left out (they
 // cannot use this GPU model at all).
 #pragma once
 
@@ -31,9 +34,14 @@ namespace gpufit {
 
 struct GpuLowerBound {
   std::size_t per_sample_l2 = 0;
-  std::size_t conflict_clique = 0;  // 0 when the conflict graph was not built
-  std::size_t clique_pods = 0;      // pods of the conflict graph
-  bool clique_graph_built = false;  // pods^2/2 x samples within LowerBoundLimits::max_pair_samples
+  std::size_t conflict_clique = 0;       // 0 when the conflict graph was not built
+  bool lp_computed = false;              // the caller ran the LP (plan: pods <= 1000 and the graph built)
+  std::size_t lp_column_generation = 0;  // ceil of lp_value less 1e-6; 0 when not computed
+  double lp_value = 0;                   // the LP bound, fractional GPUs (lp_bound.h)
+  bool lp_converged = false;             // lp_value is the LP optimum (else a weaker Farley bound)
+  double lp_seconds = 0;                 // time the LP took (benchmarks only; not written out)
+  std::size_t clique_pods = 0;           // pods of the conflict graph
+  bool clique_graph_built = false;       // pods^2/2 x samples within LowerBoundLimits::max_pair_samples
   // Seeds the greedy search grew cliques from, or clique_pods when every seed was tried
   // or could not beat the clique found (its degree + 1 <= the clique).
   std::size_t clique_seeds_tried = 0;
@@ -41,10 +49,16 @@ struct GpuLowerBound {
   bool clique_complete() const { return clique_graph_built && clique_seeds_tried == clique_pods; }
   // "complete", "partial" (the work limit stopped the search: a weaker bound) or "skipped"
   // (the graph was too large to build: no clique bound).
+  // "converged" (lp_value is the LP optimum), "stopped" (a limit stopped it: a weaker,
+  // still valid bound) or "skipped".
+  std::string_view lp_search() const { return !lp_computed ? "skipped" : lp_converged ? "converged" : "stopped"; }
   std::string_view clique_search() const {
     return !clique_graph_built ? "skipped" : clique_complete() ? "complete" : "partial";
   }
-  std::size_t gpus() const { return per_sample_l2 > conflict_clique ? per_sample_l2 : conflict_clique; }
+  std::size_t gpus() const {
+    const std::size_t combinatorial = per_sample_l2 > conflict_clique ? per_sample_l2 : conflict_clique;
+    return combinatorial > lp_column_generation ? combinatorial : lp_column_generation;
+  }
 };
 
 // L2 of Martello & Toth for item sizes (each in (0, capacity]) and one capacity. With more
@@ -74,6 +88,11 @@ struct CliqueSearch {
 // most vertices^2/64 operations). `adjacent` is symmetric with
 // a false diagonal.
 CliqueSearch GreedyClique(const std::vector<std::vector<bool>>& adjacent, std::int64_t work_limit);
+
+// Whether two pods cannot share one GPU: their summed memory exceeds capacity_mib at some
+// sample of their common life, or their summed duty cycle exceeds 100% at more than
+// collision_limit samples.
+bool PodsConflict(const PodSeries& a, const PodSeries& b, double capacity_mib, std::int64_t collision_limit);
 
 // `pods`: indices into telemetry.pods to bound; capacity_mib = GPU memory - reserve.
 GpuLowerBound LowerBound(const Telemetry& telemetry, const std::vector<std::size_t>& pods, double capacity_mib,

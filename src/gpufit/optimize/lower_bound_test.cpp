@@ -6,6 +6,8 @@
 #include <functional>
 #include <random>
 
+#include "gpufit/optimize/test_colocation_oracle.h"
+
 namespace gpufit {
 namespace {
 
@@ -69,41 +71,6 @@ TEST(LowerBound, ConflictCliqueCountsComputeConflicts) {
   const GpuLowerBound lb = LowerBound(ThreePods({1, 1}, {60, 60}), {0, 1, 2}, 100, 0);
   EXPECT_EQ(lb.per_sample_l2, 1u);
   EXPECT_EQ(lb.conflict_clique, 3u);
-}
-
-// The rule of colocate.h for one group, checked sample by sample (the oracle's own code).
-bool GroupFits(const Telemetry& t, const std::vector<std::size_t>& group, double capacity, std::int64_t limit) {
-  std::int64_t collisions = 0;
-  for (std::size_t s = 0; s < t.samples; ++s) {
-    double mem = 0, util = 0;
-    for (std::size_t p : group) mem += t.pods[p].fb_used_mib[s], util += t.pods[p].gpu_util_pct[s];
-    if (mem > capacity) return false;
-    collisions += util > 100.0;
-  }
-  return collisions <= limit;
-}
-
-// Fewest GPUs of any co-location: every set partition of the pods (restricted growth strings).
-std::size_t OptimalGpus(const Telemetry& t, double capacity, std::int64_t limit) {
-  const std::size_t n = t.pods.size();
-  std::size_t best = n;
-  std::vector<std::vector<std::size_t>> groups;
-  std::function<void(std::size_t)> assign = [&](std::size_t p) {
-    if (groups.size() >= best) return;
-    if (p == n) {
-      best = groups.size();
-      return;
-    }
-    for (std::size_t g = 0; g <= groups.size(); ++g) {
-      if (g == groups.size()) groups.emplace_back();
-      groups[g].push_back(p);
-      if (GroupFits(t, groups[g], capacity, limit)) assign(p + 1);
-      groups[g].pop_back();
-      if (groups[g].empty()) groups.pop_back();
-    }
-  };
-  assign(0);
-  return best;
 }
 
 // Largest clique by trying every vertex subset.
@@ -205,7 +172,7 @@ TEST(LowerBound, NeverAboveTheOptimumOnRandomSmallClusters) {
     std::vector<std::size_t> pods(n);
     std::iota(pods.begin(), pods.end(), 0);
     const std::int64_t limit = trial % 3 == 0 ? 1 : 0;
-    const std::size_t optimum = OptimalGpus(t, 100, limit);
+    const std::size_t optimum = testing::OptimalGpus(t, 100, limit);
     const GpuLowerBound full = LowerBound(t, pods, 100, limit);
     EXPECT_TRUE(full.clique_complete());
     std::size_t l2 = 0;  // the per-sample bound at every sample

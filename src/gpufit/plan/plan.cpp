@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "gpufit/optimize/lp_bound.h"
 #include "gpufit/optimize/memory_envelope.h"
 
 namespace gpufit {
@@ -218,6 +219,19 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.totals.lower_bound = LowerBound(packed, packable, plan.packing_capacity_mib, plan.collision_limit_samples);
   co.stop_at_gpus = plan.totals.lower_bound.gpus();
   Colocation colocation = Colocate(packed, co);
+  // The LP bound last: it starts from the packer's groups, which are columns of its master.
+  // It needs the pairwise conflicts, so it runs where the clique's graph was built, and on
+  // at most kLpMaxPods items (its exact pricing is a 0/1 program over them).
+  constexpr std::size_t kLpMaxPods = 1000;
+  if (options.lp_bound_seconds > 0 && plan.totals.lower_bound.clique_graph_built && packable.size() <= kLpMaxPods) {
+    const LpBound lp = ColumnGenerationBound(packed, packable, plan.packing_capacity_mib, plan.collision_limit_samples,
+                                             colocation.groups, {.max_seconds = options.lp_bound_seconds});
+    plan.totals.lower_bound.lp_computed = true;
+    plan.totals.lower_bound.lp_column_generation = lp.gpus;
+    plan.totals.lower_bound.lp_value = lp.lp_value;
+    plan.totals.lower_bound.lp_converged = lp.converged;
+    plan.totals.lower_bound.lp_seconds = lp.seconds;
+  }
   if (merged) {
     auto expand = [&](const std::vector<std::size_t>& of_items) {
       std::vector<std::size_t> pods;

@@ -32,6 +32,7 @@
 #include "gpufit/optimize/colocate.h"
 #include "gpufit/optimize/cpu_starvation.h"
 #include "gpufit/optimize/lower_bound.h"
+#include "gpufit/optimize/lp_bound.h"
 #include "gpufit/optimize/mig_planner.h"
 #include "gpufit/optimize/multi_gpu.h"
 #include "gpufit/optimize/rightsize.h"
@@ -58,6 +59,9 @@ struct PlanOptions {
   std::uint64_t seed = 1;
   std::int64_t search_budget = ColocateOptions{}.search_budget;
   unsigned threads = ColocateOptions{}.threads;
+  // Wall-clock guard of the LP lower bound (optimize/lp_bound.h); 0 leaves the LP out (the
+  // backtest's fits, whose bound nobody reads).
+  double lp_bound_seconds = LpBoundOptions{}.max_seconds;
   // Also plan hardware isolation: one MIG instance per pod on the target (a MIG-capable
   // model), for tenants that must not share GPU memory (optimize/mig_planner.h).
   bool mig_isolation = false;

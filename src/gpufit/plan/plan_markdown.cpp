@@ -24,6 +24,14 @@ std::string CliqueNote(const GpuLowerBound& b) {
   return "";
 }
 
+// The LP relaxation's part of the bound (lower_bound.h, lp_bound.h).
+std::string LpNote(const GpuLowerBound& b) {
+  if (b.lp_search() == "skipped") return "LP relaxation not computed: too many pods";
+  if (b.lp_search() == "stopped")
+    return fmt::format("LP relaxation >= {:.2f}, stopped at its limits: a weaker bound", b.lp_value);
+  return fmt::format("LP relaxation {:.2f}", b.lp_value);
+}
+
 // Long pod names keep their head and their tail (where replicas differ).
 std::string Short(const std::string& pod) {
   return pod.size() > 48 ? pod.substr(0, 30) + "…" + pod.substr(pod.size() - 14) : pod;
@@ -129,10 +137,10 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "| USD per month (on-demand) | {:.0f} | {:.0f} |\n", t.usd_per_month_before, t.usd_per_month_after);
   Out(s, "| mean duty cycle per GPU | {:.1f}% | {:.1f}% |\n\n", t.mean_duty_pct_before, t.mean_duty_pct_after);
   Out(s,
-      "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}{}); gap {} GPU(s). "
+      "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}{}, {}); gap {} GPU(s). "
       "First-fit decreasing needs {}.\n",
       t.gpus_lower_bound, t.lower_bound.per_sample_l2, t.lower_bound.conflict_clique, CliqueNote(t.lower_bound),
-      t.gap_to_lower_bound(), t.gpus_first_fit_decreasing);
+      LpNote(t.lower_bound), t.gap_to_lower_bound(), t.gpus_first_fit_decreasing);
   Out(s, "Replay: {} memory overflows, worst collision share {:.2f}% -> {}.\n", plan.replay.memory_overflows,
       100 * plan.replay.max_collision_share, plan.replay.safe ? "safe" : "UNSAFE");
   if (plan.workload_replay) {
