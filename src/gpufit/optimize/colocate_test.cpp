@@ -8,6 +8,7 @@
 #include <random>
 
 #include "gpufit/optimize/lower_bound.h"
+#include "gpufit/optimize/test_colocation_oracle.h"
 
 namespace gpufit {
 namespace {
@@ -27,42 +28,6 @@ Telemetry MakeTelemetry(std::vector<PodSeries> pods) {
   t.samples = pods.front().fb_used_mib.size();
   t.pods = std::move(pods);
   return t;
-}
-
-// The rule, written out directly from colocate.h's contract.
-bool GroupOk(const Telemetry& t, const std::vector<std::size_t>& g, double cap, std::int64_t limit) {
-  std::int64_t collisions = 0;
-  for (std::size_t s = 0; s < t.samples; ++s) {
-    double m = 0, u = 0;
-    for (std::size_t p : g) m += t.pods[p].fb_used_mib[s], u += t.pods[p].gpu_util_pct[s];
-    if (m > cap) return false;
-    collisions += u > 100.0;
-  }
-  return collisions <= limit;
-}
-
-// Brute force: the fewest groups over all set partitions of the pods.
-std::size_t BruteForceOptimum(const Telemetry& t, double cap, std::int64_t limit) {
-  const std::size_t n = t.pods.size();
-  std::vector<std::vector<std::size_t>> groups;
-  std::size_t best = n;
-  std::function<void(std::size_t)> rec = [&](std::size_t i) {
-    if (groups.size() >= best) return;
-    if (i == n) {
-      best = groups.size();
-      return;
-    }
-    for (std::size_t g = 0; g < groups.size(); ++g) {  // by index: rec() grows `groups`
-      groups[g].push_back(i);
-      if (GroupOk(t, groups[g], cap, limit)) rec(i + 1);
-      groups[g].pop_back();
-    }
-    groups.push_back({i});
-    rec(i + 1);
-    groups.pop_back();
-  };
-  rec(0);
-  return best;
 }
 
 TEST(Colocate, DayAndNightPodsShareOneGpu) {
@@ -124,13 +89,13 @@ TEST(Colocate, MatchesBruteForceOptimumOnSmallRandomCases) {
         Colocate(t, {.gpu_memory = MiB{80}, .max_collision_share = share, .search_budget = 2'000'000});
     std::vector<std::size_t> seen;
     for (const auto& g : got.groups) {
-      EXPECT_TRUE(GroupOk(t, g, 80, 1));
+      EXPECT_TRUE(testing::GroupFits(t, g, 80, 1));
       seen.insert(seen.end(), g.begin(), g.end());
     }
     std::sort(seen.begin(), seen.end());
     ASSERT_EQ(seen.size(), n) << "every pod is placed exactly once";
     EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end());
-    const std::size_t optimum = BruteForceOptimum(t, 80, 1);
+    const std::size_t optimum = testing::OptimalGpus(t, 80, 1);
     EXPECT_EQ(got.groups.size(), optimum);
     std::vector<std::size_t> all(n);
     std::iota(all.begin(), all.end(), 0);
