@@ -3,9 +3,9 @@
 #include <coin/Cbc_C_Interface.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <coin/ClpSimplex.hpp>
+#include <ctime>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -15,9 +15,18 @@
 namespace gpufit {
 namespace {
 
+// CPU seconds of the calling thread: the guard measures the bound's own work, so a busy
+// machine does not cut it short.
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 constexpr double kPricesOut = 1.0 + 1e-7;  // a group whose dual value exceeds this lowers the master
 constexpr std::size_t kRowsPerRound = 8;   // memory rows the exact pricing adds per re-solve
 constexpr std::size_t kGreedySeeds = 16;   // greedy groups grown from the best-priced pods
+constexpr double kBoundPad = 1e-4;         // room for the tolerances CBC prunes nodes with
 
 // The pods of the bound (local indices 0..n-1) and the relaxed rule: memory at every sample
 // and the pairwise conflicts.
@@ -182,6 +191,7 @@ std::vector<std::size_t> HeaviestSamples(const Relaxation& r, const std::vector<
 
 struct ExactPricing {
   double upper = 0;                              // >= max_S pi(S) over the relaxation (CBC's proven bound)
+  double padded = 0;                             // upper with room for CBC's tolerances: what the bound divides by
   bool proven = false;                           // upper is the optimum
   std::vector<std::size_t> group;                // the best group found that keeps every sample's memory (may be empty)
   std::vector<std::vector<std::size_t>> others;  // more groups that price out, found on the way
@@ -192,7 +202,7 @@ struct ExactPricing {
 // raise the bound.
 ExactPricing ExactPrice(const Relaxation& r, const std::vector<double>& pi, std::vector<std::size_t>& sample_rows,
                         const LpBoundOptions& options, double seconds_left) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = ThreadCpuSeconds();
   std::vector<std::size_t> vars;
   for (std::size_t i = 0; i < r.size(); ++i) {
     if (pi[i] > 1e-12) vars.push_back(i);
@@ -225,7 +235,7 @@ ExactPricing ExactPrice(const Relaxation& r, const std::vector<double>& pi, std:
     }
     Cbc_setLogLevel(model, 0);
     Cbc_setMaximumNodes(model, options.max_pricing_nodes);
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double spent = (ThreadCpuSeconds() - start);
     Cbc_setMaximumSeconds(model, std::max(0.05, seconds_left - spent));
     Cbc_solve(model);
     out.upper = -Cbc_getBestPossibleObjValue(model);
@@ -245,13 +255,19 @@ ExactPricing ExactPrice(const Relaxation& r, const std::vector<double>& pi, std:
         out.others.push_back(std::move(g));
     }
     Cbc_deleteModel(model);
-    if (!std::isfinite(out.upper)) out.upper = Value(vars, pi);  // no bound reported: every pod at once
+    // Every single pod is a group, and all of them together bound every group: a "bound"
+    // outside [max pi_i, sum pi_i] (CBC's value when it stopped before having one, about
+    // -1e50) is no bound, and sum pi_i is used. CBC prunes nodes that could improve on its
+    // best by less than its tolerances, so its bound is padded by kBoundPad.
+    const double all = Value(vars, pi), largest = *std::max_element(pi.begin(), pi.end());
+    if (!std::isfinite(out.upper) || out.upper < largest - 1e-9 || out.upper > all) out.upper = all;
+    out.padded = std::min(all, out.upper * (1 + 1e-6) + kBoundPad);
     const std::vector<std::size_t> over = r.OverflowingSamples(group, kRowsPerRound);
     if (over.empty()) {
       out.group = std::move(group);
       return out;
     }
-    const double spent_now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double spent_now = (ThreadCpuSeconds() - start);
     if (sample_rows.size() >= static_cast<std::size_t>(options.max_sample_rows) || spent_now >= seconds_left) {
       out.proven = false;  // the answer overflows a sample: not a group, and the bound stays
       return out;
@@ -270,7 +286,7 @@ LpBound ColumnGenerationBound(const Telemetry& telemetry, const std::vector<std:
     out.converged = true;
     return out;
   }
-  const auto start = std::chrono::steady_clock::now();
+  const double start = ThreadCpuSeconds();
   const Relaxation r(telemetry, pods, capacity_mib, collision_limit);
   const std::size_t n = pods.size();
 
@@ -305,23 +321,21 @@ LpBound ColumnGenerationBound(const Telemetry& telemetry, const std::vector<std:
   std::vector<std::size_t> sample_rows;
   std::vector<double> pi(n);
   auto out_of_time = [&] {  // the wall-clock guard; the last third is kept for the final bound
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
-           options.max_seconds * 2 / 3;
+    return (ThreadCpuSeconds() - start) > options.max_seconds * 2 / 3;
   };
   // The duals of the master as it stands, and whether a bound was taken from them.
   auto solve_master = [&] {
     master.primal();
     ++out.iterations;
     const double* dual = master.dualRowSolution();
-    for (std::size_t i = 0; i < n; ++i) pi[i] = std::max(0.0, dual[i]);
+    for (std::size_t i = 0; i < n; ++i) pi[i] = dual[i] > 1e-12 ? dual[i] : 0.0;  // as the pricing sees them
   };
   auto bound = [&] {  // Farley's bound from the current duals; true when they prove the LP optimum
-    const double left =
-        options.max_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double left = options.max_seconds - (ThreadCpuSeconds() - start);
     const ExactPricing exact = ExactPrice(r, pi, sample_rows, options, left);
     ++out.exact_pricings;
     const double sum_pi = std::accumulate(pi.begin(), pi.end(), 0.0);
-    out.lp_value = std::max(out.lp_value, sum_pi / std::max(1.0, exact.upper));
+    out.lp_value = std::max(out.lp_value, sum_pi / std::max(1.0, exact.padded));
     out.converged = exact.proven && exact.upper <= kPricesOut;
     return exact;
   };
@@ -344,7 +358,7 @@ LpBound ColumnGenerationBound(const Telemetry& telemetry, const std::vector<std:
     bound();
   }
   out.columns = columns.size();
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = (ThreadCpuSeconds() - start);
   out.gpus = static_cast<std::size_t>(std::max(0.0, std::ceil(out.lp_value - 1e-6)));
   return out;
 }

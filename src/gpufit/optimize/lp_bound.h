@@ -19,7 +19,7 @@
 // pi / max(1, U) is feasible for the dual of the full LP, so
 //   LP >= sum_i pi_i / max(1, U).
 // `lp_value` is the best such value seen; `gpus` its ceiling (less 1e-6 for rounding).
-// Effort is capped by iterations and CBC nodes and by a wall-clock guard (max_seconds).
+// Effort is capped by iterations and CBC nodes and by a CPU-time guard (max_seconds).
 #pragma once
 
 #include <cstddef>
@@ -34,8 +34,9 @@ struct LpBoundOptions {
   int max_iterations = 400;      // master solves
   int max_pricing_nodes = 5000;  // CBC branch-and-bound nodes per exact pricing
   int max_sample_rows = 200;     // memory rows the exact pricing may add
-  // Wall-clock guard (the last third is kept for a final exact pricing): past it the bound
-  // is weaker, never wrong, and may differ from run to run. GenTD26 at 80 GiB converges
+  // Guard in CPU seconds of the calling thread (the last third is kept for a final exact
+  // pricing): past it the bound is weaker, never wrong,
+  // and may differ from run to run. GenTD26 at 80 GiB converges
   // well within it (bench/plan_bench.cpp).
   double max_seconds = 3.0;
 };
@@ -47,7 +48,7 @@ struct LpBound {
   int iterations = 0;       // master solves
   int exact_pricings = 0;   // CBC pricing solves
   std::size_t columns = 0;  // groups in the final master
-  double seconds = 0;       // wall-clock time spent (for benchmarks; not in any output)
+  double seconds = 0;       // CPU seconds spent (for benchmarks; not in any output)
 };
 
 // `pods`: indices into telemetry.pods (each pod's own peak <= capacity_mib); `groups`: known

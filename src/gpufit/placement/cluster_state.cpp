@@ -35,6 +35,7 @@ Result<ClusterState> ClusterState::FromSpecs(const std::vector<NodeSpec>& specs)
     n.cpu_capacity = s.cpu;
     n.memory_capacity = s.memory;
     n.gpu_count = s.gpu_count;
+    n.version = internal::NextStamp();  // unique across states, as the per-node caches assume
     for (int g = 0; g < s.gpu_count; ++g) n.gpu_free[static_cast<std::size_t>(g)] = GpuMilli{1000};
     if (s.gpu_count > 0) {
       n.model = c.ModelId(s.gpu_model);

@@ -65,6 +65,8 @@ class Policy {
   void SetNodeOrder(std::vector<int> order) {
     order_ = std::move(order);
     node_at_.clear();  // the index starts over
+    index_.clear();
+    index_bytes_ = 0;
   }
 
   // Whether every filter lets `w` onto `node` as it stands (no score, no random draw).

@@ -26,7 +26,7 @@ std::string CliqueNote(const GpuLowerBound& b) {
 
 // The LP relaxation's part of the bound (lower_bound.h, lp_bound.h).
 std::string LpNote(const GpuLowerBound& b) {
-  if (b.lp_search() == "skipped") return "LP relaxation not computed: too many pods";
+  if (b.lp_search() == "skipped") return "LP relaxation not computed (over 1,000 items, or no conflict graph)";
   if (b.lp_search() == "stopped")
     return fmt::format("LP relaxation >= {:.2f}, stopped at its limits: a weaker bound", b.lp_value);
   return fmt::format("LP relaxation {:.2f}", b.lp_value);
