@@ -15,6 +15,10 @@ namespace {
 // of the LP's by that much at most.
 constexpr double kPad = 1e-3;
 
+// Where a test expects convergence, the time guard must not decide (a sanitizer build runs
+// several times slower): iterations and CBC nodes bound the work instead.
+const LpBoundOptions kUnhurried{.max_seconds = 600};
+
 Telemetry Pods(const std::vector<std::vector<float>>& fb_used_mib, float util = 0) {
   Telemetry t;
   t.samples = fb_used_mib.front().size();
@@ -57,7 +61,7 @@ double FullLp(const Telemetry& t, double capacity, std::int64_t limit) {
 TEST(ColumnGenerationBound, PodsThatCannotPairNeedOneGpuEach) {
   // Three pods of 60 MiB into 100: no two share.
   const Telemetry t = Pods({{60, 60}, {60, 60}, {60, 60}});
-  const LpBound b = ColumnGenerationBound(t, All(t), 100, 0, {});
+  const LpBound b = ColumnGenerationBound(t, All(t), 100, 0, {}, kUnhurried);
   EXPECT_TRUE(b.converged);
   EXPECT_NEAR(b.lp_value, 3.0, kPad);
   EXPECT_EQ(b.gpus, 3u);
@@ -67,7 +71,7 @@ TEST(ColumnGenerationBound, PairsButNoTripleGiveOneAndAHalfByHand) {
   // Pod i holds 60 MiB at sample i and 30 elsewhere: every pair fits (90 at most), the three
   // together do not (120). The LP puts 1/2 on each pair: 1.5, so at least 2 GPUs.
   const Telemetry t = Pods({{60, 30, 30}, {30, 60, 30}, {30, 30, 60}});
-  const LpBound b = ColumnGenerationBound(t, All(t), 100, 0, {});
+  const LpBound b = ColumnGenerationBound(t, All(t), 100, 0, {}, kUnhurried);
   EXPECT_TRUE(b.converged);
   EXPECT_NEAR(b.lp_value, 1.5, kPad);
   EXPECT_EQ(b.gpus, 2u);
@@ -78,8 +82,8 @@ TEST(ColumnGenerationBound, TimeComplementsBeatEverySingleSample) {
   // fit (70 + 3 x 10 = 100 at every sample): one GPU. At 85 any pair fits (80) and no
   // triple does (90): each GPU holds two pods at most, so the LP is 4 / 2 = 2.
   const Telemetry t = Pods({{70, 10, 10, 10}, {10, 70, 10, 10}, {10, 10, 70, 10}, {10, 10, 10, 70}});
-  EXPECT_EQ(ColumnGenerationBound(t, All(t), 100, 0, {}).gpus, 1u);
-  const LpBound b = ColumnGenerationBound(t, All(t), 85, 0, {});
+  EXPECT_EQ(ColumnGenerationBound(t, All(t), 100, 0, {}, kUnhurried).gpus, 1u);
+  const LpBound b = ColumnGenerationBound(t, All(t), 85, 0, {}, kUnhurried);
   EXPECT_NEAR(b.lp_value, 2.0, kPad);
 }
 
@@ -99,7 +103,7 @@ TEST(ColumnGenerationBound, EqualsTheFullLpAndStaysUnderTheOptimumOnRandomCases)
       t.pods.push_back(std::move(s));
     }
     const std::int64_t limit = trial % 3 == 0 ? 1 : 0;
-    const LpBound b = ColumnGenerationBound(t, All(t), 100, limit, {});
+    const LpBound b = ColumnGenerationBound(t, All(t), 100, limit, {}, kUnhurried);
     EXPECT_LE(b.gpus, testing::OptimalGpus(t, 100, limit));
     const double full = FullLp(t, 100, limit);
     EXPECT_LE(b.lp_value, full + 1e-9);
@@ -125,7 +129,7 @@ TEST(ColumnGenerationBound, StartingGroupsAndACutShortSearchStayValid) {
     EXPECT_LE(cut.lp_value, full + 1e-9) << trial;
     const LpBound no_time = ColumnGenerationBound(t, All(t), 100, 0, groups, {.max_seconds = 0});
     EXPECT_LE(no_time.lp_value, full + 1e-9) << trial;
-    const LpBound whole = ColumnGenerationBound(t, All(t), 100, 0, groups);
+    const LpBound whole = ColumnGenerationBound(t, All(t), 100, 0, groups, kUnhurried);
     EXPECT_NEAR(whole.lp_value, full, kPad) << trial;
   }
 }
