@@ -323,24 +323,24 @@ LpBound ColumnGenerationBound(const Telemetry& telemetry, const std::vector<std:
   auto out_of_time = [&] {  // the wall-clock guard; the last third is kept for the final bound
     return (ThreadCpuSeconds() - start) > options.max_seconds * 2 / 3;
   };
+  int iterations = 0;  // master solves
   // The duals of the master as it stands, and whether a bound was taken from them.
   auto solve_master = [&] {
     master.primal();
-    ++out.iterations;
+    ++iterations;
     const double* dual = master.dualRowSolution();
     for (std::size_t i = 0; i < n; ++i) pi[i] = dual[i] > 1e-12 ? dual[i] : 0.0;  // as the pricing sees them
   };
   auto bound = [&] {  // Farley's bound from the current duals; true when they prove the LP optimum
     const double left = options.max_seconds - (ThreadCpuSeconds() - start);
     const ExactPricing exact = ExactPrice(r, pi, sample_rows, options, left);
-    ++out.exact_pricings;
     const double sum_pi = std::accumulate(pi.begin(), pi.end(), 0.0);
     out.lp_value = std::max(out.lp_value, sum_pi / std::max(1.0, exact.padded));
     out.converged = exact.proven && exact.upper <= kPricesOut;
     return exact;
   };
   bool bounded = false;
-  while (out.iterations < options.max_iterations && !out_of_time()) {
+  while (iterations < options.max_iterations && !out_of_time()) {
     solve_master();
     bounded = false;
     // Greedy groups that price out lower the master; no bound from them.
@@ -357,7 +357,6 @@ LpBound ColumnGenerationBound(const Telemetry& telemetry, const std::vector<std:
     solve_master();
     bound();
   }
-  out.columns = columns.size();
   out.seconds = (ThreadCpuSeconds() - start);
   out.gpus = static_cast<std::size_t>(std::max(0.0, std::ceil(out.lp_value - 1e-6)));
   return out;

@@ -42,13 +42,10 @@ struct LpBoundOptions {
 };
 
 struct LpBound {
-  double lp_value = 0;      // GPUs, fractional: a lower bound on the LP optimum
-  std::size_t gpus = 0;     // ceil(lp_value - 1e-6)
-  bool converged = false;   // exact pricing proved no group prices out: lp_value is the LP optimum
-  int iterations = 0;       // master solves
-  int exact_pricings = 0;   // CBC pricing solves
-  std::size_t columns = 0;  // groups in the final master
-  double seconds = 0;       // CPU seconds spent (for benchmarks; not in any output)
+  double lp_value = 0;     // GPUs, fractional: a lower bound on the LP optimum
+  std::size_t gpus = 0;    // ceil(lp_value - 1e-6)
+  bool converged = false;  // exact pricing proved no group prices out: lp_value is the LP optimum
+  double seconds = 0;      // CPU seconds spent (for benchmarks; not in any output)
 };
 
 // `pods`: indices into telemetry.pods (each pod's own peak <= capacity_mib); `groups`: known
