@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
+#include <unordered_map>
+#include <utility>
 
 namespace gpufit {
 namespace {
@@ -10,23 +13,64 @@ namespace {
 constexpr std::size_t kMaxGridSamples = 50'000'000;
 constexpr double kMaxGridCells = 400e6;  // samples x pods: two floats each, 3.2 GB
 
-double MedianStep(const RawTelemetry& raw) {
-  // Spacing within each series, so pods scraped at different offsets do not look like a
-  // fine grid; the median ignores the odd jittered or stray sample.
-  std::vector<double> diffs, times;
+// Calls `add(d)` for each positive difference between consecutive timestamps of each series
+// (sorted first: a copy only for a series that is not in time order already).
+template <class Add>
+void ForEachStep(const RawTelemetry& raw, Add add) {
+  std::vector<double> sorted;
   for (const auto* metric : {&raw.fb_used_mib, &raw.gpu_util_pct}) {
     for (const auto& [pod, s] : *metric) {
-      times = s.time_s;
-      std::sort(times.begin(), times.end());
-      for (std::size_t k = 1; k < times.size(); ++k) {
-        if (times[k] > times[k - 1]) diffs.push_back(times[k] - times[k - 1]);
+      const std::vector<double>* times = &s.time_s;
+      if (!std::is_sorted(times->begin(), times->end())) {
+        sorted = s.time_s;
+        std::sort(sorted.begin(), sorted.end());
+        times = &sorted;
       }
+      for (std::size_t k = 1; k < times->size(); ++k)
+        if ((*times)[k] > (*times)[k - 1]) add((*times)[k] - (*times)[k - 1]);
     }
   }
-  if (diffs.empty()) return 60.0;
-  const auto median = diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2);
-  std::nth_element(diffs.begin(), median, diffs.end());
-  return *median;
+}
+
+double MedianStep(const RawTelemetry& raw) {
+  // Spacing within each series, so pods scraped at different offsets do not look like a
+  // fine grid; the median ignores the odd jittered or stray sample. Scrapes repeat a few
+  // distinct spacings, so the median is read from their counts (a fleet's differences would
+  // be gigabytes); jittered times with too many distinct spacings fall back to the list.
+  constexpr std::size_t kMaxDistinct = 1 << 16;
+  std::unordered_map<double, std::uint64_t> counts;
+  bool overflow = false;
+  double run_step = 0;  // counted in runs: one spacing repeats through a series
+  std::uint64_t run = 0;
+  auto flush = [&] {
+    if (run > 0 && !overflow && (counts[run_step] += run) == run && counts.size() > kMaxDistinct) overflow = true;
+    run = 0;
+  };
+  ForEachStep(raw, [&](double d) {
+    if (run > 0 && d != run_step) flush();
+    run_step = d;
+    ++run;
+  });
+  flush();
+  if (overflow) {
+    std::vector<double> diffs;
+    ForEachStep(raw, [&](double d) { diffs.push_back(d); });
+    const auto median = diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2);
+    std::nth_element(diffs.begin(), median, diffs.end());
+    return *median;
+  }
+  if (counts.empty()) return 60.0;
+  std::vector<std::pair<double, std::uint64_t>> by_step(counts.begin(), counts.end());
+  std::sort(by_step.begin(), by_step.end());
+  std::uint64_t total = 0;
+  for (const auto& [d, n] : by_step) total += n;
+  // The element at index total / 2 of the sorted differences (the upper median).
+  std::uint64_t seen = 0;
+  for (const auto& [d, n] : by_step) {
+    seen += n;
+    if (seen > total / 2) return d;
+  }
+  return by_step.back().first;
 }
 
 // Puts one metric's raw samples on the grid: max per slot, NaN where unknown.
@@ -114,6 +158,8 @@ Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source
     if (!raw.fb_used_mib.count(pod)) names.push_back(pod);
   }
   std::sort(names.begin(), names.end());
+  // Pods with both metrics, in name order; the others are listed as skipped.
+  std::vector<std::pair<const RawSeries*, const RawSeries*>> kept;
   for (const std::string& name : names) {
     const auto mem = raw.fb_used_mib.find(name);
     const auto util = raw.gpu_util_pct.find(name);
@@ -125,18 +171,29 @@ Result<Telemetry> AlignToGrid(const RawTelemetry& raw, const std::string& source
       tel.skipped.push_back(name + ": no " + kDcgmGpuUtil + " samples");
       continue;
     }
-    PodSeries p;
-    p.pod = name;
-    p.fb_used_mib = ToSlots(mem->second, tel.start_s, tel.step_s, tel.samples);
-    p.gpu_util_pct = ToSlots(util->second, tel.start_s, tel.step_s, tel.samples);
+    kept.emplace_back(&mem->second, &util->second);
+    tel.pods.push_back(PodSeries{.pod = name, .fb_used_mib = {}, .gpu_util_pct = {}});
+  }
+  // Each pod's grid on its own, so on every core (a fleet has millions of cells per core).
+  auto align = [&](std::size_t i) {
+    PodSeries& p = tel.pods[i];
+    p.fb_used_mib = ToSlots(*kept[i].first, tel.start_s, tel.step_s, tel.samples);
+    p.gpu_util_pct = ToSlots(*kept[i].second, tel.start_s, tel.step_s, tel.samples);
     const auto [mf, ml] = KnownRange(p.fb_used_mib);
     const auto [uf, ul] = KnownRange(p.gpu_util_pct);
     p.first = std::min(mf, uf);
     p.last = std::max(ml, ul);
     p.filled_samples =
         std::max(FillLife(p.fb_used_mib, p.first, p.last, &p.fb_gaps), FillLife(p.gpu_util_pct, p.first, p.last));
-    tel.pods.push_back(std::move(p));
-  }
+  };
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<std::thread> workers;
+  for (std::size_t w = 1; w < threads && w < kept.size(); ++w)
+    workers.emplace_back([&, w] {
+      for (std::size_t i = w; i < kept.size(); i += threads) align(i);
+    });
+  for (std::size_t i = 0; i < kept.size(); i += threads) align(i);
+  for (std::thread& t : workers) t.join();
   if (tel.pods.empty())
     return InvalidArgument("{}: no pod has both {} and {} samples", source, kDcgmFbUsed, kDcgmGpuUtil);
   return tel;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 namespace gpufit {
 
@@ -15,9 +16,9 @@ const char* DutyFieldOf(const std::string& device, const DeviceSamples& samples)
   return nullptr;
 }
 
-DeviceSeries SeriesByDevice(const PodDevices& pods) {
+DeviceSeries SeriesByDevice(PodDevices&& pods) {
   DeviceSeries out;
-  for (const auto& [pod, devices] : pods) {
+  for (auto& [pod, devices] : pods) {
     // A MIG instance without GR_ENGINE_ACTIVE leaves its pod out: planned as idle it would be packed.
     std::string unusable;
     for (const auto& [device, s] : devices)
@@ -30,15 +31,15 @@ DeviceSeries SeriesByDevice(const PodDevices& pods) {
       continue;
     }
     std::size_t i = 0;
-    for (const auto& [device, s] : devices) {
+    for (auto& [device, s] : devices) {
       const std::string name = devices.size() == 1 ? pod : fmt::format("{}[{}]", pod, i);
       ++i;
-      if (!s.fb_used_mib.time_s.empty()) out.raw.fb_used_mib[name] = s.fb_used_mib;
+      if (!s.fb_used_mib.time_s.empty()) out.raw.fb_used_mib[name] = std::move(s.fb_used_mib);
       const char* field = DutyFieldOf(device, s);
       if (field != nullptr)
         out.raw.gpu_util_pct[name] =
-            std::string_view(field) == kDcgmGrEngineActive ? s.engine_active_pct : s.gpu_util_pct;
-      if (!s.sm_active_pct.time_s.empty()) out.sm_active_pct[name] = s.sm_active_pct;
+            std::move(std::string_view(field) == kDcgmGrEngineActive ? s.engine_active_pct : s.gpu_util_pct);
+      if (!s.sm_active_pct.time_s.empty()) out.sm_active_pct[name] = std::move(s.sm_active_pct);
       out.util_field[name] = field != nullptr ? field : "";
       out.device[name] = device;
     }

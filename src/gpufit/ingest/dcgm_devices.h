@@ -55,8 +55,9 @@ struct DeviceSeries {
 };
 
 // Each pod's devices as series (names above), each with its duty field. A pod with a MIG
-// instance that has no usable duty cycle is left out (in `skipped`).
-DeviceSeries SeriesByDevice(const PodDevices& pods);
+// instance that has no usable duty cycle is left out (in `skipped`). The samples are moved
+// out of `pods` (a fleet's raw samples are held once, not twice).
+DeviceSeries SeriesByDevice(PodDevices&& pods);
 
 // After AlignToGrid: each pod's util_field and device, and its SM activity on the grid (the
 // nearest grid sample, the largest of several, inside the pod's life; NaN elsewhere).

@@ -50,7 +50,7 @@ TEST(SeriesByDevice, APodOnTwoDevicesIsOneSeriesPerDeviceEachWithItsField) {
   pods["ml/t"]["GPU-b/gi2"] = {
       .fb_used_mib = Samples({900, 900}), .gpu_util_pct = Samples({0, 0}), .engine_active_pct = Samples({60, 70})};
   pods["ml/s"]["GPU-old"] = {.fb_used_mib = Samples({10, 10}), .gpu_util_pct = Samples({30, 40})};
-  const DeviceSeries s = SeriesByDevice(pods);
+  const DeviceSeries s = SeriesByDevice(std::move(pods));
   EXPECT_TRUE(s.skipped.empty());
   EXPECT_EQ(s.util_field.at("ml/t[0]"), kDcgmGrEngineActive);
   EXPECT_EQ(s.device.at("ml/t[0]"), "GPU-b/gi1");
@@ -63,7 +63,7 @@ TEST(SeriesByDevice, APodOnTwoDevicesIsOneSeriesPerDeviceEachWithItsField) {
 TEST(SeriesByDevice, AMigInstanceWithOnlyGpuUtilLeavesItsPodOutSayingWhy) {
   PodDevices pods;
   pods["ml/m"]["GPU-a/gi3"] = {.fb_used_mib = Samples({100}), .gpu_util_pct = Samples({0})};
-  const DeviceSeries s = SeriesByDevice(pods);
+  const DeviceSeries s = SeriesByDevice(std::move(pods));
   EXPECT_TRUE(s.raw.fb_used_mib.empty());
   ASSERT_EQ(s.skipped.size(), 1u);
   EXPECT_THAT(s.skipped[0], HasSubstr("ml/m: MIG instance GPU-a/gi3 has no DCGM_FI_PROF_GR_ENGINE_ACTIVE samples"));

@@ -241,7 +241,7 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
              d.second.engine_active_pct.time_s.empty();
     });
   std::erase_if(by_pod, [](const auto& p) { return p.second.empty(); });
-  const DeviceSeries devices = SeriesByDevice(by_pod);
+  const DeviceSeries devices = SeriesByDevice(std::move(by_pod));
   const RawTelemetry& raw = devices.raw;
   if (raw.fb_used_mib.empty() && !(shared_notes.empty() && devices.skipped.empty())) {
     std::string why;
