@@ -9,10 +9,18 @@
 #include <fast_float/fast_float.h>
 #include <libfccp/csv.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace gpufit::internal {
 
@@ -62,6 +70,90 @@ bool ReadRow(Reader& in, std::array<const char*, N>& cells, std::index_sequence<
   return ok;
 }
 
+// Bytes [begin, end) of an open file, after `prefix` (the header line, so that a reader of a
+// later part finds its columns by name as the first part's does).
+class RangeSource final : public io::ByteSourceBase {
+ public:
+  RangeSource(int fd, std::string prefix, off_t begin, off_t end)
+      : fd_(fd), prefix_(std::move(prefix)), pos_(begin), end_(end) {}
+  // Fills the whole buffer unless the range ends: libfccp takes a short read for the end.
+  int read(char* buffer, int size) override {
+    int n = 0;
+    if (prefix_at_ < prefix_.size()) {
+      n = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(size), prefix_.size() - prefix_at_));
+      std::memcpy(buffer, prefix_.data() + prefix_at_, static_cast<std::size_t>(n));
+      prefix_at_ += static_cast<std::size_t>(n);
+    }
+    while (n < size && pos_ < end_) {
+      const auto want = static_cast<std::size_t>(std::min<off_t>(size - n, end_ - pos_));
+      const ssize_t got = ::pread(fd_, buffer + n, want, pos_);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        io::error::can_not_open_file err;  // libfccp's error for an unreadable file
+        err.set_errno(got < 0 ? errno : EIO);
+        throw err;
+      }
+      pos_ += got;
+      n += static_cast<int>(got);
+    }
+    return n;
+  }
+
+ private:
+  int fd_;
+  std::string prefix_;
+  std::size_t prefix_at_ = 0;
+  off_t pos_, end_;
+};
+
+// Lines ('\n') in bytes [begin, end) of the file: libfccp counts lines by '\n' too.
+unsigned CountLines(int fd, off_t begin, off_t end) {
+  std::vector<char> buf(1 << 22);
+  unsigned lines = 0;
+  while (begin < end) {
+    const ssize_t got = ::pread(fd, buf.data(), static_cast<std::size_t>(std::min<off_t>(end - begin, 1 << 22)), begin);
+    if (got <= 0) break;
+    lines += static_cast<unsigned>(std::count(buf.data(), buf.data() + got, '\n'));
+    begin += got;
+  }
+  return lines;
+}
+
+// libfccp's messages name the file already (quoted); say it once, in front.
+Error LibfccpError(const std::string& path, const io::error::base& e) {
+  std::string what = e.what();
+  const std::string quoted = " in file \"" + path + "\"";
+  const std::string quoted_header = " in header of file \"" + path + "\"";
+  for (const std::string& q : {quoted_header, quoted}) {
+    if (const auto at = what.find(q); at != std::string::npos) what.erase(at, q.size());
+  }
+  return InvalidArgument("{}: {}", path, what);
+}
+
+// Reads the header and then every row of `in`, numbering rows after `lines_before` lines.
+template <std::size_t N, class Reader>
+Result<void> ReadRows(Reader& in, const std::string& path, const std::array<const char*, N>& columns,
+                      std::size_t required, unsigned lines_before,
+                      const std::function<Result<void>(const CsvRow<N>&)>& on_row) {
+  ReadHeader(in, columns, required < N ? io::ignore_extra_column | io::ignore_missing_column : io::ignore_extra_column,
+             std::make_index_sequence<N>());
+  for (std::size_t k = 0; k < required && k < N; ++k) {
+    if (in.has_column(columns[k])) continue;
+    io::error::missing_column_in_header missing;  // the message libfccp gives when all are required
+    missing.set_column_name(columns[k]);
+    missing.set_file_name(path.c_str());
+    throw missing;
+  }
+  if (lines_before > 0) in.set_file_line(lines_before);
+  CsvRow<N> row{&path, 0, &columns, {}};
+  while (ReadRow(in, row.cells, std::make_index_sequence<N>())) {
+    row.line = in.get_file_line();
+    Result<void> r = on_row(row);
+    if (!r) return r;
+  }
+  return {};
+}
+
 }  // namespace
 
 template <std::size_t N>
@@ -72,35 +164,74 @@ Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*
   if (std::filesystem::file_size(path, ec) == 0) return InvalidArgument("{}: empty file (expected a CSV header)", path);
   try {
     io::CSVReader<static_cast<unsigned>(N)> in(path);
-    ReadHeader(in, columns,
-               required < N ? io::ignore_extra_column | io::ignore_missing_column : io::ignore_extra_column,
-               std::make_index_sequence<N>());
-    for (std::size_t k = 0; k < required && k < N; ++k) {
-      if (in.has_column(columns[k])) continue;
-      io::error::missing_column_in_header missing;  // the message libfccp gives when all are required
-      missing.set_column_name(columns[k]);
-      missing.set_file_name(path.c_str());
-      throw missing;
-    }
-    CsvRow<N> row{&path, 0, &columns, {}};
-    while (ReadRow(in, row.cells, std::make_index_sequence<N>())) {
-      row.line = in.get_file_line();
-      Result<void> r = on_row(row);
-      if (!r) return r;
-    }
+    return ReadRows(in, path, columns, required, 0, on_row);
   } catch (const io::error::base& e) {
-    // libfccp's messages name the file already (quoted); say it once, in front.
-    std::string what = e.what();
-    const std::string quoted = " in file \"" + path + "\"";
-    const std::string quoted_header = " in header of file \"" + path + "\"";
-    for (const std::string& q : {quoted_header, quoted}) {
-      if (const auto at = what.find(q); at != std::string::npos) what.erase(at, q.size());
-    }
-    return InvalidArgument("{}: {}", path, what);
+    return LibfccpError(path, e);
   }
+}
+
+template <std::size_t N>
+Result<void> ForEachCsvRowInParts(const std::string& path, const std::array<const char*, N>& columns,
+                                  std::size_t parts,
+                                  const std::function<Result<void>(std::size_t, const CsvRow<N>&)>& on_row,
+                                  std::size_t required, std::uintmax_t min_bytes_to_split) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (parts <= 1 || ec || size < min_bytes_to_split || size == 0)
+    return ForEachCsvRow<N>(path, columns, [&](const CsvRow<N>& row) { return on_row(0, row); }, required);
+  if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound("{}: cannot open: {}", path, std::strerror(errno));
+  // The header line, and each part's first byte: just after a line end at or past k * size / parts.
+  std::string header;
+  {
+    std::vector<char> buf(1 << 16);
+    const ssize_t got = ::pread(fd, buf.data(), buf.size(), 0);
+    const char* nl = got > 0 ? static_cast<const char*>(std::memchr(buf.data(), '\n', static_cast<std::size_t>(got))) : nullptr;
+    if (nl == nullptr) {
+      ::close(fd);
+      return ForEachCsvRow<N>(path, columns, [&](const CsvRow<N>& row) { return on_row(0, row); }, required);
+    }
+    header.assign(buf.data(), static_cast<std::size_t>(nl + 1 - buf.data()));
+  }
+  std::vector<off_t> begin{static_cast<off_t>(header.size())};
+  for (std::size_t k = 1; k < parts; ++k) {
+    off_t at = std::max(begin.back(), static_cast<off_t>(size * k / parts));
+    char c = 0;
+    while (at < static_cast<off_t>(size) && ::pread(fd, &c, 1, at - 1) == 1 && c != '\n') ++at;  // to a line start
+    if (at < static_cast<off_t>(size) && at > begin.back()) begin.push_back(at);
+  }
+  begin.push_back(static_cast<off_t>(size));
+  const std::size_t n = begin.size() - 1;
+  std::vector<Result<void>> results(n);
+  auto read_part = [&](std::size_t k) {
+    try {
+      const unsigned before = k == 0 ? 0 : 1 + CountLines(fd, begin[0], begin[k]);
+      // The first part reads the header from the file itself (from byte 0); a later one is given it.
+      io::CSVReader<static_cast<unsigned>(N)> in(
+          path, std::make_unique<RangeSource>(fd, k == 0 ? std::string() : header, k == 0 ? 0 : begin[k], begin[k + 1]));
+      results[k] = ReadRows<N>(in, path, columns, required, before,
+                               [&](const CsvRow<N>& row) { return on_row(k, row); });
+    } catch (const io::error::base& e) {
+      results[k] = LibfccpError(path, e);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t k = 1; k < n; ++k) threads.emplace_back(read_part, k);
+  read_part(0);
+  for (std::thread& t : threads) t.join();
+  ::close(fd);
+  for (Result<void>& r : results)
+    if (!r) return r;
   return {};
 }
 
+template struct CsvRow<2>;
+template Result<void> ForEachCsvRow<2>(const std::string&, const std::array<const char*, 2>&,
+                                       const std::function<Result<void>(const CsvRow<2>&)>&, std::size_t);
+template Result<void> ForEachCsvRowInParts<2>(const std::string&, const std::array<const char*, 2>&, std::size_t,
+                                              const std::function<Result<void>(std::size_t, const CsvRow<2>&)>&,
+                                              std::size_t, std::uintmax_t);
 template struct CsvRow<1>;
 template Result<void> ForEachCsvRow<1>(const std::string&, const std::array<const char*, 1>&,
                                        const std::function<Result<void>(const CsvRow<1>&)>&, std::size_t);
@@ -120,4 +251,13 @@ template struct CsvRow<8>;
 template Result<void> ForEachCsvRow<8>(const std::string&, const std::array<const char*, 8>&,
                                        const std::function<Result<void>(const CsvRow<8>&)>&, std::size_t);
 
+template Result<void> ForEachCsvRowInParts<4>(const std::string&, const std::array<const char*, 4>&, std::size_t,
+                                              const std::function<Result<void>(std::size_t, const CsvRow<4>&)>&,
+                                              std::size_t, std::uintmax_t);
+template Result<void> ForEachCsvRowInParts<5>(const std::string&, const std::array<const char*, 5>&, std::size_t,
+                                              const std::function<Result<void>(std::size_t, const CsvRow<5>&)>&,
+                                              std::size_t, std::uintmax_t);
+template Result<void> ForEachCsvRowInParts<6>(const std::string&, const std::array<const char*, 6>&, std::size_t,
+                                              const std::function<Result<void>(std::size_t, const CsvRow<6>&)>&,
+                                              std::size_t, std::uintmax_t);
 }  // namespace gpufit::internal

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -38,5 +39,20 @@ struct CsvRow {
 template <std::size_t N>
 Result<void> ForEachCsvRow(const std::string& path, const std::array<const char*, N>& columns,
                            const std::function<Result<void>(const CsvRow<N>&)>& on_row, std::size_t required = N);
+
+// ForEachCsvRow over `parts` byte ranges of the file (split at line ends), each read by its
+// own reader on its own thread, a row of part k going to on_row(k, row). Within a part rows
+// come in file order and parts follow one another in the file, so concatenating what the
+// handlers gathered part by part gives what one reader would. Line numbers are the file's
+// (a part counts the lines before it first). The error returned is the first in the file:
+// each part stops at its first, and the earliest part's wins. A file under
+// `min_bytes_to_split` (threads are not worth it below), or `parts` <= 1, is one part; a file
+// too short for `parts` lines gives fewer. Errors: those of ForEachCsvRow.
+inline constexpr std::uintmax_t kMinBytesToSplit = 64u << 20;
+template <std::size_t N>
+Result<void> ForEachCsvRowInParts(const std::string& path, const std::array<const char*, N>& columns,
+                                  std::size_t parts,
+                                  const std::function<Result<void>(std::size_t, const CsvRow<N>&)>& on_row,
+                                  std::size_t required = N, std::uintmax_t min_bytes_to_split = kMinBytesToSplit);
 
 }  // namespace gpufit::internal
