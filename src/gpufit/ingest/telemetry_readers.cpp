@@ -6,18 +6,27 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
+#include <utility>
 
 #include "gpufit/ingest/align.h"
 #include "gpufit/ingest/dcgm_devices.h"
 #include "gpufit/ingest/internal/csv_table.h"
+#include "gpufit/ingest/internal/long_csv.h"
 
 namespace gpufit {
 namespace {
 
 using internal::CsvRow;
 using internal::ForEachCsvRow;
+
+struct TransparentHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 void Append(RawSeries& s, double t, float v) {
   s.time_s.push_back(t);
@@ -90,6 +99,59 @@ Result<void> ReadGenTd26File(const std::string& path, double scale, bool is_duty
   });
 }
 
+// What a reader of one part of a long CSV gathered.
+struct LongCsvPart {
+  PodDevices pods;
+  // (pod, device) -> its samples in `pods` (map nodes do not move): a row finds its series by
+  // one hash of reused buffers, without building a string or walking the ordered map.
+  std::unordered_map<std::string, DeviceSamples*, TransparentHash, std::equal_to<>> index;
+  std::string key, device;  // reused per row
+  std::string last_key;     // the previous row's series, and its samples
+  DeviceSamples* last = nullptr;
+  PodEnds file_ends;
+  std::size_t rows = 0;
+};
+
+void AppendAll(RawSeries& into, RawSeries& from) {
+  into.time_s.insert(into.time_s.end(), from.time_s.begin(), from.time_s.end());
+  into.value.insert(into.value.end(), from.value.begin(), from.value.end());
+  from = RawSeries{};  // freed as soon as copied: the join adds one series at a time to the peak
+}
+
+// Gives back what push_back's doubling reserved (on average about a third more than held).
+void Shrink(DeviceSamples& s) {
+  for (RawSeries DeviceSamples::*m : {&DeviceSamples::fb_used_mib, &DeviceSamples::gpu_util_pct,
+                                      &DeviceSamples::engine_active_pct, &DeviceSamples::sm_active_pct}) {
+    (s.*m).time_s.shrink_to_fit();
+    (s.*m).value.shrink_to_fit();
+  }
+}
+
+// Parts in file order joined into one, each series' samples in file order.
+LongCsvPart JoinParts(std::vector<LongCsvPart>& parts) {
+  LongCsvPart all = std::move(parts.front());
+  all.index.clear();
+  for (std::size_t k = 1; k < parts.size(); ++k) {
+    for (auto& [pod, devices] : parts[k].pods) {
+      for (auto& [device, s] : devices) {
+        DeviceSamples& into = all.pods[pod][device];
+        for (RawSeries DeviceSamples::*m : {&DeviceSamples::fb_used_mib, &DeviceSamples::gpu_util_pct,
+                                            &DeviceSamples::engine_active_pct, &DeviceSamples::sm_active_pct})
+          AppendAll(into.*m, s.*m);
+      }
+    }
+    for (auto& [pod, list] : parts[k].file_ends) {
+      auto& to = all.file_ends[pod];
+      to.insert(to.end(), list.begin(), list.end());
+    }
+    all.rows += parts[k].rows;
+    parts[k] = LongCsvPart{};
+  }
+  for (auto& [pod, devices] : all.pods)
+    for (auto& [device, s] : devices) Shrink(s);
+  return all;
+}
+
 // Drops the samples after the pods' ends, aligns, and lists the pods that lost samples.
 Result<Telemetry> AlignWithEnds(RawTelemetry& raw, const std::string& source, const PodEnds& ends) {
   std::vector<PodEnd> ended = DropSamplesAfterEnd(raw, ends);
@@ -122,15 +184,22 @@ Result<Telemetry> ReadGenTd26(const std::string& dir, const PodEnds& ends) {
 }
 
 Result<Telemetry> ReadLongCsv(const std::string& path, const PodEnds& ends) {
+  return internal::ReadLongCsvInParts(path, ends, std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8),
+                                      internal::kMinBytesToSplit);
+}
+
+Result<Telemetry> internal::ReadLongCsvInParts(const std::string& path, const PodEnds& ends, std::size_t parts_wanted,
+                                               std::uintmax_t min_bytes_to_split) {
   // The optional device columns, when the header names them.
   const std::set<std::string> header = HeaderNames(path);
   const bool with_device = header.count(kLongCsvDevice) > 0, with_instance = header.count(kLongCsvInstance) > 0;
   std::array<const char*, 6> names = {"timestamp_s", "pod", "metric", "value", kLongCsvDevice, kLongCsvInstance};
   if (!with_device) names[4] = kLongCsvInstance;
-  PodDevices pods;
-  PodEnds file_ends;
-  std::size_t rows = 0;
-  auto on_row = [&](const auto& row) -> Result<void> {
+  // The file is read in parts on parallel threads (one per core, at most 8, by ReadLongCsv),
+  // each into its own LongCsvPart; the parts are then joined in file order.
+  std::vector<LongCsvPart> parts(std::max<std::size_t>(1, parts_wanted));
+  auto on_row = [&](std::size_t part, const auto& row) -> Result<void> {
+    auto& [pods, index, key, device, last_key, last, file_ends, rows] = parts[part];
     ++rows;
     const Result<std::string_view> metric = row.Text(2);
     if (!metric) return metric.error();
@@ -170,29 +239,46 @@ Result<Telemetry> ReadLongCsv(const std::string& path, const PodEnds& ends) {
       return ok;
     }
     // Device id: the device column, "/gi<GPU_I_ID>" for a MIG instance (as the Prometheus reader names it).
-    std::string device;
+    device.clear();
     constexpr std::size_t kColumns = std::tuple_size_v<std::decay_t<decltype(row.cells)>>;
     if constexpr (kColumns > 4) {
       const char* instance = with_instance ? row.cells[kColumns - 1] : nullptr;
-      if (with_device && row.cells[4] != nullptr) device = row.cells[4];
+      if (with_device && row.cells[4] != nullptr) device.assign(row.cells[4]);
       if (instance != nullptr && *instance != '\0') {
         if (device.empty())
           return InvalidArgument("{}:{}: column '{}': a MIG instance id needs its GPU in column '{}'", path, row.line,
                                  kLongCsvInstance, kLongCsvDevice);
-        device += std::string("/gi") + instance;
+        device += "/gi";
+        device += instance;
       }
     }
-    Append(pods[std::string(*pod)][device].*into, *t, static_cast<float>(*v * scale));
+    key.assign(*pod);
+    key.push_back('\0');  // not allowed in a pod name or a device id
+    key += device;
+    if (key != last_key) {  // a pod's metrics often come one after the other: no hash then
+      auto at = index.find(key);
+      if (at == index.end()) at = index.emplace(key, &pods[std::string(*pod)][device]).first;
+      last = at->second;
+      last_key = key;
+    }
+    Append(last->*into, *t, static_cast<float>(*v * scale));
     return {};
   };
-  Result<void> r = with_device && with_instance ? ForEachCsvRow<6>(path, names, on_row)
-                   : with_device || with_instance
-                       ? ForEachCsvRow<5>(path, {names[0], names[1], names[2], names[3], names[4]}, on_row)
-                       : ForEachCsvRow<4>(path, {names[0], names[1], names[2], names[3]}, on_row);
+  using internal::ForEachCsvRowInParts;
+  Result<void> r =
+      with_device && with_instance
+          ? ForEachCsvRowInParts<6>(path, names, parts.size(), on_row, 6, min_bytes_to_split)
+      : with_device || with_instance
+          ? ForEachCsvRowInParts<5>(path, {names[0], names[1], names[2], names[3], names[4]}, parts.size(), on_row, 5,
+                                    min_bytes_to_split)
+          : ForEachCsvRowInParts<4>(path, {names[0], names[1], names[2], names[3]}, parts.size(), on_row, 4,
+                                    min_bytes_to_split);
   if (!r) return r.error();
-  if (rows == 0) return InvalidArgument("{}: no data rows after the header", path);
+  LongCsvPart all = JoinParts(parts);
+  if (all.rows == 0) return InvalidArgument("{}: no data rows after the header", path);
+  PodEnds& file_ends = all.file_ends;
   MergePodEnds(file_ends, ends);
-  DeviceSeries series = SeriesByDevice(pods);
+  DeviceSeries series = SeriesByDevice(std::move(all.pods));
   std::vector<PodEnd> ended = DropSamplesAfterEnd(series.raw, file_ends);
   Result<Telemetry> tel = AlignToGrid(series.raw, path);
   if (!tel) {

@@ -3,11 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "gpufit/core/test_support.h"
+#include "gpufit/ingest/internal/long_csv.h"
 
 namespace gpufit {
 namespace {
@@ -204,6 +206,76 @@ TEST(ReadLongCsv, AMigInstanceWithOnlyGpuUtilIsLeftOutNotPlannedIdle) {
   EXPECT_EQ(t->pods[0].pod, "ok");
   ASSERT_EQ(t->skipped.size(), 1u);
   EXPECT_THAT(t->skipped[0], HasSubstr("busy: MIG instance MIG-1111 has no DCGM_FI_PROF_GR_ENGINE_ACTIVE samples"));
+}
+
+// Issue 21: a large file is read in byte ranges on several threads; the telemetry must be
+// the same as one reader's, field by field, with pods, devices and metrics interleaved
+// across the ranges, gaps, a MIG instance, a pod ended by a kube_pod_completion_time row and
+// a pod left out.
+TEST(ReadLongCsv, ReadingInPartsGivesTheSameTelemetryAsOneReader) {
+  TempDir d;
+  std::string text = "timestamp_s,pod,metric,value,device,GPU_I_ID\n";
+  for (int t = 0; t <= 1800; t += 60) {
+    for (int p = 0; p < 5; ++p) {
+      if (p == 2 && t % 300 == 120) continue;  // gaps in one pod
+      if (p == 4 && t > 900) continue;         // a pod that stops reporting
+      const std::string pod = "ns/pod" + std::to_string(p);
+      const std::string dev = p == 1 ? (t % 120 == 0 ? "GPU-b," : "GPU-a,") : "GPU-c,";
+      const std::string gi = p == 3 ? "5" : "";
+      text += std::to_string(t) + "," + pod + ",DCGM_FI_DEV_FB_USED," + std::to_string(1000 + 7 * p + t / 60) +
+              "," + dev + gi + "\n";
+      text += std::to_string(t) + "," + pod + ",DCGM_FI_DEV_GPU_UTIL," + std::to_string((p * 13 + t / 60) % 100) +
+              "," + dev + gi + "\n";
+      if (p == 3 || (p == 0 && t % 120 == 0))
+        text += std::to_string(t) + "," + pod + ",DCGM_FI_PROF_GR_ENGINE_ACTIVE,0." + std::to_string(p + 1) + "," +
+                dev + gi + "\n";
+    }
+    text += std::to_string(t) + ",ns/mig-only,DCGM_FI_DEV_GPU_UTIL,0,MIG-9,\n";
+    text += std::to_string(t) + ",ns/mig-only,DCGM_FI_DEV_FB_USED,10,MIG-9,\n";
+  }
+  text += "1200,ns/pod0,kube_pod_completion_time,1500,,\n";
+  const std::string f = d.Write("parts.csv", text);
+
+  const Result<Telemetry> one = internal::ReadLongCsvInParts(f, {}, 1, 0);
+  ASSERT_TRUE(one.has_value()) << one.error().message;
+  ASSERT_GE(one->pods.size(), 5u);  // pod1 is two series (two devices)
+  ASSERT_FALSE(one->ended.empty());
+  ASSERT_FALSE(one->skipped.empty());
+  for (std::size_t parts : {2u, 3u, 8u}) {
+    SCOPED_TRACE(parts);
+    const Result<Telemetry> many = internal::ReadLongCsvInParts(f, {}, parts, 0);
+    ASSERT_TRUE(many.has_value()) << many.error().message;
+    EXPECT_EQ(many->start_s, one->start_s);
+    EXPECT_EQ(many->step_s, one->step_s);
+    EXPECT_EQ(many->samples, one->samples);
+    EXPECT_EQ(many->skipped, one->skipped);
+    EXPECT_EQ(many->gpu_model_name, one->gpu_model_name);
+    ASSERT_EQ(many->ended.size(), one->ended.size());
+    for (std::size_t i = 0; i < one->ended.size(); ++i) {
+      EXPECT_EQ(many->ended[i].pod, one->ended[i].pod);
+      EXPECT_EQ(many->ended[i].end_s, one->ended[i].end_s);
+      EXPECT_EQ(many->ended[i].source, one->ended[i].source);
+      EXPECT_EQ(many->ended[i].dropped_samples, one->ended[i].dropped_samples);
+    }
+    ASSERT_EQ(many->pods.size(), one->pods.size());
+    for (std::size_t i = 0; i < one->pods.size(); ++i) {
+      const PodSeries &a = many->pods[i], &b = one->pods[i];
+      SCOPED_TRACE(b.pod);
+      EXPECT_EQ(a.pod, b.pod);
+      EXPECT_EQ(a.device, b.device);
+      EXPECT_EQ(a.util_field, b.util_field);
+      EXPECT_EQ(a.first, b.first);
+      EXPECT_EQ(a.last, b.last);
+      EXPECT_EQ(a.filled_samples, b.filled_samples);
+      EXPECT_EQ(a.fb_gaps, b.fb_gaps);
+      EXPECT_EQ(a.fb_used_mib, b.fb_used_mib);
+      EXPECT_EQ(a.gpu_util_pct, b.gpu_util_pct);
+      ASSERT_EQ(a.sm_active_pct.size(), b.sm_active_pct.size());
+      for (std::size_t k = 0; k < b.sm_active_pct.size(); ++k)  // NaN where no sample: compare bits
+        EXPECT_TRUE(a.sm_active_pct[k] == b.sm_active_pct[k] ||
+                    (std::isnan(a.sm_active_pct[k]) && std::isnan(b.sm_active_pct[k])));
+    }
+  }
 }
 
 }  // namespace
