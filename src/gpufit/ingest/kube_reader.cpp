@@ -462,11 +462,10 @@ Result<std::vector<const Json*>> Items(const std::string& path, const Json& doc,
   return out;
 }
 
-// Reads every object of `kind` in the file: `parse(where, item, metadata, name, namespace)`.
+// Every object of `kind` in `doc` (a list or one object; `path` names it in errors):
+// `parse(where, item, metadata, name, namespace)`.
 template <class T, class Parse>
-Result<std::vector<T>> ReadObjects(const std::string& path, const std::string& kind, Parse parse) {
-  Json doc;
-  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+Result<std::vector<T>> ParseObjects(const std::string& path, const Json& doc, const std::string& kind, Parse parse) {
   bool single = false;
   const Result<std::vector<const Json*>> items = Items(path, doc, kind, single);
   if (!items) return items.error();
@@ -503,24 +502,54 @@ Result<std::vector<T>> ReadObjects(const std::string& path, const std::string& k
   return out;
 }
 
+template <class T, class Parse>
+Result<std::vector<T>> ReadObjects(const std::string& path, const std::string& kind, Parse parse) {
+  Json doc;
+  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+  return ParseObjects<T>(path, doc, kind, parse);
+}
+
+Result<KubePod> PodOf(const Where& w, const Json& item, const Json& meta, const std::string& name,
+                      const std::string& ns) {
+  return ParsePod(w, item, meta, KubePod{.namespace_name = ns, .name = name});
+}
+
+Result<KubeNode> NodeOf(const Where& w, const Json& item, const Json& meta, const std::string& name,
+                        const std::string&) {
+  return ParseNode(w, item, meta, KubeNode{.name = name});
+}
+
 }  // namespace
 
+Result<KubePod> ParseKubePod(const nlohmann::json& pod, const std::string& where) {
+  // Go clients encode a Pod without its TypeMeta (kube-scheduler's ExtenderArgs.Pod has no
+  // `kind`): a kindless object that is not a list is the Pod itself.
+  const auto kind = pod.is_object() ? pod.find("kind") : pod.end();
+  if (pod.is_object() && !pod.contains("items") &&
+      (kind == pod.end() || kind->is_null() || (kind->is_string() && kind->get<std::string>().empty()))) {
+    Json typed = pod;
+    typed["kind"] = "Pod";
+    return ParseKubePod(typed, where);
+  }
+  Result<std::vector<KubePod>> pods = ParseObjects<KubePod>(where, pod, "Pod", PodOf);
+  if (!pods) return pods.error();
+  if (pods->size() != 1) return InvalidArgument("{}: expected one Pod, got a list of {}", where, pods->size());
+  return std::move(pods->front());
+}
+
+Result<std::vector<KubeNode>> ParseKubeNodes(const nlohmann::json& nodes, const std::string& where) {
+  return ParseObjects<KubeNode>(where, nodes, "Node", NodeOf);
+}
+
 Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
-  Result<std::vector<KubeNode>> nodes =
-      ReadObjects<KubeNode>(path, "Node",
-                            [](const Where& w, const Json& item, const Json& meta, const std::string& name,
-                               const std::string&) { return ParseNode(w, item, meta, KubeNode{.name = name}); });
+  Result<std::vector<KubeNode>> nodes = ReadObjects<KubeNode>(path, "Node", NodeOf);
   if (!nodes) return nodes;
   std::sort(nodes->begin(), nodes->end(), [](const KubeNode& a, const KubeNode& b) { return a.name < b.name; });
   return nodes;
 }
 
 Result<std::vector<KubePod>> ReadKubePods(const std::string& path) {
-  Result<std::vector<KubePod>> pods = ReadObjects<KubePod>(
-      path, "Pod",
-      [](const Where& w, const Json& item, const Json& meta, const std::string& name, const std::string& ns) {
-        return ParsePod(w, item, meta, KubePod{.namespace_name = ns, .name = name});
-      });
+  Result<std::vector<KubePod>> pods = ReadObjects<KubePod>(path, "Pod", PodOf);
   if (!pods) return pods;
   std::sort(pods->begin(), pods->end(), [](const KubePod& a, const KubePod& b) {
     return std::tie(a.namespace_name, a.name) < std::tie(b.namespace_name, b.name);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,12 @@ Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path);
 
 // The pods of the file, sorted by Key() (namespace/name, unique).
 Result<std::vector<KubePod>> ReadKubePods(const std::string& path);
+
+// The same rules on JSON already in memory (a scheduler extender's request, kube-scheduler's
+// ExtenderArgs): one Pod object (with `kind` Pod, or none, as Go clients encode it), or a
+// NodeList / List / single Node (in the document's order). `where` starts every error message, e.g. "filter request: .Pod".
+Result<KubePod> ParseKubePod(const nlohmann::json& pod, const std::string& where);
+Result<std::vector<KubeNode>> ParseKubeNodes(const nlohmann::json& nodes, const std::string& where);
 
 // "spot", "on-demand", "reserved" or "" from a node's provisioner labels, the first present
 // of (formats.md (g)): karpenter.sh/capacity-type (spot, on-demand, reserved),

@@ -23,6 +23,28 @@ bool Policy::Fits(const Workload& w, const NodeState& node) const {
   return true;
 }
 
+Verdict Policy::Check(const Workload& w, const NodeState& node) const {
+  Verdict first;
+  for (const auto& f : filters_) {
+    const Verdict v = f->Filter(w, node);
+    if (v.kind == Verdict::Kind::kNever) return v;
+    if (!v.fits() && first.fits()) first = v;
+  }
+  return first;
+}
+
+std::vector<std::optional<std::int64_t>> Policy::Values(const Workload& w, const ClusterState& cluster,
+                                                        std::span<const int> nodes) {
+  for (WeightedScore& s : scores_) s.plugin->PreScore(w, cluster);
+  std::vector<std::optional<std::int64_t>> out;
+  out.reserve(nodes.size());
+  for (const int id : nodes) {
+    const std::int64_t v = NodeValue(w, cluster.node(id));
+    out.push_back(v == internal::MaxCountTree::kNone ? std::nullopt : std::optional<std::int64_t>(v));
+  }
+  return out;
+}
+
 std::int64_t Policy::NodeValue(const Workload& w, const NodeState& node) {
   if (!Fits(w, node)) return internal::MaxCountTree::kNone;
   std::int64_t total = 0;

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -72,9 +73,17 @@ class Policy {
   // Whether every filter lets `w` onto `node` as it stands (no score, no random draw).
   bool Fits(const Workload& w, const NodeState& node) const;
 
+  // Why `w` cannot go onto `node` as it stands: the first refusing filter's verdict, a kNever
+  // one before any kNotNow (waiting cannot help there); kFits when every filter passes.
+  Verdict Check(const Workload& w, const NodeState& node) const;
+
   // The sum of weight * score of `w` on `node` when it fits, nullopt otherwise: what Place
   // compares (for tests and explanations; runs PreScore first).
   std::optional<std::int64_t> Value(const Workload& w, const ClusterState& cluster, const NodeState& node);
+  // Value of each of `nodes` (ids), with PreScore run once: what a scheduler extender's
+  // prioritize call needs.
+  std::vector<std::optional<std::int64_t>> Values(const Workload& w, const ClusterState& cluster,
+                                                  std::span<const int> nodes);
 
   // Above this many bytes of trees, the least recently used shape's is dropped. 256 MiB
   // holds about 500 shapes at 12,000 nodes (openb has 151 shapes).
