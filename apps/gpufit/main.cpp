@@ -19,6 +19,7 @@
 #include "plan_command.h"
 #include "progress.h"
 #include "replay_command.h"
+#include "serve_command.h"
 #include "simulate_command.h"
 #include "telemetry_source.h"
 #include "training_command.h"
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
   cli::AddReplayCommand(app, rc);
   cli::AddSimulateCommand(app, rc);
   cli::AddMigCommand(app, rc);
+  cli::AddServeCommand(app, rc);
   cli::AddTrainingCommand(app, rc);
   cli::AddInferenceCommand(app, rc);
   cli::AddCompletionCommand(app, rc);

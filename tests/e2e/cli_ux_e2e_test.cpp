@@ -509,8 +509,8 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
       {"mig zzzzz", "unknown command 'mig zzzzz' (commands: check, free, plan, reconfigure)"},
       {"pln --telemetry x.csv", "unknown command 'pln' (did you mean 'plan'?)"},
       {"zzzzz",
-       "unknown command 'zzzzz' (commands: analyze, plan, demo, backtest, replay, simulate, mig, training, "
-       "inference, completion)"},
+       "unknown command 'zzzzz' (commands: analyze, plan, demo, backtest, replay, simulate, mig, serve, "
+       "training, inference, completion)"},
       // A misspelt choice: CLI11's message and the closest choice, where one is close.
       {"plan -f jsn --telemetry x.csv", "--format: jsn not in {text,json,yaml,csv,html} (did you mean json?)"},
       {"plan --sharing hamii --telemetry x.csv",

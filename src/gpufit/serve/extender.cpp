@@ -1,0 +1,238 @@
+#include "gpufit/serve/extender.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "gpufit/placement/fragmentation.h"
+#include "gpufit/placement/registry.h"
+
+namespace gpufit::serve {
+namespace {
+
+std::string Label(const std::map<std::string, std::string>& labels, const std::string& key) {
+  const auto it = labels.find(key);
+  return it == labels.end() ? std::string() : it->second;
+}
+
+int Count(const std::map<std::string, int>& devices, const std::string& key) {
+  const auto it = devices.find(key);
+  return it == devices.end() ? 0 : it->second;
+}
+
+Result<std::int64_t> IntAnnotation(const KubePod& pod, const std::string& key, std::int64_t absent) {
+  const auto it = pod.annotations.find(key);
+  if (it == pod.annotations.end()) return absent;
+  std::int64_t v = 0;
+  const std::string& s = it->second;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    return InvalidArgument("pod {}: .metadata.annotations[\"{}\"]: expected an integer, got '{}'", pod.Key(), key, s);
+  }
+  return v;
+}
+
+// The lowest-numbered GPUs that can take `w` on `node` as a snapshot pod (see extender.h).
+GpuSet SnapshotGpus(const Workload& w, const NodeState& node) {
+  GpuSet gpus = 0;
+  int left = w.gpu_count;
+  for (int g = 0; g < node.gpu_count && left > 0; ++g) {
+    const GpuMilli free = node.gpu_free[static_cast<std::size_t>(g)];
+    if (w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000) {
+      gpus |= GpuSet{1} << g;
+      --left;
+    }
+  }
+  return gpus;
+}
+
+}  // namespace
+
+NodeSpec NodeSpecOf(const KubeNode& node) {
+  // Allocatable nvidia.com/gpu when the node reports it (0 when every device is unhealthy),
+  // else the GFD count label, else open-gpu-share's count.
+  int gpus = node.devices_allocatable.contains("nvidia.com/gpu") ? Count(node.devices_allocatable, "nvidia.com/gpu")
+             : node.gpu_count > 0                                 ? node.gpu_count
+                                  : Count(node.devices_allocatable, "alibabacloud.com/gpu-count");
+  std::string model = node.gpu_product;
+  if (model.empty()) model = Label(node.labels, "alibabacloud.com/gpu-card-model");
+  return NodeSpec{.name = node.name,
+                  .cpu = node.cpu_allocatable,
+                  .memory = node.memory_allocatable,
+                  .gpu_count = std::min(gpus, kMaxGpusPerNode),
+                  .gpu_model = gpus > 0 ? model : std::string()};
+}
+
+Result<PodSpec> DeclaredRequest(const KubePod& pod) {
+  PodSpec spec;
+  spec.name = pod.Key();
+  spec.cpu = pod.CpuRequest();
+  spec.memory = pod.MemoryRequest();
+  if (const int whole = pod.Devices("nvidia.com/gpu"); whole > 0) {
+    spec.gpu_count = whole;
+    spec.gpu_per_gpu = GpuMilli{1000};
+  } else {
+    const Result<std::int64_t> milli = IntAnnotation(pod, "alibabacloud.com/gpu-milli", 0);
+    if (!milli) return milli.error();
+    const Result<std::int64_t> count = IntAnnotation(pod, "alibabacloud.com/gpu-count", *milli > 0 ? 1 : 0);
+    if (!count) return count.error();
+    if (*count < 0 || *count > kMaxGpusPerNode) {
+      return InvalidArgument("pod {}: alibabacloud.com/gpu-count: expected 0..{}, got {}", pod.Key(), kMaxGpusPerNode,
+                             *count);
+    }
+    if (*count > 0) {
+      if (*milli < 1 || *milli > 1000) {
+        return InvalidArgument("pod {}: alibabacloud.com/gpu-milli: expected 1..1000 (milli-GPU per GPU), got {}",
+                               pod.Key(), *milli);
+      }
+      if (*milli < 1000 && *count > 1) {
+        return InvalidArgument("pod {}: alibabacloud.com/gpu-milli {} below a whole GPU on {} GPUs: a pod shares "
+                               "one GPU at most",
+                               pod.Key(), *milli, *count);
+      }
+      spec.gpu_count = static_cast<int>(*count);
+      spec.gpu_per_gpu = GpuMilli{*milli};
+    }
+  }
+  for (const char* key : {"nvidia.com/gpu.product", "alibabacloud.com/gpu-card-model"}) {
+    if (const std::string m = Label(pod.node_selector, key); !m.empty()) spec.gpu_models.push_back(m);
+  }
+  return spec;
+}
+
+Result<std::unique_ptr<Extender>> Extender::FromSnapshot(const std::vector<KubeNode>& nodes,
+                                                         const std::vector<KubePod>& pods,
+                                                         const ExtenderOptions& options) {
+  std::vector<NodeSpec> specs;
+  specs.reserve(nodes.size());
+  for (const KubeNode& n : nodes) specs.push_back(NodeSpecOf(n));
+  Result<ClusterState> cluster = ClusterState::FromSpecs(specs);
+  if (!cluster) return cluster.error();
+
+  std::vector<PodSpec> requests;
+  std::vector<const KubePod*> bound;
+  for (const KubePod& p : pods) {
+    if (p.phase == "Succeeded" || p.phase == "Failed") continue;
+    Result<PodSpec> r = DeclaredRequest(p);
+    if (!r) return r.error();
+    requests.push_back(std::move(*r));
+    bound.push_back(&p);
+  }
+  // FGD's target workload (and gpufit's): the shapes of the cluster's own pods. A cluster with
+  // no pods yet gets the pod its nodes are built for: one whole GPU with the cluster's CPU per
+  // GPU (CPU-only clusters: one core).
+  std::vector<TypicalPod> typical = TypicalPods(requests, *cluster);
+  if (typical.empty()) {
+    const int gpus = cluster->total_gpus();
+    typical.push_back(TypicalPod{.cpu = MilliCpu{gpus > 0 ? cluster->cpu_capacity().value / gpus : 1000},
+                                 .gpu_count = gpus > 0 ? 1 : 0,
+                                 .gpu_per_gpu = GpuMilli{gpus > 0 ? 1000 : 0},
+                                 .any_model = true,
+                                 .model_mask = 0,
+                                 .share = 1.0});
+  }
+  auto target = std::make_shared<const std::vector<TypicalPod>>(std::move(typical));
+  Result<Policy> policy = MakePolicy(options.policy, PolicyContext{target});
+  if (!policy) return policy.error();
+
+  std::unique_ptr<Extender> e(new Extender(std::move(*cluster), std::move(*policy)));
+  for (std::size_t i = 0; i < e->cluster_.nodes().size(); ++i) {
+    e->node_ids_.emplace(e->cluster_.node_name(static_cast<int>(i)), static_cast<int>(i));
+  }
+  e->stats_.nodes = static_cast<int>(nodes.size());
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    const KubePod& p = *bound[i];
+    if (p.node_name.empty()) continue;  // pending: kube-scheduler will ask about it
+    const int id = e->NodeId(p.node_name);
+    const Workload w = e->cluster_.WorkloadFor(requests[i]);
+    if (id >= 0 && e->policy_.Check(w, e->cluster_.node(id)).fits()) {
+      e->cluster_.Place(id, w, SnapshotGpus(w, e->cluster_.node(id)));
+      ++e->stats_.pods_placed;
+      continue;
+    }
+    ++e->stats_.pods_not_fitting;
+    if (e->stats_.warnings.size() < 20) {
+      e->stats_.warnings.push_back(id < 0 ? fmt::format("pod {}: node {} is not in the nodes snapshot", p.Key(), p.node_name)
+                                          : fmt::format("pod {}: does not fit node {} beside the pods already there ({})",
+                                                        p.Key(), p.node_name,
+                                                        e->policy_.Check(w, e->cluster_.node(id)).reason));
+    }
+  }
+  return e;
+}
+
+int Extender::NodeId(const std::string& name) const {
+  const auto it = node_ids_.find(name);
+  return it == node_ids_.end() ? -1 : it->second;
+}
+
+Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
+  const Result<PodSpec> request = DeclaredRequest(args.pod);
+  if (!request) return request.error();
+  FilterResult out;
+  const std::lock_guard lock(mu_);
+  const Workload w = cluster_.WorkloadFor(*request);
+  for (std::size_t i = 0; i < args.node_names.size(); ++i) {
+    const std::string& name = args.node_names[i];
+    const int id = NodeId(name);
+    if (id < 0) {
+      out.failed_and_unresolvable[name] = "not in gpufit's snapshot of the cluster";
+      continue;
+    }
+    const Verdict v = policy_.Check(w, cluster_.node(id));
+    if (v.fits()) {
+      out.kept.push_back(i);
+    } else {
+      (v.kind == Verdict::Kind::kNever ? out.failed_and_unresolvable : out.failed)[name] = std::string(v.reason);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args) {
+  const Result<PodSpec> request = DeclaredRequest(args.pod);
+  if (!request) return request.error();
+  std::vector<int> ids;
+  std::vector<std::size_t> at;  // index in args.node_names of each id
+  for (std::size_t i = 0; i < args.node_names.size(); ++i) {
+    if (const int id = NodeId(args.node_names[i]); id >= 0) {
+      ids.push_back(id);
+      at.push_back(i);
+    }
+  }
+  std::vector<std::optional<std::int64_t>> values;
+  {
+    const std::lock_guard lock(mu_);
+    values = policy_.Values(cluster_.WorkloadFor(*request), cluster_, ids);
+  }
+  std::optional<std::int64_t> lo, hi;
+  for (const auto& v : values) {
+    if (!v) continue;
+    lo = lo ? std::min(*lo, *v) : *v;
+    hi = hi ? std::max(*hi, *v) : *v;
+  }
+  std::vector<HostPriority> out;
+  out.reserve(args.node_names.size());
+  for (const std::string& name : args.node_names) out.push_back({.host = name, .score = kMinExtenderPriority});
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!values[k]) continue;
+    const std::int64_t span = *hi - *lo;
+    out[at[k]].score =
+        span == 0 ? kMaxExtenderPriority
+                  : kMinExtenderPriority +
+                        static_cast<std::int64_t>(std::llround(static_cast<double>(*values[k] - *lo) /
+                                                               static_cast<double>(span) *
+                                                               static_cast<double>(kMaxExtenderPriority - kMinExtenderPriority)));
+  }
+  return out;
+}
+
+double Extender::GpuAllocationRatio() const {
+  const std::lock_guard lock(mu_);
+  const double cap = static_cast<double>(cluster_.gpu_capacity().value);
+  return cap > 0 ? static_cast<double>(cluster_.gpu_allocated().value) / cap : 0.0;
+}
+
+}  // namespace gpufit::serve

@@ -1,0 +1,102 @@
+// gpufit's placement engine as a Kubernetes scheduler extender: the filter and prioritize
+// verbs over a cluster state built from kubectl snapshots (serve/extender_wire.h holds the
+// wire format, apps/gpufit/serve_command.cpp the HTTP server).
+//
+// State. Nodes from `kubectl get nodes -o json`: allocatable CPU (millicores) and memory
+// (MiB); GPUs from allocatable `nvidia.com/gpu` when the node reports it (0 included: every
+// device unhealthy), else the `nvidia.com/gpu.count` label, else allocatable
+// `alibabacloud.com/gpu-count`; the GPU type from the `nvidia.com/gpu.product`
+// label, else `alibabacloud.com/gpu-card-model`. Pods from `kubectl get pods -A -o json`: each
+// pod bound to a node (`.spec.nodeName`) that has not ended (phase neither Succeeded nor
+// Failed) takes its declared request there. A snapshot does not say which device a pod
+// holds, so a whole-GPU pod takes the node's lowest-numbered idle GPUs and a GPU-sharing pod
+// the first GPU with room; a pod that does not fit its node (an overcommitted snapshot, or a
+// node the snapshot lacks) is left out and counted in SnapshotStats.
+//
+// A pod's request is what it declares (no telemetry profile yet): CPU and memory by
+// kube-scheduler's rule (KubePod::CpuRequest, MemoryRequest); whole GPUs from
+// `nvidia.com/gpu`; without it, the annotations `alibabacloud.com/gpu-count` and
+// `alibabacloud.com/gpu-milli` (milli-GPU on each GPU, 1000 = one whole GPU) of Alibaba's
+// open-gpu-share, as the FGD simulator's pods carry them (its pkg/utils constants), the form
+// of the openb trace that `simulate` replays; GPU types from the node selector
+// `nvidia.com/gpu.product` or `alibabacloud.com/gpu-card-model`.
+//
+// The policy's target workload (FGD's M) is the shapes of the snapshot's pods; with no pods,
+// one whole GPU with the cluster's CPU per GPU.
+//
+// Filter: a node the snapshot lacks is FailedAndUnresolvable ("not in gpufit's snapshot");
+// otherwise the placement policy's filters (placement/registry.h: gpu-model, gpu, cpu,
+// memory) decide, a kNever verdict (the node could not take the pod even empty) going to
+// FailedAndUnresolvableNodes, a kNotNow one to FailedNodes, with the filter's reason.
+// Prioritize: the policy's value (sum of weight * score) of each candidate that fits, mapped
+// linearly onto MinExtenderPriority..MaxExtenderPriority (0..10) so that the best candidate
+// gets 10 and the worst 0 (all 10 when they tie); a candidate that does not fit, or that the
+// snapshot lacks, gets 0. kube-scheduler multiplies that by the extender's weight and by
+// MaxNodeScore / MaxExtenderPriority = 10 (formats.md (d)).
+//
+// Thread-safe: one decision at a time (the policy's plugins cache per pod shape).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/model/cluster.h"
+#include "gpufit/model/kube_cluster.h"
+#include "gpufit/placement/cluster_state.h"
+#include "gpufit/placement/policy.h"
+#include "gpufit/serve/extender_wire.h"
+
+namespace gpufit::serve {
+
+// The node as placement sees it (see the header comment).
+NodeSpec NodeSpecOf(const KubeNode& node);
+
+// The pod's declared request. Errors (kInvalidArgument, naming the pod and the field): an
+// `alibabacloud.com/gpu-count` or `gpu-milli` that is not an integer, a count outside
+// 0..kMaxGpusPerNode, a milli outside 1..1000, a milli below 1000 with more than one GPU.
+Result<PodSpec> DeclaredRequest(const KubePod& pod);
+
+struct ExtenderOptions {
+  std::string policy = "gpufit";  // a name of placement/registry.h
+};
+
+struct SnapshotStats {
+  int nodes = 0;
+  int pods_placed = 0;       // bound, running pods taken into the state
+  int pods_not_fitting = 0;  // bound pods left out: their node lacks room or is not in the snapshot
+  std::vector<std::string> warnings{};  // one per pod left out (at most 20 kept)
+};
+
+class Extender {
+ public:
+  // Errors: those of ClusterState::FromSpecs (no nodes, more than 64 GPU types), of
+  // DeclaredRequest, and of MakePolicy (an unknown policy name).
+  static Result<std::unique_ptr<Extender>> FromSnapshot(const std::vector<KubeNode>& nodes,
+                                                        const std::vector<KubePod>& pods,
+                                                        const ExtenderOptions& options);
+
+  // Errors: those of DeclaredRequest for the request's pod.
+  Result<FilterResult> Filter(const ExtenderArgs& args);
+  Result<std::vector<HostPriority>> Prioritize(const ExtenderArgs& args);
+
+  const SnapshotStats& snapshot() const { return stats_; }
+  // Allocated milli-GPU over the cluster's milli-GPU, 0..1.
+  double GpuAllocationRatio() const;
+
+ private:
+  Extender(ClusterState cluster, Policy policy) : cluster_(std::move(cluster)), policy_(std::move(policy)) {}
+  int NodeId(const std::string& name) const;  // -1 when the snapshot lacks it
+
+  mutable std::mutex mu_;
+  ClusterState cluster_;
+  Policy policy_;
+  std::unordered_map<std::string, int> node_ids_;
+  SnapshotStats stats_;
+};
+
+}  // namespace gpufit::serve

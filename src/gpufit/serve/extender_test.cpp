@@ -1,0 +1,180 @@
+#include "gpufit/serve/extender.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gpufit/core/rng.h"
+#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/placement/registry.h"
+#include "serve_fixture.h"
+
+namespace gpufit::serve {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+using testing::NodeJson;
+using testing::PodJson;
+
+std::vector<KubeNode> Nodes(const std::vector<Json>& items) {
+  Result<std::vector<KubeNode>> n = ParseKubeNodes(testing::ListOf(items, "NodeList"), "nodes");
+  EXPECT_TRUE(n) << n.error().message;
+  return n ? *n : std::vector<KubeNode>{};
+}
+
+std::vector<KubePod> Pods(const std::vector<Json>& items) {
+  std::vector<KubePod> out;
+  for (const Json& item : items) {
+    Result<KubePod> p = ParseKubePod(item, "pods");
+    EXPECT_TRUE(p) << p.error().message;
+    if (p) out.push_back(std::move(*p));
+  }
+  return out;
+}
+
+ExtenderArgs Args(const Json& pod, std::vector<std::string> names) {
+  Result<ExtenderArgs> a = ParseExtenderArgs(Json{{"Pod", pod}, {"NodeNames", names}}.dump(), "request");
+  EXPECT_TRUE(a) << a.error().message;
+  return a ? *a : ExtenderArgs{};
+}
+
+std::unique_ptr<Extender> Make(const std::vector<Json>& nodes, const std::vector<Json>& pods, const std::string& policy = "gpufit") {
+  Result<std::unique_ptr<Extender>> e = Extender::FromSnapshot(Nodes(nodes), Pods(pods), {.policy = policy});
+  EXPECT_TRUE(e) << e.error().message;
+  return e ? std::move(*e) : nullptr;
+}
+
+// n1 has 8 cores and 2 GPUs, 6 cores and 1 GPU of them taken by a running pod; n2 has 4 cores and
+// 1 T4, all taken; n3 has no GPU. The reasons are the placement filters' (placement/filters.cpp).
+TEST(Extender, FilterSeparatesNotNowFromNeverAndUnknownNodes) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 4, "32Gi", 1, "T4"),
+                       NodeJson("n3", 16, "64Gi", 0, "")},
+                      {PodJson("busy", "6", "8Gi", 1, "n1"), PodJson("other", "4", "8Gi", 1, "n2")});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->snapshot().pods_placed, 2);
+  // A 4-core, 1-GPU pod: n1 has 2 cores left (it would fit once "busy" leaves); n2's one GPU is
+  // taken (the gpu filter runs before the cpu one); n3 has no GPU at all; "ghost" is not in the snapshot.
+  const Result<FilterResult> r = e->Filter(Args(PodJson("p", "4", "8Gi", 1), {"n1", "n2", "n3", "ghost"}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->kept.empty());
+  EXPECT_THAT(r->failed, UnorderedElementsAre(Pair("n1", "insufficient cpu"), Pair("n2", "too few idle GPUs")));
+  EXPECT_THAT(r->failed_and_unresolvable,
+              UnorderedElementsAre(Pair("n3", "too few GPUs on the node"),
+                                   Pair("ghost", "not in gpufit's snapshot of the cluster")));
+  // A 2-core pod with one GPU fits n1 only (n2's 4 cores are all taken).
+  const Result<FilterResult> small = e->Filter(Args(PodJson("q", "2", "8Gi", 1), {"n2", "n1"}));
+  ASSERT_TRUE(small);
+  EXPECT_THAT(small->kept, ElementsAre(1));
+}
+
+TEST(Extender, FinishedPodsAndPendingPodsTakeNothing) {
+  Json done = PodJson("done", "8", "8Gi", 1, "n1");
+  done["status"]["phase"] = "Succeeded";
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 1, "A100")}, {done, PodJson("waiting", "8", "8Gi", 1)});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->snapshot().pods_placed, 0);
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.0);
+  const Result<FilterResult> r = e->Filter(Args(PodJson("p", "8", "8Gi", 1), {"n1"}));
+  ASSERT_TRUE(r);
+  EXPECT_THAT(r->kept, ElementsAre(0));
+}
+
+TEST(Extender, SnapshotPodsThatDoNotFitAreCountedNotPlaced) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 1, "A100")},
+                      {PodJson("a", "6", "8Gi", 1, "n1"), PodJson("b", "6", "8Gi", 1, "n1"),
+                       PodJson("c", "1", "1Gi", 0, "gone")});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->snapshot().pods_placed, 1);
+  EXPECT_EQ(e->snapshot().pods_not_fitting, 2);
+  EXPECT_THAT(e->snapshot().warnings,
+              ElementsAre(HasSubstr("pod ml/b: does not fit node n1"), HasSubstr("pod ml/c: node gone is not in")));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
+}
+
+// A node whose allocatable nvidia.com/gpu is 0 (every device unhealthy) has no GPU, whatever
+// its capacity and labels say; without the allocatable key, the GFD count label counts.
+TEST(Extender, NodeGpusFromAllocatableEvenWhenZero) {
+  Json sick = NodeJson("sick", 16, "64Gi", 4, "A100");
+  sick["status"]["allocatable"]["nvidia.com/gpu"] = "0";
+  sick["metadata"]["labels"]["nvidia.com/gpu.count"] = "4";
+  EXPECT_EQ(NodeSpecOf(Nodes({sick})[0]).gpu_count, 0);
+  Json labelled = NodeJson("labelled", 16, "64Gi", 0, "A100");
+  labelled["metadata"]["labels"]["nvidia.com/gpu.count"] = "2";
+  EXPECT_EQ(NodeSpecOf(Nodes({labelled})[0]).gpu_count, 2);
+  EXPECT_EQ(NodeSpecOf(Nodes({NodeJson("ok", 16, "64Gi", 8, "A100")})[0]).gpu_count, 8);
+}
+
+// best-fit (placement/baseline_scores.cpp): score = trunc(100 * (1 - waste)), waste = 0.5 * CPU
+// left / 128,000 m + 0.5 * milli-GPU left / 8,000. For an 8-core, 1-GPU pod:
+//   a (64 cores, 4 GPUs): waste 0.5*56000/128000 + 0.5*3000/8000 = 0.40625 -> 59
+//   b (32 cores, 2 GPUs): 0.09375 + 0.0625 = 0.15625 -> 84
+//   c (16 cores, 1 GPU):  0.03125 + 0 -> 96
+// mapped onto 0..10: c 10, a 0, b round(10 * 25 / 37) = 7; the CPU-only node and the unknown 0.
+TEST(Extender, PrioritizeMapsPolicyValuesOntoZeroToTen) {
+  const auto e = Make({NodeJson("a", 64, "256Gi", 4, "A100"), NodeJson("b", 32, "128Gi", 2, "A100"),
+                       NodeJson("c", 16, "64Gi", 1, "A100"), NodeJson("cpu", 16, "64Gi", 0, "")},
+                      {}, "best-fit");
+  ASSERT_NE(e, nullptr);
+  const Result<std::vector<HostPriority>> p = e->Prioritize(Args(PodJson("p", "8", "8Gi", 1), {"a", "b", "c", "cpu", "x"}));
+  ASSERT_TRUE(p) << p.error().message;
+  std::vector<std::pair<std::string, std::int64_t>> got;
+  for (const HostPriority& h : *p) got.emplace_back(h.host, h.score);
+  EXPECT_THAT(got, ElementsAre(Pair("a", 0), Pair("b", 7), Pair("c", 10), Pair("cpu", 0), Pair("x", 0)));
+}
+
+// The node the simulator's policy would choose (Policy::Place over the same state) is among
+// those prioritize ranks 10, for gpufit's own policy.
+TEST(Extender, TopPriorityIsThePoliciesOwnChoice) {
+  const std::vector<Json> nodes = {NodeJson("a", 64, "256Gi", 4, "A100"), NodeJson("b", 32, "128Gi", 2, "A100"),
+                      NodeJson("c", 96, "384Gi", 8, "A100"), NodeJson("d", 16, "64Gi", 1, "A100")};
+  const std::vector<Json> pods = {PodJson("r1", "20", "8Gi", 1, "a"), PodJson("r2", "4", "8Gi", 2, "c"),
+                     PodJson("r3", "30", "8Gi", 1, "b")};
+  const auto e = Make(nodes, pods);
+  ASSERT_NE(e, nullptr);
+  const Json pod = PodJson("p", "8", "8Gi", 1);
+  const Result<std::vector<HostPriority>> p = e->Prioritize(Args(pod, {"a", "b", "c", "d"}));
+  ASSERT_TRUE(p);
+
+  // The oracle: the same cluster built by hand from NodeSpecOf / DeclaredRequest, and the
+  // registry's gpufit policy deciding as `simulate` does.
+  std::vector<NodeSpec> specs;
+  for (const KubeNode& n : Nodes(nodes)) specs.push_back(NodeSpecOf(n));
+  ClusterState cluster = *ClusterState::FromSpecs(specs);
+  std::vector<PodSpec> running;
+  for (const KubePod& k : Pods(pods)) running.push_back(*DeclaredRequest(k));
+  auto target = std::make_shared<const std::vector<TypicalPod>>(TypicalPods(running, cluster));
+  Policy policy = *MakePolicy("gpufit", PolicyContext{target});
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    const Workload w = cluster.WorkloadFor(running[i]);
+    const int id = static_cast<int>(std::string("acb").at(i) - 'a');  // r1 on a, r2 on c, r3 on b
+    ASSERT_EQ(cluster.node_name(id), std::string(1, "acb"[i]));
+    GpuSet gpus = 0;  // the lowest idle GPUs, as the extender assumes
+    for (int g = 0, left = w.gpu_count; left > 0; ++g) {
+      if (cluster.node(id).gpu_free[static_cast<std::size_t>(g)].value == 1000) {
+        gpus |= GpuSet{1} << g;
+        --left;
+      }
+    }
+    cluster.Place(id, w, gpus);
+  }
+  Rng rng(1);
+  const Policy::Decision d = policy.Place(cluster.WorkloadFor(*DeclaredRequest(Pods({pod})[0])), cluster, rng);
+  ASSERT_GE(d.node, 0);
+  const std::string chosen = cluster.node_name(d.node);
+  std::int64_t chosen_score = -1, best = -1;
+  for (const HostPriority& h : *p) {
+    best = std::max(best, h.score);
+    if (h.host == chosen) chosen_score = h.score;
+  }
+  EXPECT_EQ(best, kMaxExtenderPriority);
+  EXPECT_EQ(chosen_score, kMaxExtenderPriority) << "the policy chose " << chosen;
+  EXPECT_EQ(p->size(), 4u);
+}
+
+}  // namespace
+}  // namespace gpufit::serve

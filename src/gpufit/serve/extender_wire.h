@@ -1,0 +1,68 @@
+// The wire format of a Kubernetes scheduler extender: what kube-scheduler POSTs to
+// `<urlPrefix>/<filterVerb>` and `<urlPrefix>/<prioritizeVerb>`, and what it decodes back.
+//
+// Source: k8s.io/kube-scheduler/extender/v1/types.go (ExtenderArgs, ExtenderFilterResult,
+// FailedNodesMap, HostPriority, HostPriorityList, MinExtenderPriority = 0,
+// MaxExtenderPriority = 10), summarised in ../shared/reference/formats.md (d). The Go structs
+// have no json tags, so the keys are the Go field names as spelled there ("Pod", "Nodes",
+// "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error", "Host", "Score"). Go's
+// decoder matches keys case-insensitively; gpufit reads them the same way and writes Go's
+// spelling.
+//
+//  * nodeCacheCapable: true  -> the request has NodeNames (Nodes null) and the filter answer
+//    gives NodeNames back;
+//  * nodeCacheCapable: false -> the request has Nodes (a v1 NodeList) and the answer gives
+//    the kept Node objects back, unchanged and in the request's order.
+//
+// Errors (kInvalidArgument) name the request and the JSON path: malformed JSON (with the
+// byte offset), a document past core/json_input.h's bounds, no Pod, neither Nodes nor
+// NodeNames, a node name that is not a string, a Pod that kube_reader.h refuses.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpufit/core/result.h"
+#include "gpufit/model/kube_cluster.h"
+
+namespace gpufit::serve {
+
+inline constexpr std::int64_t kMinExtenderPriority = 0;
+inline constexpr std::int64_t kMaxExtenderPriority = 10;
+
+// ExtenderArgs.
+struct ExtenderArgs {
+  KubePod pod{};
+  std::vector<std::string> node_names{};  // the candidates, in the request's order
+  bool full_nodes = false;              // the request carried Nodes (not NodeNames)
+  nlohmann::json node_items{};           // when full_nodes: the NodeList's items, as sent
+};
+
+// ExtenderFilterResult, less the node lists (written from ExtenderArgs and `kept`).
+struct FilterResult {
+  std::vector<std::size_t> kept{};                                // indices into ExtenderArgs::node_names
+  std::map<std::string, std::string> failed{};                  // FailedNodes: may fit once pods leave
+  std::map<std::string, std::string> failed_and_unresolvable{};  // preemption cannot help
+};
+
+struct HostPriority {
+  std::string host{};
+  std::int64_t score = 0;  // kMinExtenderPriority..kMaxExtenderPriority
+};
+
+// `source` starts every error message, e.g. "filter request". Thread-safe (the body is bounded
+// by the server: it parses without core/json_input.h's process-wide out-of-memory reserve).
+Result<ExtenderArgs> ParseExtenderArgs(std::string_view body, std::string_view source);
+
+// The filter answer: the kept nodes in the form they came in (NodeNames or Nodes).
+std::string WriteFilterResult(const ExtenderArgs& args, const FilterResult& result);
+// An ExtenderFilterResult carrying only Error (kube-scheduler fails the pod's attempt).
+std::string WriteFilterError(std::string_view error);
+// HostPriorityList.
+std::string WriteHostPriorityList(const std::vector<HostPriority>& priorities);
+
+}  // namespace gpufit::serve

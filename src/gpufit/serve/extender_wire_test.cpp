@@ -1,0 +1,118 @@
+#include "gpufit/serve/extender_wire.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "serve_fixture.h"
+
+namespace gpufit::serve {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::NodeJson;
+using testing::PodJson;
+
+// nodeCacheCapable: true. The keys are the Go field names of ExtenderArgs (formats.md (d)).
+TEST(ExtenderWire, NodeNamesInNodeNamesOut) {
+  const Json request{{"Pod", PodJson("p", "8", "16Gi", 1)}, {"Nodes", nullptr}, {"NodeNames", {"a", "b", "c"}}};
+  const Result<ExtenderArgs> args = ParseExtenderArgs(request.dump(), "filter request");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_FALSE(args->full_nodes);
+  EXPECT_EQ(args->pod.Key(), "ml/p");
+  EXPECT_EQ(args->pod.Devices("nvidia.com/gpu"), 1);
+  EXPECT_THAT(args->node_names, ElementsAre("a", "b", "c"));
+
+  FilterResult result{.kept = {1}, .failed = {{"a", "insufficient cpu"}}, .failed_and_unresolvable = {{"c", "x"}}};
+  const Json answer = Json::parse(WriteFilterResult(*args, result));
+  const Json expected = Json::parse(R"({"Nodes": null, "NodeNames": ["b"], "FailedNodes": {"a": "insufficient cpu"},
+                                        "FailedAndUnresolvableNodes": {"c": "x"}, "Error": ""})");
+  EXPECT_EQ(answer, expected) << answer.dump();
+}
+
+// nodeCacheCapable: false. The kept Node objects come back as sent, in the request's order.
+TEST(ExtenderWire, NodesInKeptNodeObjectsOut) {
+  const Json a = NodeJson("a", 16, "64Gi", 1, "NVIDIA-A100-SXM4-80GB");
+  const Json b = NodeJson("b", 32, "128Gi", 2, "NVIDIA-H100-80GB-HBM3");
+  const Json c = NodeJson("c", 8, "32Gi", 0, "");
+  const Json request{{"Pod", PodJson("p", "1", "1Gi", 0)}, {"Nodes", testing::ListOf({a, b, c}, "NodeList")},
+                     {"NodeNames", nullptr}};
+  const Result<ExtenderArgs> args = ParseExtenderArgs(request.dump(), "filter request");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_TRUE(args->full_nodes);
+  EXPECT_THAT(args->node_names, ElementsAre("a", "b", "c"));
+  const Json answer = Json::parse(WriteFilterResult(*args, FilterResult{.kept = {2, 0}}));
+  ASSERT_TRUE(answer["Nodes"].is_object());
+  EXPECT_EQ(answer["Nodes"]["kind"], "NodeList");
+  EXPECT_EQ(answer["Nodes"]["items"], Json::array({c, a}));
+  EXPECT_TRUE(answer["NodeNames"].is_null());
+  EXPECT_EQ(answer["FailedNodes"], Json::object());
+}
+
+// Go's encoding/json matches keys case-insensitively; so does the reader.
+TEST(ExtenderWire, KeysMatchCaseInsensitivelyAsGoDecodes) {
+  const Json request{{"pod", PodJson("p", "1", "1Gi", 0)}, {"nodenames", {"x"}}};
+  const Result<ExtenderArgs> args = ParseExtenderArgs(request.dump(), "filter request");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_THAT(args->node_names, ElementsAre("x"));
+}
+
+// kube-scheduler encodes the Pod and the NodeList without TypeMeta: no `kind` on either.
+TEST(ExtenderWire, PodAndNodeListWithoutKindAsGoEncodesThem) {
+  Json pod = PodJson("p", "2", "1Gi", 1);
+  pod.erase("kind");
+  pod.erase("apiVersion");
+  Json node = NodeJson("a", 16, "64Gi", 1, "A100");
+  node.erase("kind");
+  const Json request{{"Pod", pod}, {"Nodes", {{"metadata", Json::object()}, {"items", {node}}}}, {"NodeNames", nullptr}};
+  const Result<ExtenderArgs> args = ParseExtenderArgs(request.dump(), "filter request");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_EQ(args->pod.Key(), "ml/p");
+  EXPECT_EQ(args->pod.Devices("nvidia.com/gpu"), 1);
+  EXPECT_THAT(args->node_names, ElementsAre("a"));
+  // One Node object in place of a list is that node, and it comes back as sent.
+  const Json single{{"Pod", pod}, {"Nodes", NodeJson("b", 8, "32Gi", 0, "")}};
+  const Result<ExtenderArgs> one = ParseExtenderArgs(single.dump(), "filter request");
+  ASSERT_TRUE(one) << one.error().message;
+  EXPECT_THAT(one->node_names, ElementsAre("b"));
+  EXPECT_EQ(Json::parse(WriteFilterResult(*one, FilterResult{.kept = {0}}))["Nodes"]["items"],
+            Json::array({NodeJson("b", 8, "32Gi", 0, "")}));
+}
+
+TEST(ExtenderWire, HostPriorityListKeys) {
+  const Json answer = Json::parse(WriteHostPriorityList({{.host = "a", .score = 10}, {.host = "b", .score = 0}}));
+  EXPECT_EQ(answer, Json::parse(R"([{"Host": "a", "Score": 10}, {"Host": "b", "Score": 0}])"));
+}
+
+TEST(ExtenderWire, FilterErrorCarriesTheMessage) {
+  const Json answer = Json::parse(WriteFilterError("bad pod"));
+  EXPECT_EQ(answer["Error"], "bad pod");
+  EXPECT_TRUE(answer["NodeNames"].is_null());
+  EXPECT_TRUE(answer["Nodes"].is_null());
+}
+
+TEST(ExtenderWire, BadRequestsNameTheField) {
+  auto error = [](const std::string& body) {
+    const Result<ExtenderArgs> r = ParseExtenderArgs(body, "filter request");
+    return r ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_THAT(error(R"({"Pod": )"), HasSubstr("filter request: malformed JSON at byte"));
+  EXPECT_THAT(error("[1]"), HasSubstr("expected a JSON object (ExtenderArgs), got array"));
+  EXPECT_THAT(error(R"({"NodeNames": ["a"]})"), HasSubstr(".Pod: missing"));
+  const std::string pod = PodJson("p", "1", "1Gi", 0).dump();
+  EXPECT_THAT(error(R"({"Pod": )" + pod + "}"), HasSubstr("neither .NodeNames nor .Nodes is set"));
+  EXPECT_THAT(error(R"({"Pod": )" + pod + R"(, "NodeNames": "a"})"), HasSubstr(".NodeNames: expected an array, got string"));
+  EXPECT_THAT(error(R"({"Pod": )" + pod + R"(, "NodeNames": ["a", 7]})"), HasSubstr(".NodeNames[1]: expected a string, got number"));
+  Json bad_pod = PodJson("p", "1", "1Gi", 0);
+  bad_pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "-2";
+  EXPECT_THAT(error(Json{{"Pod", bad_pod}, {"NodeNames", {"a"}}}.dump()),
+              HasSubstr("filter request: .Pod: ml/p: .spec.containers[0].resources.requests.cpu"));
+  EXPECT_THAT(error(Json{{"Pod", PodJson("p", "1", "1Gi", 0)}, {"Nodes", {{"kind", "PodList"}, {"items", Json::array()}}}}.dump()),
+              HasSubstr(".Nodes: .kind: expected Node, NodeList or List, got 'PodList'"));
+}
+
+}  // namespace
+}  // namespace gpufit::serve

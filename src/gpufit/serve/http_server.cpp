@@ -1,0 +1,205 @@
+#include "gpufit/serve/http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <charconv>
+#include <chrono>
+#include <exception>
+#include <thread>
+#include <nlohmann/json.hpp>
+
+
+namespace gpufit::serve {
+
+struct ExtenderServer::Impl {
+  httplib::Server http;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The body, read within the bounds; `status` 0 when read, else 408 or 413 and `error` why.
+struct Body {
+  std::string text;
+  int status = 0;
+  std::string error;
+};
+
+Body ReadBody(const httplib::Request& req, const httplib::ContentReader& reader, const ServerOptions& o,
+              Clock::time_point t0) {
+  Body b;
+  const std::string declared = req.get_header_value("Content-Length");
+  std::uint64_t announced = 0;
+  const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), announced);
+  if (ec == std::errc() && end == declared.data() + declared.size() && announced > o.max_body_bytes) {
+    b.status = 413;
+    b.error = fmt::format("request body above {} bytes", o.max_body_bytes);
+    return b;
+  }
+  const bool read = reader([&](const char* data, std::size_t length) {
+    if (b.text.size() + length > o.max_body_bytes) {
+      b.status = 413;
+      b.error = fmt::format("request body above {} bytes", o.max_body_bytes);
+      return false;
+    }
+    if (SecondsSince(t0) > o.body_timeout_s) {
+      b.status = 408;
+      b.error = fmt::format("request body not read within {} s", o.body_timeout_s);
+      return false;
+    }
+    b.text.append(data, length);
+    return true;
+  });
+  if (!read && b.status == 0) {
+    b.status = 400;
+    b.error = "request body could not be read (the connection closed or stalled)";
+  }
+  return b;
+}
+
+}  // namespace
+
+ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options)
+    : extender_(std::move(extender)), options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  httplib::Server& s = impl_->http;
+  s.set_payload_max_length(options_.max_body_bytes);
+  const auto read_s = static_cast<time_t>(options_.read_timeout_s);
+  s.set_read_timeout(read_s, static_cast<time_t>((options_.read_timeout_s - static_cast<double>(read_s)) * 1e6));
+
+  auto log = [this](const std::string& verb, int status, const std::string& pod, std::size_t nodes, double seconds,
+                    const std::string& error) {
+    if (!options_.log) return;
+    nlohmann::json line{{"verb", verb}, {"status", status}, {"pod", pod}, {"nodes", nodes},
+                        {"duration_s", seconds}};
+    if (!error.empty()) line["error"] = error;
+    options_.log(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  };
+
+  // One verb: read the body within bounds, parse ExtenderArgs, answer with `answer`.
+  auto verb = [this, log](const std::string& name,
+                          std::function<Result<std::string>(const ExtenderArgs&, std::size_t& kept)> answer,
+                          std::function<std::string(const std::string&)> error_body) {
+    return [this, log, name, answer, error_body](const httplib::Request& req, httplib::Response& res,
+                                                 const httplib::ContentReader& reader) {
+      const Clock::time_point t0 = Clock::now();
+      const Body body = ReadBody(req, reader, options_, t0);
+      auto fail = [&](int status, const std::string& outcome, const std::string& error) {
+        res.status = status;
+        if (status == 408 || status == 413) res.set_header("Connection", "close");  // the body was not read
+        res.set_content(error_body(error), "application/json");
+        metrics_.Observe(name, outcome, SecondsSince(t0));
+        log(name, status, "", 0, SecondsSince(t0), error);
+      };
+      if (body.status != 0)
+        return fail(body.status, body.status == 413 ? "too_large" : body.status == 408 ? "timeout" : "bad_request",
+                    body.error);
+      const Result<ExtenderArgs> args = ParseExtenderArgs(body.text, name + " request");
+      if (!args) return fail(400, "bad_request", args.error().message);
+      std::size_t kept = 0;
+      const Result<std::string> out = answer(*args, kept);
+      if (!out) return fail(400, "bad_request", out.error().message);
+      res.status = 200;
+      res.set_content(*out, "application/json");
+      metrics_.Observe(name, "ok", SecondsSince(t0));
+      log(name, 200, args->pod.Key(), args->node_names.size(), SecondsSince(t0), "");
+    };
+  };
+
+  s.Post(options_.url_prefix + "/filter",
+         verb(
+             "filter",
+             [this](const ExtenderArgs& args, std::size_t& kept) -> Result<std::string> {
+               const Result<FilterResult> r = extender_->Filter(args);
+               if (!r) return r.error();
+               kept = r->kept.size();
+               metrics_.CountNodes("kept", static_cast<std::int64_t>(r->kept.size()));
+               metrics_.CountNodes("failed", static_cast<std::int64_t>(r->failed.size()));
+               metrics_.CountNodes("unresolvable", static_cast<std::int64_t>(r->failed_and_unresolvable.size()));
+               return WriteFilterResult(args, *r);
+             },
+             [](const std::string& e) { return WriteFilterError(e); }));
+  s.Post(options_.url_prefix + "/prioritize",
+         verb(
+             "prioritize",
+             [this](const ExtenderArgs& args, std::size_t&) -> Result<std::string> {
+               const Result<std::vector<HostPriority>> r = extender_->Prioritize(args);
+               if (!r) return r.error();
+               return WriteHostPriorityList(*r);
+             },
+             [](const std::string& e) {
+               return nlohmann::json{{"Error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+             }));
+  // A handler that throws (our bug, or out of memory) answers 500 with the reason, and is counted.
+  s.set_exception_handler([this, log](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    const std::string name = req.path.ends_with("/prioritize") ? "prioritize" : "filter";
+    res.status = 500;
+    res.set_content(WriteFilterError("internal error: " + what), "application/json");
+    metrics_.Observe(name, "internal", 0);
+    log(name, 500, "", 0, 0, what);
+  });
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (stopping_) {
+      res.status = 503;
+      res.set_content("shutting down\n", "text/plain");
+    } else {
+      res.set_content("ready\n", "text/plain");
+    }
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    ExtenderMetrics::Gauges g;
+    g.gpu_allocation_ratio = extender_->GpuAllocationRatio();
+    g.nodes = extender_->snapshot().nodes;
+    g.snapshot_pods = extender_->snapshot().pods_placed;
+    g.snapshot_pods_not_fitting = extender_->snapshot().pods_not_fitting;
+    res.set_content(metrics_.Text(g), "text/plain; version=0.0.4");
+  });
+}
+
+ExtenderServer::~ExtenderServer() { Stop(); }
+
+Result<void> ExtenderServer::Bind() {
+  if (options_.port == 0) {
+    port_ = impl_->http.bind_to_any_port(options_.host);
+    if (port_ < 0) return Unavailable("serve: cannot bind {} on any port", options_.host);
+  } else {
+    if (!impl_->http.bind_to_port(options_.host, options_.port))
+      return Unavailable("serve: cannot bind {}:{} (in use, or not an address of this machine)", options_.host,
+                         options_.port);
+    port_ = options_.port;
+  }
+  return {};
+}
+
+bool ExtenderServer::Serve() {
+  serving_ = true;
+  if (stopped_) {  // Stop came and went first
+    serving_ = false;
+    return true;
+  }
+  const bool ok = impl_->http.listen_after_bind();
+  serving_ = false;
+  return ok;
+}
+
+void ExtenderServer::Stop(double drain_s) {
+  stopping_ = true;  // /readyz answers 503 from now on
+  if (drain_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(drain_s));
+  stopped_ = true;  // a Serve that has not begun will not
+  // httplib's stop() does nothing before its listen loop runs: wait for it, unless Serve ended.
+  while (serving_ && !impl_->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl_->http.stop();
+}
+
+}  // namespace gpufit::serve

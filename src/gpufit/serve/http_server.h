@@ -1,0 +1,72 @@
+// The scheduler extender over HTTP (cpp-httplib), as kube-scheduler calls it
+// (formats.md (d): POST <urlPrefix>/<verb>, JSON body, any status but 200 is an error):
+//
+//   POST <prefix>/filter      ExtenderArgs -> ExtenderFilterResult
+//   POST <prefix>/prioritize  ExtenderArgs -> HostPriorityList
+//   GET  /healthz             200 "ok" while the process serves
+//   GET  /readyz              200 "ready" once the snapshot is loaded (always, here: the server
+//                             starts with its state), 503 during Stop's drain period
+//   GET  /metrics             serve/metrics.h, Prometheus text format 0.0.4
+//
+// Bounds: a body above `max_body_bytes` is refused with 413 before it is read (httplib checks
+// Content-Length; a chunked body is cut at the bound); a body still unread `body_timeout_s`
+// after the request started is refused with 408 (a client sending a byte a second); each
+// socket read waits at most `read_timeout_s`. A malformed request is answered 400 with an
+// ExtenderFilterResult whose Error says why (prioritize: a JSON {"Error": ...}); kube-scheduler
+// fails the pod's attempt on a filter error and ignores a prioritize error (formats.md (d)). A
+// handler that throws answers 500, counted as outcome "internal"; none takes the server down.
+// Logs: one JSON line per request on `log` (verb, status, pod, nodes, duration, error).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gpufit/core/result.h"
+#include "gpufit/serve/extender.h"
+#include "gpufit/serve/metrics.h"
+
+namespace gpufit::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                    // 0: any free port (see ExtenderServer::port)
+  std::string url_prefix = "";     // e.g. "/scheduler"; the verbs are appended
+  std::size_t max_body_bytes = std::size_t{16} << 20;
+  double body_timeout_s = 10;
+  double read_timeout_s = 5;
+  std::function<void(const std::string& json_line)> log{};  // null: no request log
+};
+
+class ExtenderServer {
+ public:
+  ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options);
+  ~ExtenderServer();
+
+  // Binds the socket. Errors: kUnavailable when the address cannot be bound.
+  Result<void> Bind();
+  int port() const { return port_; }
+  // Serves until Stop(); returns false when the server failed.
+  bool Serve();
+  // From any thread: /readyz answers 503 for `drain_s` seconds (so that the Service's endpoints
+  // drop this pod while it still answers), then the socket closes, in-flight requests finish
+  // and Serve returns. A Serve that begins after the drain returns at once.
+  void Stop(double drain_s = 0);
+
+  const ExtenderMetrics& metrics() const { return metrics_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Extender> extender_;
+  ServerOptions options_;
+  ExtenderMetrics metrics_;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> serving_{false};
+  std::atomic<bool> stopped_{false};  // Stop is past its drain
+  int port_ = 0;
+};
+
+}  // namespace gpufit::serve

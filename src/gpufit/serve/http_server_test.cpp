@@ -1,0 +1,252 @@
+#include "gpufit/serve/http_server.h"
+
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "gpufit/ingest/kube_reader.h"
+#include "serve_fixture.h"
+
+namespace gpufit::serve {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+using testing::NodeJson;
+using testing::PodJson;
+
+// An extender over two nodes (n1: 8 cores, 2 GPUs; n2: 4 cores, 1 GPU, full) served on a free
+// loopback port, on its own thread, until the test ends.
+class Served {
+ public:
+  explicit Served(ServerOptions options = {}) {
+    const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 4, "32Gi", 1, "A100")},
+                                       "NodeList");
+    std::vector<KubePod> pods{*ParseKubePod(PodJson("full", "4", "8Gi", 1, "n2"), "pods")};
+    auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), pods, {});
+    EXPECT_TRUE(e) << e.error().message;
+    options.log = [this](const std::string& line) {
+      const std::lock_guard lock(mu_);
+      log_.push_back(line);
+    };
+    server_ = std::make_unique<ExtenderServer>(std::move(*e), options);
+    const Result<void> bound = server_->Bind();
+    EXPECT_TRUE(bound) << bound.error().message;
+    thread_ = std::thread([this] { server_->Serve(); });
+  }
+  ~Served() { Stop(0); }
+  void Stop(double drain_s) {
+    server_->Stop(drain_s);
+    if (thread_.joinable()) thread_.join();
+  }
+  int port() const { return server_->port(); }
+  httplib::Client Client() const { return httplib::Client("127.0.0.1", port()); }
+  std::vector<std::string> log() {
+    const std::lock_guard lock(mu_);
+    return log_;
+  }
+
+ private:
+  std::unique_ptr<ExtenderServer> server_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> log_;
+};
+
+std::string FilterBody(const std::string& pod_cpu) {
+  return Json{{"Pod", PodJson("p", pod_cpu, "8Gi", 1)}, {"Nodes", nullptr}, {"NodeNames", {"n1", "n2", "n9"}}}.dump();
+}
+
+TEST(ExtenderServer, FilterAndPrioritizeOverHttp) {
+  Served s;
+  httplib::Client c = s.Client();
+  const auto r = c.Post("/filter", FilterBody("2"), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  const Json answer = Json::parse(r->body);
+  EXPECT_EQ(answer["NodeNames"], Json::array({"n1"}));
+  EXPECT_EQ(answer["FailedNodes"], Json::parse(R"({"n2": "too few idle GPUs"})"));
+  EXPECT_EQ(answer["FailedAndUnresolvableNodes"], Json::parse(R"({"n9": "not in gpufit's snapshot of the cluster"})"));
+  EXPECT_EQ(answer["Error"], "");
+
+  const auto p = c.Post("/prioritize", FilterBody("2"), "application/json");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status, 200);
+  EXPECT_EQ(Json::parse(p->body),
+            Json::parse(R"([{"Host": "n1", "Score": 10}, {"Host": "n2", "Score": 0}, {"Host": "n9", "Score": 0}])"));
+
+  const auto m = c.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_THAT(m->body, HasSubstr("gpufit_extender_requests_total{verb=\"filter\",outcome=\"ok\"} 1\n"));
+  EXPECT_THAT(m->body, HasSubstr("gpufit_extender_request_duration_seconds_count{verb=\"prioritize\"} 1\n"));
+  EXPECT_THAT(m->body, HasSubstr("gpufit_extender_filter_nodes_total{answer=\"kept\"} 1\n"));
+  EXPECT_THAT(m->body, HasSubstr("gpufit_extender_filter_nodes_total{answer=\"unresolvable\"} 1\n"));
+  // One GPU of three is taken by the snapshot's pod.
+  EXPECT_THAT(m->body, HasSubstr("gpufit_cluster_gpu_allocation_ratio 0.333"));
+  EXPECT_THAT(m->body, HasSubstr("gpufit_snapshot_pods{state=\"placed\"} 1\n"));
+  const auto h = c.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  const auto ready = c.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  const std::vector<std::string> log = s.log();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(Json::parse(log[0])["verb"], "filter");
+  EXPECT_EQ(Json::parse(log[0])["pod"], "ml/p");
+}
+
+TEST(ExtenderServer, MalformedJsonIsA400WithTheReason) {
+  Served s;
+  httplib::Client c = s.Client();
+  const auto r = c.Post("/filter", R"({"Pod": {"metadata": )", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(Json::parse(r->body)["Error"].get<std::string>(), HasSubstr("filter request: malformed JSON at byte"));
+  const auto m = c.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_THAT(m->body, HasSubstr("gpufit_extender_requests_total{verb=\"filter\",outcome=\"bad_request\"} 1\n"));
+  // The server still answers.
+  const auto ok = c.Post("/filter", FilterBody("1"), "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+// A raw loopback connection, for clients httplib::Client will not be (too large, too slow).
+class RawClient {
+ public:
+  explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
+  }
+  ~RawClient() { ::close(fd_); }
+  bool Send(std::string_view bytes) { return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()); }
+  // Everything the server sends until it closes (or 10 s pass).
+  std::string Receive() {
+    timeval tv{.tv_sec = 10, .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd_, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    return out;
+  }
+
+ private:
+  int fd_;
+};
+
+// A 100 MiB body against the 16 MiB bound: 413, and the server reads no more than it must.
+TEST(ExtenderServer, HundredMebibyteBodyIsRefused) {
+  Served s;
+  RawClient raw(s.port());
+  const std::size_t size = std::size_t{100} << 20;
+  ASSERT_TRUE(raw.Send(fmt::format("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                   "Content-Length: {}\r\nConnection: close\r\n\r\n",
+                                   size)));
+  const std::string chunk(std::size_t{1} << 20, ' ');
+  for (std::size_t sent = 0; sent < size && raw.Send(chunk); sent += chunk.size()) {
+  }
+  EXPECT_THAT(raw.Receive(), HasSubstr("HTTP/1.1 413"));
+  httplib::Client c = s.Client();
+  const auto ok = c.Post("/filter", FilterBody("1"), "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+// A client that sends its body a byte at a time, slower than the body timeout allows: 408.
+TEST(ExtenderServer, SlowBodyTimesOut) {
+  Served s(ServerOptions{.body_timeout_s = 1.0});
+  RawClient raw(s.port());
+  const std::string body = FilterBody("1");
+  ASSERT_TRUE(raw.Send(fmt::format("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                   "Content-Length: {}\r\nConnection: close\r\n\r\n",
+                                   body.size())));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < 8 && raw.Send(body.substr(i, 1)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string answer = raw.Receive();
+  EXPECT_THAT(answer, HasSubstr("HTTP/1.1 408"));
+  EXPECT_THAT(answer, HasSubstr("request body not read within 1 s"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+// Concurrent clients each get every answer right.
+TEST(ExtenderServer, ConcurrentClients) {
+  Served s;
+  std::atomic<int> good{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&] {
+      httplib::Client c = s.Client();
+      for (int i = 0; i < 25; ++i) {
+        const auto r = c.Post("/filter", FilterBody("2"), "application/json");
+        if (r && r->status == 200 && Json::parse(r->body)["NodeNames"] == Json::array({"n1"})) ++good;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(good.load(), 100);
+}
+
+// Stop with a drain period: /readyz answers 503 while the verbs still answer, then Serve ends.
+TEST(ExtenderServer, StopDrainsThenCloses) {
+  auto served = std::make_unique<Served>();
+  httplib::Client c = served->Client();
+  std::thread stopper([&] { served->Stop(0.5); });
+  int not_ready = 0;
+  for (int i = 0; i < 40 && not_ready == 0; ++i) {
+    const auto r = c.Get("/readyz");
+    if (r && r->status == 503) not_ready = 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(not_ready, 1);
+  const auto during = c.Post("/filter", FilterBody("1"), "application/json");
+  ASSERT_TRUE(during);
+  EXPECT_EQ(during->status, 200);
+  stopper.join();
+  EXPECT_FALSE(c.Get("/healthz"));  // closed
+}
+
+// Stop before Serve: Serve returns at once instead of serving forever.
+TEST(ExtenderServer, StopBeforeServe) {
+  const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100")}, "NodeList");
+  auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), {}, {});
+  ASSERT_TRUE(e) << e.error().message;
+  ExtenderServer server(std::move(*e), {});
+  ASSERT_TRUE(server.Bind());
+  server.Stop();
+  EXPECT_TRUE(server.Serve());
+}
+
+TEST(ExtenderServer, UrlPrefixAndBindError) {
+  Served s(ServerOptions{.url_prefix = "/scheduler"});
+  httplib::Client c = s.Client();
+  const auto r = c.Post("/scheduler/filter", FilterBody("1"), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  const auto missing = c.Post("/filter", FilterBody("1"), "application/json");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  // An address of no interface of this machine (TEST-NET-1, RFC 5737) cannot be bound.
+  const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100")}, "NodeList");
+  auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), {}, {});
+  ASSERT_TRUE(e) << e.error().message;
+  ExtenderServer elsewhere(std::move(*e), ServerOptions{.host = "192.0.2.1", .port = 8888});
+  const Result<void> bound = elsewhere.Bind();
+  ASSERT_FALSE(bound);
+  EXPECT_EQ(bound.error().code, Code::kUnavailable);
+  EXPECT_THAT(bound.error().message, HasSubstr("cannot bind 192.0.2.1:8888"));
+}
+
+}  // namespace
+}  // namespace gpufit::serve

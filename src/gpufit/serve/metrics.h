@@ -1,0 +1,47 @@
+// The extender's own metrics, written in the Prometheus text exposition format (version
+// 0.0.4: https://prometheus.io/docs/instrumenting/exposition_formats/): counters of decisions
+// and failures, a latency histogram per verb (cumulative `le` buckets, `_sum`, `_count`), and
+// gauges set when scraped. Thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace gpufit::serve {
+
+class ExtenderMetrics {
+ public:
+  // Latency bucket bounds, seconds: 50 us .. 1 s (the goal is 1 ms a pair).
+  static constexpr std::array<double, 12> kBucketsS = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,  2.5e-3,
+                                                       5e-3,  10e-3,  25e-3,  100e-3, 250e-3, 1.0};
+
+  // One answered request of `verb` ("filter", "prioritize") that took `seconds`; `outcome` is
+  // "ok" or the failure's reason ("bad_request", "too_large", "timeout", "internal").
+  void Observe(const std::string& verb, const std::string& outcome, double seconds);
+  // Nodes the filter kept or refused, by answer ("kept", "failed", "unresolvable").
+  void CountNodes(const std::string& answer, std::int64_t n);
+
+  struct Gauges {
+    double gpu_allocation_ratio = 0;  // allocated milli-GPU / capacity
+    std::int64_t nodes = 0, snapshot_pods = 0, snapshot_pods_not_fitting = 0;
+  };
+  // The exposition text, with `gauges` as of now.
+  std::string Text(const Gauges& gauges) const;
+
+ private:
+  struct Histogram {
+    std::array<std::uint64_t, kBucketsS.size()> buckets{};  // not cumulative; summed when written
+    std::uint64_t count = 0;
+    double sum_s = 0;
+  };
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> requests_;  // (verb, outcome)
+  std::map<std::string, Histogram> latency_;                               // by verb
+  std::map<std::string, std::uint64_t> nodes_;                             // by answer
+};
+
+}  // namespace gpufit::serve

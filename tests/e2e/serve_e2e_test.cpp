@@ -1,0 +1,128 @@
+// Issue 22: `gpufit serve` as a user runs it: from kubectl snapshots, on a free loopback port,
+// answering kube-scheduler's filter call, stopped by SIGTERM as kubelet stops a pod.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "cli_run.h"
+#include "manifest_validator.h"
+
+namespace gpufit::e2e {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+
+Json Node(const std::string& name, int cpu, int gpus) {
+  const Json r{{"cpu", std::to_string(cpu)}, {"memory", "64Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}};
+  return {{"kind", "Node"},
+          {"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}}}}},
+          {"status", {{"capacity", r}, {"allocatable", r}}}};
+}
+
+Json Pod(const std::string& name, const std::string& cpu, int gpus, const std::string& node) {
+  Json pod{{"kind", "Pod"},
+           {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "u-" + name}}},
+           {"spec",
+            {{"containers",
+              {{{"name", "main"},
+                {"resources", {{"requests", {{"cpu", cpu}}}, {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
+           {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+TEST(Serve, AnswersFilterAndStopsOnSigterm) {
+  const fs::path dir = Scratch("serve");
+  std::ofstream(dir / "nodes.json") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2), Node("b", 16, 8)}}};
+  std::ofstream(dir / "pods.json") << Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}};
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string err = (dir / "stderr").string();
+    std::freopen(err.c_str(), "w", stderr);
+    ::execl(GPUFIT_BIN, GPUFIT_BIN, "serve", "--nodes", (dir / "nodes.json").c_str(), "--pods",
+            (dir / "pods.json").c_str(), "--port", "0", "--url-prefix", "/scheduler", "--drain-s", "1", nullptr);
+    std::_Exit(127);
+  }
+  // The port is in the first line on stderr.
+  int port = 0;
+  const std::regex listening(R"(serving the scheduler extender on http://127\.0\.0\.1:(\d+)/scheduler)");
+  for (int i = 0; i < 200 && port == 0; ++i) {
+    std::smatch m;
+    const std::string err = Slurp(dir / "stderr");
+    if (std::regex_search(err, m, listening)) port = std::stoi(m[1]);
+    if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(port, 0) << Slurp(dir / "stderr");
+  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("2 nodes, 1 pods placed, 0 left out, policy gpufit"));
+
+  httplib::Client c("127.0.0.1", port);
+  Json pending = Pod("p", "4", 1, "");
+  pending.erase("kind");  // as kube-scheduler encodes ExtenderArgs.Pod (no TypeMeta)
+  const Json args{{"Pod", pending}, {"Nodes", nullptr}, {"NodeNames", {"a", "b", "c"}}};
+  const auto r = c.Post("/scheduler/filter", args.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  const Json answer = Json::parse(r->body);
+  EXPECT_EQ(answer["NodeNames"], Json::array({"b"}));  // a's two GPUs are both taken
+  EXPECT_EQ(answer["FailedNodes"], Json::parse(R"({"a": "too few idle GPUs"})"));
+  EXPECT_EQ(answer["FailedAndUnresolvableNodes"], Json::parse(R"({"c": "not in gpufit's snapshot of the cluster"})"));
+  const auto ready = c.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+
+  // SIGTERM: /readyz turns 503 for the drain second while the verbs still answer, then the
+  // process exits 0.
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int not_ready = 0;
+  for (int i = 0; i < 40 && not_ready == 0; ++i) {
+    const auto probe = c.Get("/readyz");
+    if (probe && probe->status == 503) not_ready = 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(not_ready, 1);
+  const auto during = c.Post("/scheduler/filter", args.dump(), "application/json");
+  ASSERT_TRUE(during);
+  EXPECT_EQ(during->status, 200);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const std::string err = Slurp(dir / "stderr");
+  EXPECT_THAT(err, HasSubstr("SIGTERM received"));
+  EXPECT_THAT(err, HasSubstr(R"("verb":"filter")"));  // the request log line
+  fs::remove_all(dir);
+}
+
+TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
+  const fs::path dir = Scratch("serve-bad");
+  std::ofstream(dir / "nodes.json") << R"({"kind": "NodeList", "items": [{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "-4"}}}]})";
+  const CliRun run = Gpufit("serve --port 0 --nodes " + (dir / "nodes.json").string(), dir);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr((dir / "nodes.json").string() + ": items[0] (a): .status.allocatable.cpu"));
+  const CliRun prefix = Gpufit("serve --url-prefix scheduler/ --nodes " + (dir / "nodes.json").string(), dir);
+  EXPECT_EQ(prefix.exit_code, 2);
+  EXPECT_THAT(prefix.err, HasSubstr("--url-prefix must start with '/'"));
+  fs::remove_all(dir);
+}
+
+// deploy/: the Deployment and Service against the Kubernetes OpenAPI schemas, the scheduler
+// configuration against KubeSchedulerConfiguration v1's fields (tools/validate-manifests).
+TEST(Serve, DeployManifestsAreValid) {
+  const fs::path deploy = fs::path(GPUFIT_SOURCE_DIR) / "deploy";
+  const gpufit::testing::ManifestValidation v = gpufit::testing::ValidateManifests({deploy / "kubernetes", deploy / "scheduler"});
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(3)));
+}
+
+}  // namespace
+}  // namespace gpufit::e2e
