@@ -1,0 +1,153 @@
+// Load on the scheduler extender (issue 22): `gpufit serve`'s HTTP server on loopback over the
+// openb cluster (1,213 nodes, openb_node_list_all_node.csv), with the openb default pods placed
+// by first-fit until half the GPUs are taken, then concurrent clients each issuing filter +
+// prioritize pairs (nodeCacheCapable: every node's name in NodeNames) for pods drawn from the
+// same trace, for `seconds`.
+//
+//  * BM_ServeFilterPrioritize/<clients>/<seconds>: counters pairs_per_s, p50_ms, p99_ms,
+//    p999_ms (per pair, as the client sees it), errors (non-200 or no answer) and peak_rss_mib.
+//    Goal: p99 under 1 ms per pair.
+// Run: build/bench/serve_bench --benchmark_filter='BM_ServeFilterPrioritize/2/60'
+#include <benchmark/benchmark.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "bench_util.h"
+#include "gpufit/core/rng.h"
+#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/placement/registry.h"
+#include "gpufit/serve/http_server.h"
+
+namespace {
+
+using namespace gpufit;
+using Json = nlohmann::json;
+
+KubeNode KubeNodeOf(const NodeSpec& n) {
+  KubeNode k;
+  k.name = n.name;
+  k.cpu_capacity = k.cpu_allocatable = n.cpu;
+  k.memory_capacity = k.memory_allocatable = n.memory;
+  if (n.gpu_count > 0) k.devices_capacity["nvidia.com/gpu"] = k.devices_allocatable["nvidia.com/gpu"] = n.gpu_count;
+  k.gpu_count = n.gpu_count;
+  k.gpu_product = n.gpu_model;
+  return k;
+}
+
+// The pod as kube-scheduler sends it: requests, whole GPUs or the open-gpu-share annotations.
+Json PodJson(const PodSpec& p, std::size_t i) {
+  Json resources{{"requests", {{"cpu", std::to_string(p.cpu.value) + "m"}, {"memory", std::to_string(p.memory.value) + "Mi"}}}};
+  Json annotations = Json::object();
+  if (p.gpu_count > 0 && !p.SharesGpu()) resources["limits"] = {{"nvidia.com/gpu", std::to_string(p.gpu_count)}};
+  if (p.SharesGpu()) {
+    annotations["alibabacloud.com/gpu-milli"] = std::to_string(p.gpu_per_gpu.value);
+    annotations["alibabacloud.com/gpu-count"] = "1";
+  }
+  return {{"metadata", {{"name", "p" + std::to_string(i)}, {"namespace", "openb"}, {"uid", "u" + std::to_string(i)}, {"annotations", annotations}}},
+          {"spec", {{"containers", {{{"name", "main"}, {"resources", resources}}}}}}};
+}
+
+KubePod KubePodOf(const PodSpec& p, std::size_t i, const std::string& node) {
+  Json j = PodJson(p, i);
+  j["spec"]["nodeName"] = node;
+  j["status"] = {{"phase", "Running"}};
+  return *ParseKubePod(j, "bench");
+}
+
+void BM_ServeFilterPrioritize(benchmark::State& state) {
+  const auto clients = static_cast<int>(state.range(0));
+  const auto seconds = static_cast<double>(state.range(1));
+  const std::string dir = bench::DataDir() + "/openb/";
+  Result<std::vector<NodeSpec>> nodes = ReadOpenbNodes(dir + "openb_node_list_all_node.csv");
+  Result<std::vector<PodSpec>> pods = ReadOpenbPods(dir + "openb_pod_list_default.csv");
+  if (!nodes || !pods) {
+    state.SkipWithError("cannot read the openb trace");
+    return;
+  }
+  // Half the GPUs taken by first-fit, as running pods of the snapshot.
+  ClusterState cluster = *ClusterState::FromSpecs(*nodes);
+  Policy first_fit = *MakePolicy("first-fit", PolicyContext{});
+  Rng rng(42);
+  std::vector<KubeNode> kube_nodes;
+  for (const NodeSpec& n : *nodes) kube_nodes.push_back(KubeNodeOf(n));
+  std::vector<KubePod> running;
+  for (std::size_t i = 0; i < pods->size() && cluster.gpu_allocated().value * 2 < cluster.gpu_capacity().value; ++i) {
+    const Workload w = cluster.WorkloadFor((*pods)[i]);
+    const Policy::Decision d = first_fit.Place(w, cluster, rng, false);
+    if (d.node < 0) continue;
+    cluster.Place(d.node, w, d.gpus);
+    running.push_back(KubePodOf((*pods)[i], i, cluster.node_name(d.node)));
+  }
+  auto extender = serve::Extender::FromSnapshot(kube_nodes, running, {});
+  if (!extender) {
+    state.SkipWithError(extender.error().message.c_str());
+    return;
+  }
+  serve::ExtenderServer server(std::move(*extender), {});
+  if (!server.Bind()) {
+    state.SkipWithError("cannot bind");
+    return;
+  }
+  std::thread serving([&] { server.Serve(); });
+
+  Json names = Json::array();
+  for (const NodeSpec& n : *nodes) names.push_back(n.name);
+  std::vector<std::string> bodies;  // 1,000 request bodies drawn from the trace
+  for (std::size_t i = 0; i < 1000; ++i) {
+    const std::size_t k = rng.Below(pods->size());
+    bodies.push_back(Json{{"Pod", PodJson((*pods)[k], k)}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
+  }
+  std::vector<double> pair_ms;
+  std::atomic<std::int64_t> errors{0};
+  double elapsed = 0;
+  for (auto _ : state) {
+    std::vector<std::vector<double>> per_client(static_cast<std::size_t>(clients));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto until = t0 + std::chrono::duration<double>(seconds);
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&, c] {
+        httplib::Client client("127.0.0.1", server.port());
+        client.set_keep_alive(true);
+        client.set_tcp_nodelay(true);  // as Go's net/http (kube-scheduler) does by default
+        std::vector<double>& mine = per_client[static_cast<std::size_t>(c)];
+        for (std::size_t i = static_cast<std::size_t>(c); std::chrono::steady_clock::now() < until; i += 7) {
+          const std::string& body = bodies[i % bodies.size()];
+          const auto a = std::chrono::steady_clock::now();
+          const auto f = client.Post("/filter", body, "application/json");
+          const auto p = client.Post("/prioritize", body, "application/json");
+          const auto b = std::chrono::steady_clock::now();
+          if (!f || f->status != 200 || !p || p->status != 200) ++errors;
+          mine.push_back(std::chrono::duration<double, std::milli>(b - a).count());
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& v : per_client) pair_ms.insert(pair_ms.end(), v.begin(), v.end());
+  }
+  server.Stop();
+  serving.join();
+  std::sort(pair_ms.begin(), pair_ms.end());
+  auto q = [&](double f) { return pair_ms.empty() ? 0.0 : pair_ms[std::min(pair_ms.size() - 1, static_cast<std::size_t>(f * static_cast<double>(pair_ms.size())))]; };
+  state.counters["pairs"] = static_cast<double>(pair_ms.size());
+  state.counters["pairs_per_s"] = static_cast<double>(pair_ms.size()) / elapsed;
+  state.counters["p50_ms"] = q(0.50);
+  state.counters["p99_ms"] = q(0.99);
+  state.counters["p999_ms"] = q(0.999);
+  state.counters["errors"] = static_cast<double>(errors.load());
+  state.counters["snapshot_pods"] = static_cast<double>(running.size());
+  state.counters["request_kib"] = static_cast<double>(bodies.front().size()) / 1024.0;
+  state.counters["peak_rss_mib"] = bench::PeakRssMiB();
+}
+BENCHMARK(BM_ServeFilterPrioritize)->Args({1, 10})->Args({2, 60})->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
