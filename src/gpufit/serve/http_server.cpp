@@ -85,7 +85,7 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
 
   // One verb: read the body within bounds, parse ExtenderArgs, answer with `answer`.
   auto verb = [this, log](const std::string& name,
-                          std::function<Result<std::string>(const ExtenderArgs&, std::size_t& kept)> answer,
+                          std::function<Result<std::string>(const ExtenderArgs&)> answer,
                           std::function<std::string(const std::string&)> error_body) {
     return [this, log, name, answer, error_body](const httplib::Request& req, httplib::Response& res,
                                                  const httplib::ContentReader& reader) {
@@ -103,8 +103,7 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
                     body.error);
       const Result<ExtenderArgs> args = ParseExtenderArgs(body.text, name + " request");
       if (!args) return fail(400, "bad_request", args.error().message);
-      std::size_t kept = 0;
-      const Result<std::string> out = answer(*args, kept);
+      const Result<std::string> out = answer(*args);
       if (!out) return fail(400, "bad_request", out.error().message);
       res.status = 200;
       res.set_content(*out, "application/json");
@@ -116,10 +115,9 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   s.Post(options_.url_prefix + "/filter",
          verb(
              "filter",
-             [this](const ExtenderArgs& args, std::size_t& kept) -> Result<std::string> {
+             [this](const ExtenderArgs& args) -> Result<std::string> {
                const Result<FilterResult> r = extender_->Filter(args);
                if (!r) return r.error();
-               kept = r->kept.size();
                metrics_.CountNodes("kept", static_cast<std::int64_t>(r->kept.size()));
                metrics_.CountNodes("failed", static_cast<std::int64_t>(r->failed.size()));
                metrics_.CountNodes("unresolvable", static_cast<std::int64_t>(r->failed_and_unresolvable.size()));
@@ -129,7 +127,7 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   s.Post(options_.url_prefix + "/prioritize",
          verb(
              "prioritize",
-             [this](const ExtenderArgs& args, std::size_t&) -> Result<std::string> {
+             [this](const ExtenderArgs& args) -> Result<std::string> {
                const Result<std::vector<HostPriority>> r = extender_->Prioritize(args);
                if (!r) return r.error();
                return WriteHostPriorityList(*r);

@@ -203,14 +203,24 @@ Result<void> ForEachCsvRowInParts(const std::string& path, const std::array<cons
   }
   begin.push_back(static_cast<off_t>(size));
   const std::size_t n = begin.size() - 1;
+  // Lines before each part (the header's, then those of the parts before it), each part's
+  // lines counted once, on its own thread.
+  // Part 0 reads from byte 0, header included, so it numbers its own lines.
+  std::vector<unsigned> lines(n, 0), before(n, 0);
+  {
+    std::vector<std::thread> counters;
+    for (std::size_t k = 0; k + 1 < n; ++k)
+      counters.emplace_back([&, k] { lines[k] = CountLines(fd, begin[k], begin[k + 1]); });
+    for (std::thread& t : counters) t.join();
+  }
+  for (std::size_t k = 1; k < n; ++k) before[k] = (k == 1 ? 1 : before[k - 1]) + lines[k - 1];
   std::vector<Result<void>> results(n);
   auto read_part = [&](std::size_t k) {
     try {
-      const unsigned before = k == 0 ? 0 : 1 + CountLines(fd, begin[0], begin[k]);
       // The first part reads the header from the file itself (from byte 0); a later one is given it.
       io::CSVReader<static_cast<unsigned>(N)> in(
           path, std::make_unique<RangeSource>(fd, k == 0 ? std::string() : header, k == 0 ? 0 : begin[k], begin[k + 1]));
-      results[k] = ReadRows<N>(in, path, columns, required, before,
+      results[k] = ReadRows<N>(in, path, columns, required, before[k],
                                [&](const CsvRow<N>& row) { return on_row(k, row); });
     } catch (const io::error::base& e) {
       results[k] = LibfccpError(path, e);
