@@ -5,8 +5,10 @@
 // same trace, for `seconds`.
 //
 //  * BM_ServeFilterPrioritize/<clients>/<seconds>: counters pairs_per_s, p50_ms, p99_ms,
-//    p999_ms (per pair, as the client sees it), errors (non-200 or no answer) and peak_rss_mib.
+//    p999_ms (per pair, as the client sees it), errors (non-200 or no answer), peak_rss_mib, and
+//    server_filter_mean_ms / server_prioritize_mean_ms (the server's own time per verb).
 //    Goal: p99 under 1 ms per pair.
+//  * BM_ExtenderPairInProcess: the same pairs without HTTP (parse, decide, write), per pair.
 // Run: build/bench/serve_bench --benchmark_filter='BM_ServeFilterPrioritize/2/60'
 #include <benchmark/benchmark.h>
 #include <httplib.h>
@@ -60,15 +62,23 @@ KubePod KubePodOf(const PodSpec& p, std::size_t i, const std::string& node) {
   return *ParseKubePod(j, "bench");
 }
 
-void BM_ServeFilterPrioritize(benchmark::State& state) {
-  const auto clients = static_cast<int>(state.range(0));
-  const auto seconds = static_cast<double>(state.range(1));
+// The openb cluster half taken by first-fit as the snapshot, and 1,000 request bodies drawn
+// from the trace (nodeCacheCapable: every node's name in NodeNames).
+struct Setup {
+  std::unique_ptr<serve::Extender> extender;
+  std::vector<std::string> bodies;
+  std::size_t snapshot_pods = 0;
+  std::string error;
+};
+
+Setup MakeSetup() {
+  Setup out;
   const std::string dir = bench::DataDir() + "/openb/";
   Result<std::vector<NodeSpec>> nodes = ReadOpenbNodes(dir + "openb_node_list_all_node.csv");
   Result<std::vector<PodSpec>> pods = ReadOpenbPods(dir + "openb_pod_list_default.csv");
   if (!nodes || !pods) {
-    state.SkipWithError("cannot read the openb trace");
-    return;
+    out.error = "cannot read the openb trace";
+    return out;
   }
   // Half the GPUs taken by first-fit, as running pods of the snapshot.
   ClusterState cluster = *ClusterState::FromSpecs(*nodes);
@@ -86,23 +96,56 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
   }
   auto extender = serve::Extender::FromSnapshot(kube_nodes, running, {});
   if (!extender) {
-    state.SkipWithError(extender.error().message.c_str());
+    out.error = extender.error().message;
+    return out;
+  }
+  out.extender = std::move(*extender);
+  out.snapshot_pods = running.size();
+  Json names = Json::array();
+  for (const NodeSpec& n : *nodes) names.push_back(n.name);
+  for (std::size_t i = 0; i < 1000; ++i) {
+    const std::size_t k = rng.Below(pods->size());
+    out.bodies.push_back(Json{{"Pod", PodJson((*pods)[k], k)}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
+  }
+  return out;
+}
+
+// The same pairs without HTTP: parse, decide and write the answer of each verb, on one thread
+// (what a request costs the server beyond reading its body and sending the answer).
+void BM_ExtenderPairInProcess(benchmark::State& state) {
+  Setup setup = MakeSetup();
+  if (!setup.error.empty()) {
+    state.SkipWithError(setup.error.c_str());
     return;
   }
-  serve::ExtenderServer server(std::move(*extender), {});
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const std::string& body = setup.bodies[i++ % setup.bodies.size()];
+    const Result<serve::ExtenderArgs> f = serve::ParseExtenderArgs(body, "filter request");
+    const Result<serve::FilterResult> kept = setup.extender->Filter(*f);
+    benchmark::DoNotOptimize(serve::WriteFilterResult(*f, *kept));
+    const Result<serve::ExtenderArgs> p = serve::ParseExtenderArgs(body, "prioritize request");
+    benchmark::DoNotOptimize(serve::WriteHostPriorityList(*setup.extender->Prioritize(*p)));
+  }
+}
+BENCHMARK(BM_ExtenderPairInProcess)->Unit(benchmark::kMicrosecond);
+
+void BM_ServeFilterPrioritize(benchmark::State& state) {
+  const auto clients = static_cast<int>(state.range(0));
+  const auto seconds = static_cast<double>(state.range(1));
+  Setup setup = MakeSetup();
+  if (!setup.error.empty()) {
+    state.SkipWithError(setup.error.c_str());
+    return;
+  }
+  const std::vector<std::string>& bodies = setup.bodies;
+  serve::ExtenderServer server(std::move(setup.extender), {});
   if (!server.Bind()) {
     state.SkipWithError("cannot bind");
     return;
   }
   std::thread serving([&] { server.Serve(); });
 
-  Json names = Json::array();
-  for (const NodeSpec& n : *nodes) names.push_back(n.name);
-  std::vector<std::string> bodies;  // 1,000 request bodies drawn from the trace
-  for (std::size_t i = 0; i < 1000; ++i) {
-    const std::size_t k = rng.Below(pods->size());
-    bodies.push_back(Json{{"Pod", PodJson((*pods)[k], k)}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
-  }
   std::vector<double> pair_ms;
   std::atomic<std::int64_t> errors{0};
   double elapsed = 0;
@@ -132,6 +175,19 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& v : per_client) pair_ms.insert(pair_ms.end(), v.begin(), v.end());
   }
+  // The server's own time per verb (its latency histogram's sum over count): the rest of a
+  // pair is HTTP and loopback, on the same two cores as the clients.
+  if (const auto m = httplib::Client("127.0.0.1", server.port()).Get("/metrics"); m && m->status == 200) {
+    for (const std::string verb : {"filter", "prioritize"}) {
+      auto value = [&](const std::string& series) {
+        const std::string key = "gpufit_extender_request_duration_seconds_" + series + "{verb=\"" + verb + "\"} ";
+        const std::size_t at = m->body.find(key);
+        return at == std::string::npos ? 0.0 : std::stod(m->body.substr(at + key.size()));
+      };
+      const double count = value("count");
+      state.counters["server_" + verb + "_mean_ms"] = count > 0 ? value("sum") / count * 1e3 : 0.0;
+    }
+  }
   server.Stop();
   serving.join();
   std::sort(pair_ms.begin(), pair_ms.end());
@@ -142,7 +198,7 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
   state.counters["p99_ms"] = q(0.99);
   state.counters["p999_ms"] = q(0.999);
   state.counters["errors"] = static_cast<double>(errors.load());
-  state.counters["snapshot_pods"] = static_cast<double>(running.size());
+  state.counters["snapshot_pods"] = static_cast<double>(setup.snapshot_pods);
   state.counters["request_kib"] = static_cast<double>(bodies.front().size()) / 1024.0;
   state.counters["peak_rss_mib"] = bench::PeakRssMiB();
 }

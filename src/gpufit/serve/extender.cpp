@@ -175,17 +175,16 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
   const std::lock_guard lock(mu_);
   const Workload w = cluster_.WorkloadFor(*request);
   for (std::size_t i = 0; i < args.node_names.size(); ++i) {
-    const std::string& name = args.node_names[i];
-    const int id = NodeId(name);
+    const int id = NodeId(args.node_names[i]);
     if (id < 0) {
-      out.failed_and_unresolvable[name] = "not in gpufit's snapshot of the cluster";
+      out.failed_and_unresolvable.push_back({.node = i, .reason = "not in gpufit's snapshot of the cluster"});
       continue;
     }
     const Verdict v = policy_.Check(w, cluster_.node(id));
     if (v.fits()) {
       out.kept.push_back(i);
     } else {
-      (v.kind == Verdict::Kind::kNever ? out.failed_and_unresolvable : out.failed)[name] = std::string(v.reason);
+      (v.kind == Verdict::Kind::kNever ? out.failed_and_unresolvable : out.failed).push_back({.node = i, .reason = v.reason});
     }
   }
   return out;

@@ -15,9 +15,9 @@ namespace {
 
 using Json = nlohmann::json;
 using ::testing::ElementsAre;
+using ::testing::FieldsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
-using ::testing::UnorderedElementsAre;
 using testing::NodeJson;
 using testing::PodJson;
 
@@ -62,10 +62,9 @@ TEST(Extender, FilterSeparatesNotNowFromNeverAndUnknownNodes) {
   const Result<FilterResult> r = e->Filter(Args(PodJson("p", "4", "8Gi", 1), {"n1", "n2", "n3", "ghost"}));
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->kept.empty());
-  EXPECT_THAT(r->failed, UnorderedElementsAre(Pair("n1", "insufficient cpu"), Pair("n2", "too few idle GPUs")));
+  EXPECT_THAT(r->failed, ElementsAre(FieldsAre(0, "insufficient cpu"), FieldsAre(1, "too few idle GPUs")));
   EXPECT_THAT(r->failed_and_unresolvable,
-              UnorderedElementsAre(Pair("n3", "too few GPUs on the node"),
-                                   Pair("ghost", "not in gpufit's snapshot of the cluster")));
+              ElementsAre(FieldsAre(2, "too few GPUs on the node"), FieldsAre(3, "not in gpufit's snapshot of the cluster")));
   // A 2-core pod with one GPU fits n1 only (n2's 4 cores are all taken).
   const Result<FilterResult> small = e->Filter(Args(PodJson("q", "2", "8Gi", 1), {"n2", "n1"}));
   ASSERT_TRUE(small);

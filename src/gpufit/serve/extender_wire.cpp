@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
 
 #include "gpufit/core/json_input.h"
 #include "gpufit/ingest/kube_reader.h"
@@ -29,9 +34,8 @@ const Json* Member(const Json& object, std::string_view key) {
   return nullptr;
 }
 
-}  // namespace
-
-Result<ExtenderArgs> ParseExtenderArgs(std::string_view body, std::string_view source) {
+// The reader for every request (and for its errors): nlohmann over the whole body.
+Result<ExtenderArgs> ParseWithNlohmann(std::string_view body, std::string_view source) {
   Result<Json> doc = ParseJson(body, source, /*any_thread=*/true);  // many requests parse at once
   if (!doc) return doc.error();
   if (!doc->is_object()) return InvalidArgument("{}: expected a JSON object (ExtenderArgs), got {}", source, doc->type_name());
@@ -66,23 +70,140 @@ Result<ExtenderArgs> ParseExtenderArgs(std::string_view body, std::string_view s
   return args;
 }
 
+// The member `key` of `object` by Member's rule; nullptr when absent or null.
+const simdjson::dom::element* Member(const simdjson::dom::object& object, std::string_view key,
+                                     simdjson::dom::element& slot) {
+  bool found = false;
+  for (const simdjson::dom::key_value_pair field : object) {
+    if (field.key == key) {
+      slot = field.value;
+      found = true;
+      break;
+    }
+    if (!found && SameKey(field.key, key)) {
+      slot = field.value;
+      found = true;  // an exact match later in the object still wins
+    }
+  }
+  return found && !slot.is_null() ? &slot : nullptr;
+}
+
+// The fast reader (simdjson's DOM validates the whole body, then the Pod alone goes through
+// nlohmann for kube_reader): a well-formed nodeCacheCapable request. Anything else, an error
+// included, is nullopt, and the nlohmann reader answers (with its byte offset and JSON path).
+std::optional<Result<ExtenderArgs>> ParseNodeNamesWithSimdjson(std::string_view body, std::string_view source) {
+  thread_local simdjson::dom::parser parser;  // keeps its buffers between requests
+  simdjson::dom::element doc;
+  if (parser.parse(body.data(), body.size(), /*realloc_if_needed=*/true).get(doc) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  simdjson::dom::object object;
+  if (doc.get_object().get(object) != simdjson::SUCCESS) return std::nullopt;
+  simdjson::dom::element pod_slot, names_slot;
+  const simdjson::dom::element* pod = Member(object, "Pod", pod_slot);
+  const simdjson::dom::element* names = Member(object, "NodeNames", names_slot);
+  simdjson::dom::array list;
+  if (pod == nullptr || names == nullptr || names->get_array().get(list) != simdjson::SUCCESS) return std::nullopt;
+  ExtenderArgs args;
+  args.node_names.reserve(list.size());
+  for (const simdjson::dom::element n : list) {
+    std::string_view name;
+    if (n.get_string().get(name) != simdjson::SUCCESS) return std::nullopt;
+    args.node_names.emplace_back(name);
+  }
+  Result<Json> pod_json = ParseJson(simdjson::minify(*pod), source, /*any_thread=*/true);
+  if (!pod_json) return std::nullopt;
+  Result<KubePod> parsed = ParseKubePod(*pod_json, fmt::format("{}: .Pod", source));
+  if (!parsed) return parsed.error();
+  args.pod = std::move(*parsed);
+  return args;
+}
+
+// Whether any of the 8 bytes of `x` must be escaped in a JSON string: a control character
+// (below 0x20), a quote or a backslash. Each test is the classic "has a byte less than n" /
+// "has a zero byte" word trick (Anderson, Bit Twiddling Hacks: "Determine if a word has a
+// byte less than n", "... has a zero byte"); it may only err towards true, and
+// AppendJsonString then looks byte by byte.
+bool MayNeedEscape(std::uint64_t x) {
+  constexpr std::uint64_t kOnes = ~std::uint64_t{0} / 255;  // 0x0101...01
+  constexpr std::uint64_t kHighs = kOnes * 0x80;
+  auto has_zero = [](std::uint64_t v) { return ((v - kOnes) & ~v & kHighs) != 0; };
+  const bool below_space = ((x - kOnes * 0x20) & ~x & kHighs) != 0;
+  return below_space || has_zero(x ^ (kOnes * '"')) || has_zero(x ^ (kOnes * '\\'));
+}
+
+// `s` as a JSON string (RFC 8259 section 7: quote, backslash and control characters escaped).
+// `s` is UTF-8 that a JSON reader accepted, or gpufit's own text.
+void AppendJsonString(std::string& out, std::string_view s) {
+  out.push_back('"');
+  std::size_t i = 0;
+  while (i + 8 <= s.size()) {  // runs of 8 plain bytes go at once
+    std::uint64_t word = 0;
+    std::memcpy(&word, s.data() + i, 8);
+    if (MayNeedEscape(word)) break;
+    i += 8;
+  }
+  std::size_t plain = 0;  // start of the run not yet copied
+  for (; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.substr(plain, i - plain));
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default: out += fmt::format("\\u{:04x}", c);
+    }
+    plain = i + 1;
+  }
+  out.append(s.substr(plain));
+  out.push_back('"');
+}
+
+void AppendFailedNodes(std::string& out, const ExtenderArgs& args, const std::vector<FailedNode>& failed) {
+  out.push_back('{');
+  for (std::size_t k = 0; k < failed.size(); ++k) {
+    if (k > 0) out.push_back(',');
+    AppendJsonString(out, args.node_names[failed[k].node]);
+    out.push_back(':');
+    AppendJsonString(out, failed[k].reason);
+  }
+  out.push_back('}');
+}
+
+}  // namespace
+
+Result<ExtenderArgs> ParseExtenderArgs(std::string_view body, std::string_view source) {
+  if (std::optional<Result<ExtenderArgs>> fast = ParseNodeNamesWithSimdjson(body, source)) return std::move(*fast);
+  return ParseWithNlohmann(body, source);
+}
+
 std::string WriteFilterResult(const ExtenderArgs& args, const FilterResult& result) {
-  Json out;
+  std::string out;
   if (args.full_nodes) {
     Json items = Json::array();
     for (const std::size_t i : result.kept) items.push_back(args.node_items[i]);
-    out["Nodes"] = Json{{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", Json::object()}, {"items", std::move(items)}};
-    out["NodeNames"] = nullptr;
+    out = R"({"Nodes":)";
+    out += Json{{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", Json::object()}, {"items", std::move(items)}}
+               .dump(-1, ' ', false, Json::error_handler_t::replace);
+    out += R"(,"NodeNames":null)";
   } else {
-    Json names = Json::array();
-    for (const std::size_t i : result.kept) names.push_back(args.node_names[i]);
-    out["Nodes"] = nullptr;
-    out["NodeNames"] = std::move(names);
+    out.reserve(64 + 24 * args.node_names.size());
+    out = R"({"Nodes":null,"NodeNames":[)";
+    for (std::size_t k = 0; k < result.kept.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      AppendJsonString(out, args.node_names[result.kept[k]]);
+    }
+    out.push_back(']');
   }
-  out["FailedNodes"] = result.failed;
-  out["FailedAndUnresolvableNodes"] = result.failed_and_unresolvable;
-  out["Error"] = "";
-  return out.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += R"(,"FailedNodes":)";
+  AppendFailedNodes(out, args, result.failed);
+  out += R"(,"FailedAndUnresolvableNodes":)";
+  AppendFailedNodes(out, args, result.failed_and_unresolvable);
+  out += R"(,"Error":""})";
+  return out;
 }
 
 std::string WriteFilterError(std::string_view error) {
@@ -95,9 +216,20 @@ std::string WriteFilterError(std::string_view error) {
 }
 
 std::string WriteHostPriorityList(const std::vector<HostPriority>& priorities) {
-  Json out = Json::array();
-  for (const HostPriority& p : priorities) out.push_back(Json{{"Host", p.host}, {"Score", p.score}});
-  return out.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(2 + 40 * priorities.size());
+  out.push_back('[');
+  for (std::size_t k = 0; k < priorities.size(); ++k) {
+    out += k > 0 ? R"(,{"Host":)" : R"({"Host":)";
+    AppendJsonString(out, priorities[k].host);
+    out += R"(,"Score":)";
+    char digits[24];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, priorities[k].score);
+    out.append(digits, end);
+    out.push_back('}');
+  }
+  out.push_back(']');
+  return out;
 }
 
 }  // namespace gpufit::serve

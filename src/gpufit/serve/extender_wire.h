@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -42,11 +41,17 @@ struct ExtenderArgs {
   nlohmann::json node_items{};           // when full_nodes: the NodeList's items, as sent
 };
 
-// ExtenderFilterResult, less the node lists (written from ExtenderArgs and `kept`).
+// A node the filter refused, and why: FailedNodesMap's key and value.
+struct FailedNode {
+  std::size_t node = 0;       // index into ExtenderArgs::node_names
+  std::string_view reason{};  // a placement filter's reason (plugin.h: text with static storage)
+};
+
+// ExtenderFilterResult, less the node lists (written from ExtenderArgs and these indices).
 struct FilterResult {
-  std::vector<std::size_t> kept{};                                // indices into ExtenderArgs::node_names
-  std::map<std::string, std::string> failed{};                  // FailedNodes: may fit once pods leave
-  std::map<std::string, std::string> failed_and_unresolvable{};  // preemption cannot help
+  std::vector<std::size_t> kept{};                 // indices into ExtenderArgs::node_names
+  std::vector<FailedNode> failed{};                  // FailedNodes: may fit once pods leave
+  std::vector<FailedNode> failed_and_unresolvable{};  // preemption cannot help
 };
 
 struct HostPriority {
@@ -56,6 +61,9 @@ struct HostPriority {
 
 // `source` starts every error message, e.g. "filter request". Thread-safe (the body is bounded
 // by the server: it parses without core/json_input.h's process-wide out-of-memory reserve).
+// A nodeCacheCapable request is read with simdjson (its DOM validates the whole body), the
+// Pod alone with nlohmann; a request with Nodes, or one either reader refuses, with nlohmann,
+// whose errors carry the byte offset. Keys match as Member does in both.
 Result<ExtenderArgs> ParseExtenderArgs(std::string_view body, std::string_view source);
 
 // The filter answer: the kept nodes in the form they came in (NodeNames or Nodes).

@@ -26,7 +26,8 @@ TEST(ExtenderWire, NodeNamesInNodeNamesOut) {
   EXPECT_EQ(args->pod.Devices("nvidia.com/gpu"), 1);
   EXPECT_THAT(args->node_names, ElementsAre("a", "b", "c"));
 
-  FilterResult result{.kept = {1}, .failed = {{"a", "insufficient cpu"}}, .failed_and_unresolvable = {{"c", "x"}}};
+  FilterResult result{.kept = {1}, .failed = {{.node = 0, .reason = "insufficient cpu"}},
+                      .failed_and_unresolvable = {{.node = 2, .reason = "x"}}};
   const Json answer = Json::parse(WriteFilterResult(*args, result));
   const Json expected = Json::parse(R"({"Nodes": null, "NodeNames": ["b"], "FailedNodes": {"a": "insufficient cpu"},
                                         "FailedAndUnresolvableNodes": {"c": "x"}, "Error": ""})");
@@ -80,6 +81,68 @@ TEST(ExtenderWire, PodAndNodeListWithoutKindAsGoEncodesThem) {
   EXPECT_THAT(one->node_names, ElementsAre("b"));
   EXPECT_EQ(Json::parse(WriteFilterResult(*one, FilterResult{.kept = {0}}))["Nodes"]["items"],
             Json::array({NodeJson("b", 8, "32Gi", 0, "")}));
+}
+
+// Names and reasons come back as the JSON strings they were: the writer escapes quote, backslash
+// and control characters (RFC 8259 section 7), and passes other UTF-8 through; nlohmann reads
+// the answer back as the oracle.
+TEST(ExtenderWire, AnswersEscapeNamesAsJsonStrings) {
+  const std::vector<std::string> odd = {"q\"uote", "back\\slash", "tab\tnew\nline\rcr", std::string("nul\0x", 5),
+                                        "\x01\x1f\x7f", "gr\xc3\xbc\xc3\x9f" "e \xe2\x82\xac \xf0\x9f\x9a\x80", ""};
+  const Json request{{"Pod", PodJson("p", "1", "1Gi", 0)}, {"NodeNames", odd}};
+  const Result<ExtenderArgs> args = ParseExtenderArgs(request.dump(), "filter request");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_EQ(args->node_names, odd);
+  FilterResult result{.kept = {0, 3, 6}, .failed = {{.node = 1, .reason = "re\"ason\\"}},
+                      .failed_and_unresolvable = {{.node = 2, .reason = "x"}, {.node = 4, .reason = "y"}, {.node = 5, .reason = "z"}}};
+  const Json answer = Json::parse(WriteFilterResult(*args, result));
+  EXPECT_EQ(answer["NodeNames"], Json::array({odd[0], odd[3], odd[6]}));
+  EXPECT_EQ(answer["FailedNodes"], Json({{odd[1], "re\"ason\\"}}));
+  EXPECT_EQ(answer["FailedAndUnresolvableNodes"], Json({{odd[2], "x"}, {odd[4], "y"}, {odd[5], "z"}}));
+  std::vector<HostPriority> priorities;
+  for (std::size_t i = 0; i < odd.size(); ++i) priorities.push_back({.host = odd[i], .score = static_cast<std::int64_t>(i)});
+  const Json list = Json::parse(WriteHostPriorityList(priorities));
+  ASSERT_EQ(list.size(), odd.size());
+  for (std::size_t i = 0; i < odd.size(); ++i) EXPECT_EQ(list[i], Json({{"Host", odd[i]}, {"Score", i}}));
+}
+
+// The writer skips runs of 8 plain bytes at once: every byte that needs escaping, and the bytes
+// next to it (0x20 itself, 0x7f, UTF-8 lead bytes), at every position of a 20-byte name.
+TEST(ExtenderWire, EveryEscapedByteAtEveryPositionRoundTrips) {
+  std::vector<HostPriority> priorities;
+  for (int c = 0; c < 0x20; ++c) {
+    for (const int b : {c, int{'"'}, int{'\\'}, 0x20, 0x7f, 0xc3}) {
+      for (std::size_t at = 0; at < 20; ++at) {
+        std::string name(20, 'n');
+        name[at] = static_cast<char>(b);
+        if (b == 0xc3) name.insert(at + 1, 1, static_cast<char>(0xa9));  // keep it UTF-8 (U+00E9)
+        priorities.push_back({.host = name, .score = 0});
+      }
+    }
+  }
+  const Json list = Json::parse(WriteHostPriorityList(priorities));
+  ASSERT_EQ(list.size(), priorities.size());
+  for (std::size_t i = 0; i < priorities.size(); ++i) ASSERT_EQ(list[i]["Host"], priorities[i].host) << i;
+}
+
+// The nodeCacheCapable reader (simdjson) and the general one (nlohmann) agree: an exact key
+// wins over a case-insensitive one wherever it stands, \u escapes are decoded, and a body that
+// only one of them would look at closely (trailing text, a bad value under an unread key) is
+// refused with nlohmann's message.
+TEST(ExtenderWire, BothReadersAgreeOnKeysEscapesAndErrors) {
+  const std::string pod = PodJson("p", "1", "1Gi", 0).dump();
+  const Result<ExtenderArgs> exact = ParseExtenderArgs(R"({"nodenames": ["x"], "Pod": )" + pod + R"(, "NodeNames": ["\u0041b"], "NODENAMES": ["z"]})", "r");
+  ASSERT_TRUE(exact) << exact.error().message;
+  EXPECT_THAT(exact->node_names, ElementsAre("Ab"));
+  const Result<ExtenderArgs> folded = ParseExtenderArgs(R"({"nodeNames": ["x"], "pOD": )" + pod + "}", "r");
+  ASSERT_TRUE(folded) << folded.error().message;
+  EXPECT_THAT(folded->node_names, ElementsAre("x"));
+  const Result<ExtenderArgs> trailing = ParseExtenderArgs(R"({"Pod": )" + pod + R"(, "NodeNames": []} x)", "r");
+  ASSERT_FALSE(trailing);
+  EXPECT_THAT(trailing.error().message, HasSubstr("r: malformed JSON at byte"));
+  const Result<ExtenderArgs> unread = ParseExtenderArgs(R"({"Pod": )" + pod + R"(, "NodeNames": [], "Extra": [01]})", "r");
+  ASSERT_FALSE(unread);
+  EXPECT_THAT(unread.error().message, HasSubstr("r: malformed JSON at byte"));
 }
 
 TEST(ExtenderWire, HostPriorityListKeys) {
