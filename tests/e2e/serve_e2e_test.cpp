@@ -40,30 +40,46 @@ Json Pod(const std::string& name, const std::string& cpu, int gpus, const std::s
   return pod;
 }
 
+// `gpufit serve <args>` started with stderr in dir/stderr; its port, from the first line there.
+struct Started {
+  pid_t pid = -1;
+  int port = 0;
+};
+
+Started StartServe(const fs::path& dir, const std::vector<std::string>& args) {
+  Started s;
+  s.pid = ::fork();
+  if (s.pid == 0) {
+    const std::string err = (dir / "stderr").string();
+    std::freopen(err.c_str(), "w", stderr);
+    std::vector<char*> argv{const_cast<char*>(GPUFIT_BIN), const_cast<char*>("serve")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(GPUFIT_BIN, argv.data());
+    std::_Exit(127);
+  }
+  const std::regex listening(R"(serving the scheduler extender on http://127\.0\.0\.1:(\d+)/scheduler)");
+  for (int i = 0; i < 200 && s.pid > 0 && s.port == 0; ++i) {
+    std::smatch m;
+    const std::string err = Slurp(dir / "stderr");
+    if (std::regex_search(err, m, listening)) s.port = std::stoi(m[1]);
+    if (s.port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return s;
+}
+
 TEST(Serve, AnswersFilterAndStopsOnSigterm) {
   const fs::path dir = Scratch("serve");
   std::ofstream(dir / "nodes.json") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2), Node("b", 16, 8)}}};
   std::ofstream(dir / "pods.json") << Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}};
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string err = (dir / "stderr").string();
-    std::freopen(err.c_str(), "w", stderr);
-    ::execl(GPUFIT_BIN, GPUFIT_BIN, "serve", "--nodes", (dir / "nodes.json").c_str(), "--pods",
-            (dir / "pods.json").c_str(), "--port", "0", "--url-prefix", "/scheduler", "--drain-s", "1", nullptr);
-    std::_Exit(127);
-  }
-  // The port is in the first line on stderr.
-  int port = 0;
-  const std::regex listening(R"(serving the scheduler extender on http://127\.0\.0\.1:(\d+)/scheduler)");
-  for (int i = 0; i < 200 && port == 0; ++i) {
-    std::smatch m;
-    const std::string err = Slurp(dir / "stderr");
-    if (std::regex_search(err, m, listening)) port = std::stoi(m[1]);
-    if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const Started started = StartServe(dir, {"--nodes", (dir / "nodes.json").string(), "--pods", (dir / "pods.json").string(),
+                                           "--port", "0", "--url-prefix", "/scheduler", "--drain-s", "1"});
+  const pid_t pid = started.pid;
+  const int port = started.port;
+  ASSERT_GT(pid, 0);
   ASSERT_GT(port, 0) << Slurp(dir / "stderr");
   EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("2 nodes, 1 pods placed, 0 left out, policy gpufit"));
+  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("bind not enabled: no --kube-api"));
 
   httplib::Client c("127.0.0.1", port);
   Json pending = Pod("p", "4", 1, "");
@@ -115,13 +131,71 @@ TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
   fs::remove_all(dir);
 }
 
-// deploy/: the Deployment and Service against the Kubernetes OpenAPI schemas, the scheduler
-// configuration against KubeSchedulerConfiguration v1's fields (tools/validate-manifests).
+// The bind verb through --kube-api: the Binding reaches the API server (a loopback stand-in for
+// its pods/binding subresource) with the service account's token, and it is a valid v1 Binding
+// by the Kubernetes schema (tools/validate-manifests).
+TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
+  const fs::path dir = Scratch("serve-bind");
+  std::ofstream(dir / "nodes.json") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}};
+  std::ofstream(dir / "token") << "t0ken\n";
+  httplib::Server api;
+  std::string path, authorization, binding;
+  api.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [&](const httplib::Request& req, httplib::Response& res) {
+    path = req.path;
+    authorization = req.get_header_value("Authorization");
+    binding = req.body;
+    res.status = 201;
+    res.set_content(req.body, "application/json");
+  });
+  const int api_port = api.bind_to_any_port("127.0.0.1");
+  std::thread api_thread([&] { api.listen_after_bind(); });
+  const Started started =
+      StartServe(dir, {"--nodes", (dir / "nodes.json").string(), "--port", "0", "--url-prefix", "/scheduler",
+                       "--drain-s", "0", "--kube-api", "http://127.0.0.1:" + std::to_string(api_port),
+                       "--kube-token-file", (dir / "token").string()});
+  ASSERT_GT(started.pid, 0);
+  ASSERT_GT(started.port, 0) << Slurp(dir / "stderr");
+  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("bind through http://127.0.0.1:" + std::to_string(api_port)));
+
+  httplib::Client c("127.0.0.1", started.port);
+  Json pending = Pod("p", "4", 2, "");
+  pending.erase("kind");
+  const auto f = c.Post("/scheduler/filter", Json{{"Pod", pending}, {"NodeNames", {"a"}}}.dump(), "application/json");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(Json::parse(f->body)["NodeNames"], Json::array({"a"}));
+  const Json bind{{"PodName", "p"}, {"PodNamespace", "ml"}, {"PodUID", "u-p"}, {"Node", "a"}};
+  const auto b = c.Post("/scheduler/bind", bind.dump(), "application/json");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->status, 200);
+  EXPECT_EQ(Json::parse(b->body), Json::parse(R"({"Error": ""})"));
+  // The same pod again: gpufit already placed it (its two GPUs are taken).
+  const auto again = c.Post("/scheduler/bind", bind.dump(), "application/json");
+  ASSERT_TRUE(again);
+  EXPECT_THAT(Json::parse(again->body)["Error"].get<std::string>(), HasSubstr("already bound by gpufit to node a"));
+  ::kill(started.pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(started.pid, &status, 0), started.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  api.stop();
+  api_thread.join();
+
+  EXPECT_EQ(path, "/api/v1/namespaces/ml/pods/p/binding");
+  EXPECT_EQ(authorization, "Bearer t0ken");
+  fs::create_directories(dir / "binding");
+  std::ofstream(dir / "binding" / "binding.yaml") << binding;  // JSON is YAML
+  const gpufit::testing::ManifestValidation v = gpufit::testing::ValidateManifests({dir / "binding"});
+  EXPECT_EQ(v.exit_code, 0) << v.output << "\n" << binding;
+  EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(1)));
+  fs::remove_all(dir);
+}
+
+// deploy/: the Deployment, Service, ServiceAccount, ClusterRole and ClusterRoleBinding against
+// the Kubernetes OpenAPI schemas, both scheduler configurations against KubeSchedulerConfiguration v1's fields (tools/validate-manifests).
 TEST(Serve, DeployManifestsAreValid) {
   const fs::path deploy = fs::path(GPUFIT_SOURCE_DIR) / "deploy";
   const gpufit::testing::ManifestValidation v = gpufit::testing::ValidateManifests({deploy / "kubernetes", deploy / "scheduler"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(3)));
+  EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(7)));
 }
 
 }  // namespace

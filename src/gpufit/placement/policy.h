@@ -70,6 +70,10 @@ class Policy {
     index_bytes_ = 0;
   }
 
+  // The GPUs of `node` that `w` takes there, as Place chooses them (the policy's GPU picker);
+  // `node` must fit `w` (Fits).
+  GpuSet PickGpus(const Workload& w, const NodeState& node, Rng& rng) { return picker_->Pick(w, node, rng); }
+
   // Whether every filter lets `w` onto `node` as it stands (no score, no random draw).
   bool Fits(const Workload& w, const NodeState& node) const;
 

@@ -173,6 +173,7 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
   if (!request) return request.error();
   FilterResult out;
   const std::lock_guard lock(mu_);
+  Remember(args.pod, *request);
   const Workload w = cluster_.WorkloadFor(*request);
   for (std::size_t i = 0; i < args.node_names.size(); ++i) {
     const int id = NodeId(args.node_names[i]);
@@ -226,6 +227,58 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
                                                                static_cast<double>(kMaxExtenderPriority - kMinExtenderPriority)));
   }
   return out;
+}
+
+namespace {
+
+std::string BindKey(const std::string& uid, const std::string& ns, const std::string& name) {
+  return uid.empty() ? ns + "/" + name : uid;
+}
+
+}  // namespace
+
+void Extender::Remember(const KubePod& pod, const PodSpec& request) {
+  const std::string key = BindKey(pod.uid, pod.namespace_name, pod.name);
+  const auto [it, inserted] = filtered_.insert_or_assign(key, request);
+  if (!inserted) return;
+  filtered_order_.push_back(key);
+  if (filtered_order_.size() > kMaxRemembered) {
+    filtered_.erase(filtered_order_.front());
+    filtered_order_.pop_front();
+  }
+}
+
+Result<Reservation> Extender::Reserve(const BindingArgs& args) {
+  const std::string key = BindKey(args.pod_uid, args.pod_namespace, args.pod_name);
+  const std::string pod = args.pod_namespace + "/" + args.pod_name;
+  const std::lock_guard lock(mu_);
+  const int id = NodeId(args.node);
+  if (id < 0) return NotFound("bind {}: node {} is not in gpufit's snapshot of the cluster", pod, args.node);
+  if (const auto it = placed_.find(key); it != placed_.end()) {
+    return FailedPrecondition("bind {}: already bound by gpufit to node {}", pod, cluster_.node_name(it->second.node));
+  }
+  const auto it = filtered_.find(key);
+  if (it == filtered_.end()) {
+    return FailedPrecondition("bind {}: no filter request named this pod since gpufit started, so its requests are "
+                              "unknown (kube-scheduler filters it again on its next attempt)",
+                              pod);
+  }
+  const Workload w = cluster_.WorkloadFor(it->second);
+  if (const Verdict v = policy_.Check(w, cluster_.node(id)); !v.fits()) {
+    return FailedPrecondition("bind {}: node {} can no longer take the pod: {}", pod, args.node, v.reason);
+  }
+  const GpuSet gpus = policy_.PickGpus(w, cluster_.node(id), rng_);
+  cluster_.Place(id, w, gpus);
+  placed_.emplace(key, Placed{.node = id, .workload = w, .gpus = gpus});
+  return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
+}
+
+void Extender::Release(const BindingArgs& args) {
+  const std::lock_guard lock(mu_);
+  const auto it = placed_.find(BindKey(args.pod_uid, args.pod_namespace, args.pod_name));
+  if (it == placed_.end()) return;
+  cluster_.Remove(it->second.node, it->second.workload, it->second.gpus);
+  placed_.erase(it);
 }
 
 double Extender::GpuAllocationRatio() const {

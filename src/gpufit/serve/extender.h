@@ -34,10 +34,19 @@
 // snapshot lacks, gets 0. kube-scheduler multiplies that by the extender's weight and by
 // MaxNodeScore / MaxExtenderPriority = 10 (formats.md (d)).
 //
+// Bind (the bind verb; kube-scheduler then leaves the Binding to the extender): the pod's
+// request is the one of the last filter request that named it (ExtenderBindingArgs carries only
+// its name, namespace and UID; the last kMaxRemembered pods filtered are kept). Reserve checks
+// the node again under the lock, takes the GPUs the policy's picker chooses and puts the pod in
+// the state, so that of concurrent binds for the last free GPU exactly one gets it; Release
+// undoes a reservation whose Binding the API server refused. Pods that end are not seen until a
+// new snapshot (not built yet): the state only grows between snapshots.
+//
 // Thread-safe: one decision at a time (the policy's plugins cache per pod shape).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,6 +54,7 @@
 #include <vector>
 
 #include "gpufit/core/result.h"
+#include "gpufit/core/rng.h"
 #include "gpufit/model/cluster.h"
 #include "gpufit/model/kube_cluster.h"
 #include "gpufit/placement/cluster_state.h"
@@ -63,6 +73,13 @@ Result<PodSpec> DeclaredRequest(const KubePod& pod);
 
 struct ExtenderOptions {
   std::string policy = "gpufit";  // a name of placement/registry.h
+};
+
+// Where Reserve put a pod.
+struct Reservation {
+  std::string pod{};  // namespace/name
+  std::string node{};
+  GpuSet gpus = 0;    // bit g: GPU g of the node
 };
 
 struct SnapshotStats {
@@ -84,6 +101,16 @@ class Extender {
   Result<FilterResult> Filter(const ExtenderArgs& args);
   Result<std::vector<HostPriority>> Prioritize(const ExtenderArgs& args);
 
+  // Errors: kFailedPrecondition when no filter request named the pod (by UID, else
+  // namespace/name) or the node can no longer take it (with the filter's reason; kube-scheduler
+  // schedules the pod again); kNotFound for a node not in the snapshot; kFailedPrecondition when
+  // the pod is already bound here.
+  Result<Reservation> Reserve(const BindingArgs& args);
+  // Undoes Reserve of the pod (the same args); nothing when it holds no reservation.
+  void Release(const BindingArgs& args);
+
+  static constexpr std::size_t kMaxRemembered = 65536;
+
   const SnapshotStats& snapshot() const { return stats_; }
   // Allocated milli-GPU over the cluster's milli-GPU, 0..1.
   double GpuAllocationRatio() const;
@@ -92,11 +119,23 @@ class Extender {
   Extender(ClusterState cluster, Policy policy) : cluster_(std::move(cluster)), policy_(std::move(policy)) {}
   int NodeId(const std::string& name) const;  // -1 when the snapshot lacks it
 
+  void Remember(const KubePod& pod, const PodSpec& request);  // under mu_
+
+  struct Placed {
+    int node = -1;
+    Workload workload{};
+    GpuSet gpus = 0;
+  };
+
   mutable std::mutex mu_;
   ClusterState cluster_;
   Policy policy_;
+  Rng rng_{42};  // the GPU picker's draws (a random picker only)
   std::unordered_map<std::string, int> node_ids_;
   SnapshotStats stats_;
+  std::unordered_map<std::string, PodSpec> filtered_;  // by UID (else namespace/name): the last filter's request
+  std::deque<std::string> filtered_order_;             // oldest first, for the kMaxRemembered bound
+  std::unordered_map<std::string, Placed> placed_;     // pods this extender bound, by the same key
 };
 
 }  // namespace gpufit::serve

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "gpufit/core/rng.h"
 #include "gpufit/ingest/kube_reader.h"
@@ -173,6 +175,86 @@ TEST(Extender, TopPriorityIsThePoliciesOwnChoice) {
   EXPECT_EQ(best, kMaxExtenderPriority);
   EXPECT_EQ(chosen_score, kMaxExtenderPriority) << "the policy chose " << chosen;
   EXPECT_EQ(p->size(), 4u);
+}
+
+BindingArgs BindOf(const std::string& pod, const std::string& node) {
+  return {.pod_name = pod, .pod_namespace = "ml", .pod_uid = "uid-" + pod, .node = node};
+}
+
+// Bind takes the pod's request from its filter request, checks the node again and puts the pod
+// in the state: n1 (2 GPUs, 8 cores) takes a 1-GPU pod, then a second; a third finds no idle GPU.
+// Release gives the GPU back.
+TEST(Extender, ReserveUpdatesTheStateAndReleaseUndoesIt) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100")}, {});
+  ASSERT_NE(e, nullptr);
+  for (const std::string pod : {"a", "b", "c"}) ASSERT_TRUE(e->Filter(Args(PodJson(pod, "2", "8Gi", 1), {"n1"})));
+  const Result<Reservation> a = e->Reserve(BindOf("a", "n1"));
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->pod, "ml/a");
+  EXPECT_EQ(a->gpus, GpuSet{1});  // the picker's first idle GPU
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+  const Result<Reservation> b = e->Reserve(BindOf("b", "n1"));
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->gpus, GpuSet{2});
+  const Result<Reservation> c = e->Reserve(BindOf("c", "n1"));
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, Code::kFailedPrecondition);
+  EXPECT_THAT(c.error().message, HasSubstr("bind ml/c: node n1 can no longer take the pod: too few idle GPUs"));
+  // The filter sees the extender's own decisions.
+  const Result<FilterResult> full = e->Filter(Args(PodJson("d", "1", "1Gi", 1), {"n1"}));
+  ASSERT_TRUE(full);
+  EXPECT_THAT(full->failed, ElementsAre(FieldsAre(0, "too few idle GPUs")));
+  e->Release(BindOf("a", "n1"));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+  const Result<Reservation> again = e->Reserve(BindOf("c", "n1"));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->gpus, GpuSet{1});
+}
+
+TEST(Extender, ReserveRefusesUnknownPodsNodesAndDoubleBinds) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100")}, {});
+  ASSERT_NE(e, nullptr);
+  const Result<Reservation> unseen = e->Reserve(BindOf("never-filtered", "n1"));
+  ASSERT_FALSE(unseen);
+  EXPECT_THAT(unseen.error().message, HasSubstr("no filter request named this pod"));
+  ASSERT_TRUE(e->Filter(Args(PodJson("p", "1", "1Gi", 1), {"n1"})));
+  const Result<Reservation> ghost = e->Reserve(BindOf("p", "ghost"));
+  ASSERT_FALSE(ghost);
+  EXPECT_EQ(ghost.error().code, Code::kNotFound);
+  ASSERT_TRUE(e->Reserve(BindOf("p", "n1")));
+  const Result<Reservation> twice = e->Reserve(BindOf("p", "n1"));
+  ASSERT_FALSE(twice);
+  EXPECT_THAT(twice.error().message, HasSubstr("already bound by gpufit to node n1"));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+}
+
+// Concurrent binds for the last free GPU: n1 has one GPU; 16 threads each bind their own 1-GPU
+// pod to it at once. Exactly one wins; the state holds exactly one GPU's worth.
+TEST(Extender, ConcurrentBindsForTheLastFreeGpuExactlyOneWins) {
+  const auto e = Make({NodeJson("n1", 64, "256Gi", 1, "A100"), NodeJson("n2", 64, "256Gi", 1, "A100")},
+                      {PodJson("busy", "1", "1Gi", 1, "n2")});
+  ASSERT_NE(e, nullptr);
+  constexpr int kThreads = 16;
+  for (int t = 0; t < kThreads; ++t) ASSERT_TRUE(e->Filter(Args(PodJson("p" + std::to_string(t), "1", "1Gi", 1), {"n1"})));
+  std::atomic<int> wins{0}, no_room{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      while (!go) std::this_thread::yield();
+      const Result<Reservation> r = e->Reserve(BindOf("p" + std::to_string(t), "n1"));
+      if (r) {
+        ++wins;
+      } else if (r.error().message.find("too few idle GPUs") != std::string::npos) {
+        ++no_room;
+      }
+    });
+  }
+  go = true;
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wins.load(), 1);
+  EXPECT_EQ(no_room.load(), kThreads - 1);
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
 }
 
 }  // namespace

@@ -232,4 +232,32 @@ std::string WriteHostPriorityList(const std::vector<HostPriority>& priorities) {
   return out;
 }
 
+Result<BindingArgs> ParseBindingArgs(std::string_view body, std::string_view source) {
+  Result<Json> doc = ParseJson(body, source, /*any_thread=*/true);
+  if (!doc) return doc.error();
+  if (!doc->is_object())
+    return InvalidArgument("{}: expected a JSON object (ExtenderBindingArgs), got {}", source, doc->type_name());
+  BindingArgs args;
+  const std::pair<const char*, std::string*> fields[] = {{"PodName", &args.pod_name},
+                                                         {"PodNamespace", &args.pod_namespace},
+                                                         {"PodUID", &args.pod_uid},
+                                                         {"Node", &args.node}};
+  for (const auto& [key, value] : fields) {
+    const Json* v = Member(*doc, key);
+    if (v == nullptr) continue;
+    if (!v->is_string()) return InvalidArgument("{}: .{}: expected a string, got {}", source, key, v->type_name());
+    *value = v->get<std::string>();
+  }
+  if (args.pod_name.empty()) return InvalidArgument("{}: .PodName: missing or empty", source);
+  if (args.node.empty()) return InvalidArgument("{}: .Node: missing or empty", source);
+  return args;
+}
+
+std::string WriteBindingResult(std::string_view error) {
+  std::string out = R"({"Error":)";
+  AppendJsonString(out, error);
+  out.push_back('}');
+  return out;
+}
+
 }  // namespace gpufit::serve

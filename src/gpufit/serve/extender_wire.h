@@ -9,6 +9,8 @@
 // decoder matches keys case-insensitively; gpufit reads them the same way and writes Go's
 // spelling.
 //
+// ExtenderBindingArgs and ExtenderBindingResult are the bind verb's request and answer.
+//
 //  * nodeCacheCapable: true  -> the request has NodeNames (Nodes null) and the filter answer
 //    gives NodeNames back;
 //  * nodeCacheCapable: false -> the request has Nodes (a v1 NodeList) and the answer gives
@@ -59,6 +61,15 @@ struct HostPriority {
   std::int64_t score = 0;  // kMinExtenderPriority..kMaxExtenderPriority
 };
 
+// ExtenderBindingArgs: kube-scheduler asks the extender to bind the pod (only when the
+// extender's bindVerb is set; the extender then creates the v1 Binding itself).
+struct BindingArgs {
+  std::string pod_name{};
+  std::string pod_namespace{};
+  std::string pod_uid{};
+  std::string node{};
+};
+
 // `source` starts every error message, e.g. "filter request". Thread-safe (the body is bounded
 // by the server: it parses without core/json_input.h's process-wide out-of-memory reserve).
 // A nodeCacheCapable request is read with simdjson (its DOM validates the whole body), the
@@ -72,5 +83,14 @@ std::string WriteFilterResult(const ExtenderArgs& args, const FilterResult& resu
 std::string WriteFilterError(std::string_view error);
 // HostPriorityList.
 std::string WriteHostPriorityList(const std::vector<HostPriority>& priorities);
+
+// ExtenderBindingArgs ("PodName", "PodNamespace", "PodUID", "Node"; keys as Member matches
+// them). Errors (kInvalidArgument, naming the request and the key): malformed JSON, not an
+// object, PodName or Node missing or empty, a value that is not a string. PodNamespace and
+// PodUID may be absent (Go's zero value, "").
+Result<BindingArgs> ParseBindingArgs(std::string_view body, std::string_view source);
+// ExtenderBindingResult: {"Error": ""} when bound, else why not (kube-scheduler then
+// forgets the pod's assumed placement and schedules it again).
+std::string WriteBindingResult(std::string_view error);
 
 }  // namespace gpufit::serve

@@ -145,6 +145,31 @@ TEST(ExtenderWire, BothReadersAgreeOnKeysEscapesAndErrors) {
   EXPECT_THAT(unread.error().message, HasSubstr("r: malformed JSON at byte"));
 }
 
+// ExtenderBindingArgs and ExtenderBindingResult (formats.md (d)).
+TEST(ExtenderWire, BindingArgsAndResult) {
+  const Result<BindingArgs> args =
+      ParseBindingArgs(R"({"PodName": "p", "PodNamespace": "ml", "PodUID": "u-1", "Node": "n1"})", "bind request");
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_EQ(args->pod_name, "p");
+  EXPECT_EQ(args->pod_namespace, "ml");
+  EXPECT_EQ(args->pod_uid, "u-1");
+  EXPECT_EQ(args->node, "n1");
+  const Result<BindingArgs> folded = ParseBindingArgs(R"({"podname": "p", "node": "n1"})", "bind request");
+  ASSERT_TRUE(folded) << folded.error().message;
+  EXPECT_EQ(folded->pod_uid, "");
+  auto error = [](const std::string& body) {
+    const Result<BindingArgs> r = ParseBindingArgs(body, "bind request");
+    return r ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_THAT(error(R"({"PodName": )"), HasSubstr("bind request: malformed JSON at byte"));
+  EXPECT_THAT(error(R"(["p"])"), HasSubstr("expected a JSON object (ExtenderBindingArgs), got array"));
+  EXPECT_THAT(error(R"({"Node": "n1"})"), HasSubstr("bind request: .PodName: missing or empty"));
+  EXPECT_THAT(error(R"({"PodName": "p", "Node": ""})"), HasSubstr(".Node: missing or empty"));
+  EXPECT_THAT(error(R"({"PodName": "p", "Node": "n1", "PodUID": 7})"), HasSubstr(".PodUID: expected a string, got number"));
+  EXPECT_EQ(Json::parse(WriteBindingResult("")), Json::parse(R"({"Error": ""})"));
+  EXPECT_EQ(Json::parse(WriteBindingResult("no \"room\"")), Json::parse(R"({"Error": "no \"room\""})"));
+}
+
 TEST(ExtenderWire, HostPriorityListKeys) {
   const Json answer = Json::parse(WriteHostPriorityList({{.host = "a", .score = 10}, {.host = "b", .score = 0}}));
   EXPECT_EQ(answer, Json::parse(R"([{"Host": "a", "Score": 10}, {"Host": "b", "Score": 0}])"));

@@ -135,6 +135,41 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
              [](const std::string& e) {
                return nlohmann::json{{"Error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
              }));
+  // Bind: reserve in the state (exactly one of concurrent binds for the last room wins), then
+  // create the Binding; a refused Binding gives the room back. Every failure is a 200 answer
+  // whose Error says why (kube-scheduler then schedules the pod again); a malformed body is 400.
+  s.Post(options_.url_prefix + "/bind", [this, log](const httplib::Request& req, httplib::Response& res,
+                                                     const httplib::ContentReader& reader) {
+    const Clock::time_point t0 = Clock::now();
+    const Body body = ReadBody(req, reader, options_, t0);
+    auto answer = [&](int status, const std::string& outcome, const std::string& pod, const std::string& error) {
+      res.status = status;
+      if (status == 408 || status == 413) res.set_header("Connection", "close");
+      res.set_content(WriteBindingResult(error), "application/json");
+      metrics_.Observe("bind", outcome, SecondsSince(t0));
+      log("bind", status, pod, status == 200 ? 1 : 0, SecondsSince(t0), error);
+    };
+    if (body.status != 0)
+      return answer(body.status, body.status == 413 ? "too_large" : body.status == 408 ? "timeout" : "bad_request", "",
+                    body.error);
+    const Result<BindingArgs> args = ParseBindingArgs(body.text, "bind request");
+    if (!args) return answer(400, "bad_request", "", args.error().message);
+    const std::string pod = args->pod_namespace + "/" + args->pod_name;
+    if (!options_.bind) {
+      return answer(200, "not_enabled", pod,
+                    "bind: gpufit serve binds only with an API server to bind through (--kube-api)");
+    }
+    const Result<Reservation> reserved = extender_->Reserve(*args);
+    if (!reserved) {
+      return answer(200, reserved.error().code == Code::kNotFound ? "unknown_node" : "no_room", pod,
+                    reserved.error().message);
+    }
+    if (Result<void> bound = options_.bind(*args); !bound) {
+      extender_->Release(*args);
+      return answer(200, "api_error", pod, bound.error().message);
+    }
+    answer(200, "ok", pod, "");
+  });
   // A handler that throws (our bug, or out of memory) answers 500 with the reason, and is counted.
   s.set_exception_handler([this, log](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown exception";
@@ -144,7 +179,7 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
       what = e.what();
     } catch (...) {
     }
-    const std::string name = req.path.ends_with("/prioritize") ? "prioritize" : "filter";
+    const std::string name = req.path.ends_with("/prioritize") ? "prioritize" : req.path.ends_with("/bind") ? "bind" : "filter";
     res.status = 500;
     res.set_content(WriteFilterError("internal error: " + what), "application/json");
     metrics_.Observe(name, "internal", 0);

@@ -3,6 +3,9 @@
 //
 //   POST <prefix>/filter      ExtenderArgs -> ExtenderFilterResult
 //   POST <prefix>/prioritize  ExtenderArgs -> HostPriorityList
+//   POST <prefix>/bind        ExtenderBindingArgs -> ExtenderBindingResult: Extender::Reserve,
+//                             then `bind` (the Binding on the API server; Release when it
+//                             fails); without `bind`, every bind answers an Error
 //   GET  /healthz             200 "ok" while the process serves
 //   GET  /readyz              200 "ready" once the snapshot is loaded (always, here: the server
 //                             starts with its state), 503 during Stop's drain period
@@ -38,6 +41,7 @@ struct ServerOptions {
   double body_timeout_s = 10;
   double read_timeout_s = 5;
   std::function<void(const std::string& json_line)> log{};  // null: no request log
+  std::function<Result<void>(const BindingArgs&)> bind{};   // e.g. ApiServerBinder::Bind; null: bind not enabled
 };
 
 class ExtenderServer {

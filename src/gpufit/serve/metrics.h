@@ -19,8 +19,9 @@ class ExtenderMetrics {
   static constexpr std::array<double, 12> kBucketsS = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,  2.5e-3,
                                                        5e-3,  10e-3,  25e-3,  100e-3, 250e-3, 1.0};
 
-  // One answered request of `verb` ("filter", "prioritize") that took `seconds`; `outcome` is
-  // "ok" or the failure's reason ("bad_request", "too_large", "timeout", "internal").
+  // One answered request of `verb` ("filter", "prioritize", "bind") that took `seconds`;
+  // `outcome` is "ok" or the failure's reason ("bad_request", "too_large", "timeout",
+  // "internal"; bind also "no_room", "unknown_node", "api_error", "not_enabled").
   void Observe(const std::string& verb, const std::string& outcome, double seconds);
   // Nodes the filter kept or refused, by answer ("kept", "failed", "unresolvable").
   void CountNodes(const std::string& answer, std::int64_t n);

@@ -1,0 +1,102 @@
+#include "gpufit/serve/api_binder.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace gpufit::serve {
+namespace {
+
+using Json = nlohmann::json;
+
+// A DNS-1123 subdomain (Kubernetes' rule for namespace and pod names: lowercase letters,
+// digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit).
+bool IsDnsSubdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  for (const char c : s) {
+    if (!alnum(c) && c != '-' && c != '.') return false;
+  }
+  return alnum(s.front()) && alnum(s.back());
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Unavailable("{}: cannot read the API token", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) return Unavailable("{}: the API token file is empty", path);
+  return token;
+}
+
+}  // namespace
+
+std::string BindingJson(const BindingArgs& args) {
+  Json metadata{{"name", args.pod_name}, {"namespace", args.pod_namespace}};
+  if (!args.pod_uid.empty()) metadata["uid"] = args.pod_uid;
+  const Json binding{{"apiVersion", "v1"},
+                     {"kind", "Binding"},
+                     {"metadata", metadata},
+                     {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", args.node}}}};
+  return binding.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<ApiServerBinder> ApiServerBinder::Make(const ApiServerOptions& options) {
+  const std::string& url = options.url;
+  const bool https = url.starts_with("https://");
+  const std::size_t scheme_end = url.find("://");
+  if ((!https && !url.starts_with("http://")) || scheme_end == std::string::npos ||
+      url.size() == scheme_end + 3 || url.find('/', scheme_end + 3) != std::string::npos) {
+    return InvalidArgument("--kube-api: expected http(s)://host[:port] without a path, got '{}'", url);
+  }
+  if (!options.token_file.empty()) {
+    if (Result<std::string> token = ReadToken(options.token_file); !token)
+      return InvalidArgument("--kube-token-file: {}", token.error().message);
+  }
+  if (https && !options.ca_file.empty() && !std::ifstream(options.ca_file)) {
+    return InvalidArgument("--kube-ca-file: {}: cannot be read", options.ca_file);
+  }
+  return ApiServerBinder(options);
+}
+
+Result<void> ApiServerBinder::Bind(const BindingArgs& args) const {
+  if (!IsDnsSubdomain(args.pod_namespace) || !IsDnsSubdomain(args.pod_name)) {
+    return InvalidArgument("bind: pod '{}/{}': namespace and name must be DNS-1123 subdomains", args.pod_namespace,
+                           args.pod_name);
+  }
+  httplib::Client client(options_.url);
+  const auto seconds = static_cast<time_t>(options_.timeout_s);
+  const auto micros = static_cast<time_t>((options_.timeout_s - static_cast<double>(seconds)) * 1e6);
+  client.set_connection_timeout(seconds, micros);
+  client.set_read_timeout(seconds, micros);
+  client.set_write_timeout(seconds, micros);
+  if (options_.url.starts_with("https://") && !options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file.c_str());
+  if (!options_.token_file.empty()) {
+    Result<std::string> token = ReadToken(options_.token_file);
+    if (!token) return token.error();
+    client.set_bearer_token_auth(token->c_str());
+  }
+  const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", args.pod_namespace, args.pod_name);
+  const httplib::Result res = client.Post(path.c_str(), BindingJson(args), "application/json");
+  if (!res) {
+    return Unavailable("bind {}/{}: {}{}: {}", args.pod_namespace, args.pod_name, options_.url, path,
+                       httplib::to_string(res.error()));
+  }
+  if (res->status == 200 || res->status == 201) return {};
+  std::string why = res->body.substr(0, 300);
+  try {  // a v1 Status: its message says why
+    const Json status = Json::parse(res->body);
+    if (status.is_object() && status.contains("message") && status["message"].is_string())
+      why = status["message"].get<std::string>();
+  } catch (const Json::exception&) {
+  }
+  return FailedPrecondition("bind {}/{} to {}: the API server answered {}: {}", args.pod_namespace, args.pod_name,
+                            args.node, res->status, why);
+}
+
+}  // namespace gpufit::serve

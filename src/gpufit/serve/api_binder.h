@@ -1,0 +1,51 @@
+// Binds a pod to a node on the Kubernetes API server, as kube-scheduler's default binder does
+// when no extender binds: `POST /api/v1/namespaces/{namespace}/pods/{name}/binding` with a v1
+// Binding (k8s.io/api/core/v1 types.go: `Binding{ObjectMeta, Target ObjectReference}`;
+// kubernetes pkg/scheduler/framework/plugins/defaultbinder/default_binder.go sets the
+// namespace, name and UID of the pod and a Target of kind Node). The API server answers 201
+// with the Binding, or a v1 Status whose `message` says why not (409 when the pod is already
+// bound, 404 when it is gone, 403 without RBAC for pods/binding).
+//
+// Authentication: a bearer token from `token_file` (a service account's projected token,
+// which the kubelet rotates: it is read again for every Binding), TLS verified against
+// `ca_file` for an https URL. An http URL (for example `kubectl proxy` on loopback) sends no
+// token unless one is given.
+#pragma once
+
+#include <string>
+
+#include "gpufit/core/result.h"
+#include "gpufit/serve/extender_wire.h"
+
+namespace gpufit::serve {
+
+struct ApiServerOptions {
+  std::string url{};         // scheme://host[:port], e.g. https://kubernetes.default.svc
+  std::string token_file{};  // empty: no Authorization header
+  std::string ca_file{};     // https only; empty: the system's CA store
+  double timeout_s = 5;      // connect, read and write, each
+};
+
+// The v1 Binding that binds `args`' pod to its node, as JSON.
+std::string BindingJson(const BindingArgs& args);
+
+class ApiServerBinder {
+ public:
+  // Errors: kInvalidArgument for a URL that is not http:// or https:// host[:port] (no path),
+  // a token or CA file that cannot be read.
+  static Result<ApiServerBinder> Make(const ApiServerOptions& options);
+
+  // Errors: kInvalidArgument for a namespace or pod name that is not a DNS-1123 subdomain (it
+  // goes into the URL path); kUnavailable when the server cannot be reached or the token file
+  // cannot be read; kFailedPrecondition for any answer but 200/201, with the status code and the
+  // Status message.
+  Result<void> Bind(const BindingArgs& args) const;
+
+  const std::string& url() const { return options_.url; }
+
+ private:
+  explicit ApiServerBinder(ApiServerOptions options) : options_(std::move(options)) {}
+  ApiServerOptions options_;
+};
+
+}  // namespace gpufit::serve
