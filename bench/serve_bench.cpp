@@ -25,42 +25,12 @@
 #include "gpufit/ingest/openb_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/serve/http_server.h"
+#include "gpufit/serve/serve_fixture.h"
 
 namespace {
 
 using namespace gpufit;
 using Json = nlohmann::json;
-
-KubeNode KubeNodeOf(const NodeSpec& n) {
-  KubeNode k;
-  k.name = n.name;
-  k.cpu_capacity = k.cpu_allocatable = n.cpu;
-  k.memory_capacity = k.memory_allocatable = n.memory;
-  if (n.gpu_count > 0) k.devices_capacity["nvidia.com/gpu"] = k.devices_allocatable["nvidia.com/gpu"] = n.gpu_count;
-  k.gpu_count = n.gpu_count;
-  k.gpu_product = n.gpu_model;
-  return k;
-}
-
-// The pod as kube-scheduler sends it: requests, whole GPUs or the open-gpu-share annotations.
-Json PodJson(const PodSpec& p, std::size_t i) {
-  Json resources{{"requests", {{"cpu", std::to_string(p.cpu.value) + "m"}, {"memory", std::to_string(p.memory.value) + "Mi"}}}};
-  Json annotations = Json::object();
-  if (p.gpu_count > 0 && !p.SharesGpu()) resources["limits"] = {{"nvidia.com/gpu", std::to_string(p.gpu_count)}};
-  if (p.SharesGpu()) {
-    annotations["alibabacloud.com/gpu-milli"] = std::to_string(p.gpu_per_gpu.value);
-    annotations["alibabacloud.com/gpu-count"] = "1";
-  }
-  return {{"metadata", {{"name", "p" + std::to_string(i)}, {"namespace", "openb"}, {"uid", "u" + std::to_string(i)}, {"annotations", annotations}}},
-          {"spec", {{"containers", {{{"name", "main"}, {"resources", resources}}}}}}};
-}
-
-KubePod KubePodOf(const PodSpec& p, std::size_t i, const std::string& node) {
-  Json j = PodJson(p, i);
-  j["spec"]["nodeName"] = node;
-  j["status"] = {{"phase", "Running"}};
-  return *ParseKubePod(j, "bench");
-}
 
 // The openb cluster half taken by first-fit as the snapshot, and 1,000 request bodies drawn
 // from the trace (nodeCacheCapable: every node's name in NodeNames).
@@ -84,15 +54,16 @@ Setup MakeSetup() {
   ClusterState cluster = *ClusterState::FromSpecs(*nodes);
   Policy first_fit = *MakePolicy("first-fit", PolicyContext{});
   Rng rng(42);
-  std::vector<KubeNode> kube_nodes;
-  for (const NodeSpec& n : *nodes) kube_nodes.push_back(KubeNodeOf(n));
+  Json node_list = Json::array();
+  for (const NodeSpec& n : *nodes) node_list.push_back(serve::testing::NodeJsonOf(n));
+  std::vector<KubeNode> kube_nodes = *ParseKubeNodes(Json{{"kind", "NodeList"}, {"items", node_list}}, "nodes");
   std::vector<KubePod> running;
   for (std::size_t i = 0; i < pods->size() && cluster.gpu_allocated().value * 2 < cluster.gpu_capacity().value; ++i) {
     const Workload w = cluster.WorkloadFor((*pods)[i]);
     const Policy::Decision d = first_fit.Place(w, cluster, rng, false);
     if (d.node < 0) continue;
     cluster.Place(d.node, w, d.gpus);
-    running.push_back(KubePodOf((*pods)[i], i, cluster.node_name(d.node)));
+    running.push_back(*ParseKubePod(serve::testing::PodJsonOf((*pods)[i], "p" + std::to_string(i), cluster.node_name(d.node)), "bench"));
   }
   auto extender = serve::Extender::FromSnapshot(kube_nodes, running, {});
   if (!extender) {
@@ -105,7 +76,7 @@ Setup MakeSetup() {
   for (const NodeSpec& n : *nodes) names.push_back(n.name);
   for (std::size_t i = 0; i < 1000; ++i) {
     const std::size_t k = rng.Below(pods->size());
-    out.bodies.push_back(Json{{"Pod", PodJson((*pods)[k], k)}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
+    out.bodies.push_back(Json{{"Pod", serve::testing::PodJsonOf((*pods)[k], "p" + std::to_string(k))}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
   }
   return out;
 }

@@ -137,7 +137,17 @@ Result<std::unique_ptr<Extender>> Extender::FromSnapshot(const std::vector<KubeN
   Result<Policy> policy = MakePolicy(options.policy, PolicyContext{target});
   if (!policy) return policy.error();
 
+  // The node order simulate uses for the same seed (sim/engine.cpp: the first draw of its Rng).
+  Rng rng(options.seed);
+  std::vector<int> order(cluster->nodes().size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  rng.Shuffle(order);
+  policy->SetNodeOrder(order);
+
   std::unique_ptr<Extender> e(new Extender(std::move(*cluster), std::move(*policy)));
+  e->rng_ = rng;
+  e->order_pos_.resize(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) e->order_pos_[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
   for (std::size_t i = 0; i < e->cluster_.nodes().size(); ++i) {
     e->node_ids_.emplace(e->cluster_.node_name(static_cast<int>(i)), static_cast<int>(i));
   }
@@ -207,24 +217,34 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
     const std::lock_guard lock(mu_);
     values = policy_.Values(cluster_.WorkloadFor(*request), cluster_, ids);
   }
-  std::optional<std::int64_t> lo, hi;
-  for (const auto& v : values) {
-    if (!v) continue;
-    lo = lo ? std::min(*lo, *v) : *v;
-    hi = hi ? std::max(*hi, *v) : *v;
+  // The policy's choice: the highest value, ties to the first in the seeded order.
+  std::optional<std::size_t> choice;
+  std::optional<std::int64_t> lo;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!values[k]) continue;
+    lo = lo ? std::min(*lo, *values[k]) : *values[k];
+    if (!choice || *values[k] > *values[*choice] ||
+        (*values[k] == *values[*choice] &&
+         order_pos_[static_cast<std::size_t>(ids[k])] < order_pos_[static_cast<std::size_t>(ids[*choice])])) {
+      choice = k;
+    }
   }
   std::vector<HostPriority> out;
   out.reserve(args.node_names.size());
   for (const std::string& name : args.node_names) out.push_back({.host = name, .score = kMinExtenderPriority});
+  if (!choice) return out;
+  const std::int64_t hi = *values[*choice];
+  const std::int64_t span = hi - *lo;
+  constexpr std::int64_t kBelowChoice = kMaxExtenderPriority - 1;
   for (std::size_t k = 0; k < values.size(); ++k) {
     if (!values[k]) continue;
-    const std::int64_t span = *hi - *lo;
     out[at[k]].score =
-        span == 0 ? kMaxExtenderPriority
-                  : kMinExtenderPriority +
-                        static_cast<std::int64_t>(std::llround(static_cast<double>(*values[k] - *lo) /
-                                                               static_cast<double>(span) *
-                                                               static_cast<double>(kMaxExtenderPriority - kMinExtenderPriority)));
+        k == *choice ? kMaxExtenderPriority
+        : span == 0  ? kBelowChoice
+                     : kMinExtenderPriority +
+                          static_cast<std::int64_t>(std::llround(static_cast<double>(*values[k] - *lo) /
+                                                                 static_cast<double>(span) *
+                                                                 static_cast<double>(kBelowChoice - kMinExtenderPriority)));
   }
   return out;
 }

@@ -28,11 +28,13 @@
 // otherwise the placement policy's filters (placement/registry.h: gpu-model, gpu, cpu,
 // memory) decide, a kNever verdict (the node could not take the pod even empty) going to
 // FailedAndUnresolvableNodes, a kNotNow one to FailedNodes, with the filter's reason.
-// Prioritize: the policy's value (sum of weight * score) of each candidate that fits, mapped
-// linearly onto MinExtenderPriority..MaxExtenderPriority (0..10) so that the best candidate
-// gets 10 and the worst 0 (all 10 when they tie); a candidate that does not fit, or that the
-// snapshot lacks, gets 0. kube-scheduler multiplies that by the extender's weight and by
-// MaxNodeScore / MaxExtenderPriority = 10 (formats.md (d)).
+// Prioritize: the candidate the policy chooses (Policy::Place's rule over the candidates: the
+// highest value, sum of weight * score; ties to the first in the seeded node order) gets
+// MaxExtenderPriority (10), alone, so that kube-scheduler, where the extender's weighted score
+// outweighs its own plugins', makes simulate's decision; every other candidate that fits gets
+// its value mapped linearly onto 0..9 (the worst 0, a tie with the choice 9); a candidate that
+// does not fit, or that the snapshot lacks, gets 0. kube-scheduler multiplies that by the
+// extender's weight and by MaxNodeScore / MaxExtenderPriority = 10 (formats.md (d)).
 //
 // Bind (the bind verb; kube-scheduler then leaves the Binding to the extender): the pod's
 // request is the one of the last filter request that named it (ExtenderBindingArgs carries only
@@ -73,6 +75,10 @@ Result<PodSpec> DeclaredRequest(const KubePod& pod);
 
 struct ExtenderOptions {
   std::string policy = "gpufit";  // a name of placement/registry.h
+  // Ties between equally good nodes go to the first in the snapshot's node order shuffled
+  // with this seed, as `simulate --seeds <seed>` breaks them (sim/engine.h); the same seed then
+  // drives a random GPU picker's draws.
+  std::uint64_t seed = 42;
 };
 
 // Where Reserve put a pod.
@@ -130,8 +136,9 @@ class Extender {
   mutable std::mutex mu_;
   ClusterState cluster_;
   Policy policy_;
-  Rng rng_{42};  // the GPU picker's draws (a random picker only)
+  Rng rng_{42};  // the node order's shuffle, then the GPU picker's draws (a random picker only)
   std::unordered_map<std::string, int> node_ids_;
+  std::vector<int> order_pos_;  // each node's position in the seeded order (ties: the first wins)
   SnapshotStats stats_;
   std::unordered_map<std::string, PodSpec> filtered_;  // by UID (else namespace/name): the last filter's request
   std::deque<std::string> filtered_order_;             // oldest first, for the kMaxRemembered bound

@@ -60,12 +60,19 @@ class Run {
     for (std::size_t k = 0; k < order.size(); ++k) {
       const std::size_t pod = order[k];
       Arrive(pod);
-      if (TryPlace(pod) != Outcome::kPlaced) {
+      const bool placed = TryPlace(pod) == Outcome::kPlaced;
+      if (!placed) {
         ++failed_;
         if (!result_.unallocated_gpus_at_first_failure) result_.unallocated_gpus_at_first_failure = Unallocated();
       }
       if (Result<void> ok = Check(); !ok) return ok.error();
       Record(std::nullopt);
+      if (options_.keep_steps) {
+        StepMetrics& s = result_.steps.back();
+        s.pod = static_cast<std::int64_t>(pod);
+        s.node = placed ? placed_.back().node : -1;
+        s.gpus = placed ? placed_.back().gpus : 0;
+      }
     }
     result_.alloc_ratio = AllocRatio();
     result_.unallocated_gpus = Unallocated();

@@ -48,6 +48,11 @@ struct StepMetrics {
   std::int64_t running_pods = 0;
   std::int64_t pending_pods = 0;  // replay: waiting now
   std::int64_t failed_pods = 0;   // saturation: fit nowhere so far
+  // Saturation: the arriving pod (index into the trace), the node it went to (-1: it fit
+  // nowhere) and its GPUs there (bit g: GPU g). Replay: pod -1.
+  std::int64_t pod = -1;
+  int node = -1;
+  GpuSet gpus = 0;
 };
 
 struct RunResult {
