@@ -20,6 +20,7 @@ struct ServeFlags {
   std::string nodes, pods, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
   int port = 8888;
+  std::uint64_t seed = 42;
   double max_body_mib = 16, body_timeout_s = 10, drain_s = 5;
 };
 
@@ -44,7 +45,8 @@ int Run(const ServeFlags& f) {
     if (!read) return Fail(read.error());
     pods = std::move(*read);
   }
-  Result<std::unique_ptr<serve::Extender>> extender = serve::Extender::FromSnapshot(*nodes, pods, {.policy = f.policy});
+  Result<std::unique_ptr<serve::Extender>> extender =
+      serve::Extender::FromSnapshot(*nodes, pods, {.policy = f.policy, .seed = f.seed});
   if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", f.nodes, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
@@ -102,6 +104,9 @@ void AddServeCommand(CLI::App& app, int& rc) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--policy", flags->policy, "placement policy: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
       ->check(CLI::IsMember(PolicyNames()))
+      ->capture_default_str();
+  cmd->add_option("--seed", flags->seed,
+                  "ties between equally good nodes go as `simulate --seeds <seed>` breaks them")
       ->capture_default_str();
   cmd->add_option("--host", flags->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", flags->port, "port to listen on (0: any free port)")
