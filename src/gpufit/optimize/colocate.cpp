@@ -61,6 +61,8 @@ class Packer {
   static constexpr std::int64_t kConvolutionEvaluations = 101 * 101;
   static constexpr std::size_t kMaxMemo = std::size_t{1} << 18;
   Packer(const Instance& in, std::uint64_t seed) : in_(in), rng_(seed) {}
+  // A copy of `from` (its packing, counters and memo) that goes on with its own seed.
+  Packer(const Packer& from, std::uint64_t seed) : Packer(from) { rng_.seed(seed); }
 
   double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions, g.collision_p); }
   double Penalty(double overflow, std::int64_t collisions, double collision_p) const {
@@ -371,12 +373,11 @@ std::int64_t Luby(std::int64_t k) {
   return power;
 }
 
-// First-fit decreasing, then bin elimination until `budget` evaluations are spent or
-// only `stop_at` GPUs are left.
+// Bin elimination from the packer's packing until `budget` evaluations are spent or only
+// `stop_at` GPUs are left.
 // Restarts follow the Luby sequence (Luby, Sinclair, Zuckerman 1993): attempt k gets
 // luby(k) x kAttemptUnit evaluations, which copes with the heavy-tailed time a repair takes.
-void Search(Packer& packer, const std::vector<std::size_t>& pods, std::int64_t budget, std::size_t stop_at) {
-  packer.FirstFitDecreasing(pods);
+void Improve(Packer& packer, std::int64_t budget, std::size_t stop_at) {
   const std::int64_t base = packer.evaluations();
   for (std::int64_t k = 1; packer.gpus().size() > stop_at; ++k) {
     const std::int64_t before = packer.evaluations();
@@ -431,24 +432,28 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
       packable.push_back(i);
     }
   }
-  // Independent searches, one per thread with its own seed; the fewest GPUs wins (ties:
-  // the lower seed), so the result does not depend on thread timing.
+  // First-fit decreasing once (it draws nothing: every thread used to repeat the same
+  // packing), then independent searches from copies of it, one per thread with its own seed;
+  // the fewest GPUs wins (ties: the lower seed), so the result does not depend on thread timing.
   const unsigned threads = std::max(1u, options.threads);
   std::vector<Packer> packers;
-  for (unsigned k = 0; k < threads; ++k) packers.emplace_back(in, options.seed + k);
+  packers.reserve(threads);  // packers[0] is copied below: no reallocation
+  packers.emplace_back(in, options.seed);
+  packers[0].FirstFitDecreasing(packable);
+  for (unsigned k = 1; k < threads; ++k) packers.emplace_back(packers[0], options.seed + k);
   std::vector<std::thread> workers;
   std::vector<std::exception_ptr> failures(threads);
   for (unsigned k = 1; k < threads; ++k) {
     workers.emplace_back([&, k] {
       try {
-        Search(packers[k], packable, options.search_budget, options.stop_at_gpus);
+        Improve(packers[k], options.search_budget, options.stop_at_gpus);
       } catch (...) {
         failures[k] = std::current_exception();  // e.g. bad_alloc: rethrown to the caller below
       }
     });
   }
   try {
-    Search(packers[0], packable, options.search_budget, options.stop_at_gpus);
+    Improve(packers[0], options.search_budget, options.stop_at_gpus);
   } catch (...) {
     failures[0] = std::current_exception();
   }
