@@ -176,6 +176,11 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std
   cmd->add_option("--seed", f.options.seed, "seed of the packing search")->check(cli::SeedCheck());
   cmd->add_option("--search-budget", f.options.search_budget,
                   "packing search effort per thread, in sample evaluations (0 = first-fit decreasing only)");
+  cmd->add_option("--threads", f.options.threads,
+                  "independent packing searches run in parallel, seeds --seed, --seed + 1, ...; the fewest GPUs "
+                  "wins (the plan depends on this number, never on timing)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
   cmd->add_option("--catalog", f.catalog, "GPU catalog YAML (default: the embedded data/gpu_catalog.yaml)");
   cmd->add_option("--sharing", f.sharing,
                   "how the pods of a planned GPU share it: time-slicing (nothing enforces memory), mig (hardware "

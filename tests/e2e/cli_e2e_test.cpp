@@ -112,6 +112,28 @@ TEST(PlanOnGenTd26, EightyGiBTargetIsSafeInAndOutOfSample) {
   fs::remove_all(dir);
 }
 
+// --threads: independent searches from seeds seed .. seed + threads - 1, the fewest GPUs wins;
+// the plan depends on the count, never on timing (two runs agree), and records it.
+TEST(PlanOnGenTd26, ThreadsAreRecordedAndTheirPlanIsReproducible) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("threads");
+  auto plan = [&](const std::string& threads) {
+    const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --search-budget 20000000 --threads " +
+                                threads + " --format json",
+                            dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  };
+  const nlohmann::json three = plan("3");
+  EXPECT_EQ(three["options"]["threads"], 3);
+  EXPECT_EQ(three["groups"], plan("3")["groups"]);
+  EXPECT_EQ(plan("1")["options"]["threads"], 1);
+  const CliRun zero = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --threads 0", dir);
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("--threads: Value 0 not in range 1 to 256"));
+  fs::remove_all(dir);
+}
+
 TEST(PlanOnGenTd26, NightLendingManifestsCarryTheLentGpus) {
   if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("lending");
