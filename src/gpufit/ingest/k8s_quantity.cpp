@@ -72,12 +72,13 @@ Result<MilliCpu> CpuQuantity(std::string_view text) {
   return MilliCpu{static_cast<std::int64_t>(std::ceil(*cores * 1000 - 1e-9))};
 }
 
-Result<MiB> MemoryQuantity(std::string_view text) {
+Result<MiB> MemoryQuantity(std::string_view text, MemoryRounding rounding) {
   const Result<double> bytes = ParseQuantity(text);
   if (!bytes) return bytes.error();
   if (*bytes < 0) return Unexpected{Bad(text, "memory must be >= 0")};
   if (*bytes >= kInt64Bound) return Unexpected{Bad(text, "above 2^63 bytes (8 EiB), more than Kubernetes holds")};
-  return MiB{static_cast<std::int64_t>(std::ceil(*bytes / 1048576.0 - 1e-9))};
+  const double mib = *bytes / 1048576.0;
+  return MiB{static_cast<std::int64_t>(rounding == MemoryRounding::kUp ? std::ceil(mib - 1e-9) : std::floor(mib + 1e-9))};
 }
 
 Result<int> DeviceQuantity(std::string_view text) {

@@ -24,9 +24,11 @@ Result<double> ParseQuantity(std::string_view text);
 // Errors also for negative values and for 2^63 millicores or more (Kubernetes keeps an int64).
 Result<MilliCpu> CpuQuantity(std::string_view text);
 
-// Memory in MiB, rounded up to whole MiB. Errors also for negative values and for 2^63
-// bytes (8 EiB) or more.
-Result<MiB> MemoryQuantity(std::string_view text);
+// Memory in MiB: a request rounded up to whole MiB, a capacity (a node's capacity or
+// allocatable) rounded down, so that neither rounding lets more onto a node than fits.
+// Errors also for negative values and for 2^63 bytes (8 EiB) or more.
+enum class MemoryRounding { kUp, kDown };
+Result<MiB> MemoryQuantity(std::string_view text, MemoryRounding rounding = MemoryRounding::kUp);
 
 // A device count (nvidia.com/gpu, nvidia.com/mig-1g.10gb): a whole number >= 0.
 Result<int> DeviceQuantity(std::string_view text);

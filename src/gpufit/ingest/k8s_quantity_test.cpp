@@ -62,6 +62,11 @@ TEST(K8sQuantityTest, ConvertsToMillicoresMibAndDevices) {
   EXPECT_EQ(*MemoryQuantity("16Gi"), MiB{16384});
   EXPECT_EQ(*MemoryQuantity("128974848"), MiB{123});
   EXPECT_EQ(*MemoryQuantity("1G"), MiB{954});  // 1e9 bytes = 953.67 MiB, rounded up
+  // A node's memory rounds down: 1025Ki holds 1 whole MiB, not 2 (a 2Mi request must not fit).
+  EXPECT_EQ(*MemoryQuantity("1025Ki", MemoryRounding::kDown), MiB{1});
+  EXPECT_EQ(*MemoryQuantity("1025Ki"), MiB{2});
+  EXPECT_EQ(*MemoryQuantity("1G", MemoryRounding::kDown), MiB{953});
+  EXPECT_EQ(*MemoryQuantity("16Gi", MemoryRounding::kDown), MiB{16384});
   EXPECT_FALSE(MemoryQuantity("-5Mi"));
   EXPECT_EQ(*DeviceQuantity("2"), 2);
   EXPECT_FALSE(DeviceQuantity("1.5"));

@@ -96,7 +96,9 @@ struct ResourceList {
   std::map<std::string, int> devices;  // names with a '/': extended resources
 };
 
-Result<ResourceList> Resources(const Where& w, const Json& parent, const char* key, const std::string& path) {
+// `rounding`: kUp for what a pod asks, kDown for what a node has (k8s_quantity.h).
+Result<ResourceList> Resources(const Where& w, const Json& parent, const char* key, const std::string& path,
+                               MemoryRounding rounding = MemoryRounding::kUp) {
   const Result<const Json*> obj = Object(w, parent, key, path);
   if (!obj) return obj.error();
   ResourceList out;
@@ -118,7 +120,7 @@ Result<ResourceList> Resources(const Where& w, const Json& parent, const char* k
       if (!q) return w.Bad(at, q.error().message);
       out.cpu = *q;
     } else if (name == "memory") {
-      const Result<MiB> q = MemoryQuantity(text);
+      const Result<MiB> q = MemoryQuantity(text, rounding);
       if (!q) return w.Bad(at, q.error().message);
       out.memory = *q;
     } else {
@@ -392,9 +394,11 @@ Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, K
   const Result<const Json*> status = Object(w, item, "status", ".status");
   if (!status) return status.error();
   if (*status != nullptr) {
-    const Result<ResourceList> capacity = Resources(w, **status, "capacity", ".status.capacity");
+    const Result<ResourceList> capacity =
+        Resources(w, **status, "capacity", ".status.capacity", MemoryRounding::kDown);
     if (!capacity) return capacity.error();
-    const Result<ResourceList> allocatable = Resources(w, **status, "allocatable", ".status.allocatable");
+    const Result<ResourceList> allocatable =
+        Resources(w, **status, "allocatable", ".status.allocatable", MemoryRounding::kDown);
     if (!allocatable) return allocatable.error();
     node.cpu_capacity = capacity->cpu.value_or(MilliCpu{});
     node.memory_capacity = capacity->memory.value_or(MiB{});

@@ -117,8 +117,9 @@ TEST(KubeReaderTest, H100NodeResourcesAndGpuLabels) {
 TEST(KubeReaderTest, MixedMigNodeKeepsEachProfileAsADevice) {
   const KubeNode& n = NodeNamed("a100-mig-3");
   EXPECT_EQ(n.cpu_allocatable, MilliCpu{95690});
-  EXPECT_EQ(n.memory_capacity, MiB{1031991});     // 1056758636Ki = 1031990.86 MiB, rounded up
-  EXPECT_EQ(n.memory_allocatable, MiB{1020508});  // 1045000000Ki = 1020507.81 MiB
+  // A node's memory rounds down (what it has; a pod's request rounds up): k8s_quantity.h.
+  EXPECT_EQ(n.memory_capacity, MiB{1031990});     // 1056758636Ki = 1031990.86 MiB
+  EXPECT_EQ(n.memory_allocatable, MiB{1020507});  // 1045000000Ki = 1020507.81 MiB
   EXPECT_EQ(n.devices_capacity,
             (std::map<std::string, int>{
                 {"nvidia.com/gpu", 4}, {"nvidia.com/mig-1g.10gb", 16}, {"nvidia.com/mig-3g.40gb", 4}}));

@@ -66,7 +66,7 @@ Result<ApiServerBinder> ApiServerBinder::Make(const ApiServerOptions& options) {
 
 Result<void> ApiServerBinder::Bind(const BindingArgs& args) const {
   if (!IsDnsSubdomain(args.pod_namespace) || !IsDnsSubdomain(args.pod_name)) {
-    return InvalidArgument("bind: pod '{}/{}': namespace and name must be DNS-1123 subdomains", args.pod_namespace,
+    return FailedPrecondition("bind: pod '{}/{}': namespace and name must be DNS-1123 subdomains", args.pod_namespace,
                            args.pod_name);
   }
   httplib::Client client(options_.url);
@@ -78,13 +78,18 @@ Result<void> ApiServerBinder::Bind(const BindingArgs& args) const {
   if (options_.url.starts_with("https://") && !options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file.c_str());
   if (!options_.token_file.empty()) {
     Result<std::string> token = ReadToken(options_.token_file);
-    if (!token) return token.error();
+    if (!token) return FailedPrecondition("bind {}/{}: {}", args.pod_namespace, args.pod_name, token.error().message);
     client.set_bearer_token_auth(token->c_str());
   }
   const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", args.pod_namespace, args.pod_name);
   const httplib::Result res = client.Post(path.c_str(), BindingJson(args), "application/json");
+  if (!res && res.error() == httplib::Error::Connection) {  // nothing was sent
+    return FailedPrecondition("bind {}/{}: cannot connect to {} (cpp-httplib: {})", args.pod_namespace, args.pod_name,
+                              options_.url, httplib::to_string(res.error()));
+  }
   if (!res) {
-    return Unavailable("bind {}/{}: {}{}: {}", args.pod_namespace, args.pod_name, options_.url, path,
+    return Unavailable("bind {}/{}: {}{}: no answer within {} s (cpp-httplib: {}); the Binding may exist",
+                       args.pod_namespace, args.pod_name, options_.url, path, options_.timeout_s,
                        httplib::to_string(res.error()));
   }
   if (res->status == 200 || res->status == 201) return {};
@@ -95,8 +100,10 @@ Result<void> ApiServerBinder::Bind(const BindingArgs& args) const {
       why = status["message"].get<std::string>();
   } catch (const Json::exception&) {
   }
-  return FailedPrecondition("bind {}/{} to {}: the API server answered {}: {}", args.pod_namespace, args.pod_name,
-                            args.node, res->status, why);
+  const std::string message = fmt::format("bind {}/{} to {}: the API server answered {}: {}", args.pod_namespace,
+                                          args.pod_name, args.node, res->status, why);
+  if (res->status == 409 || res->status >= 500) return Unavailable("{}", message);
+  return FailedPrecondition("{}", message);
 }
 
 }  // namespace gpufit::serve

@@ -35,10 +35,14 @@ class ApiServerBinder {
   // a token or CA file that cannot be read.
   static Result<ApiServerBinder> Make(const ApiServerOptions& options);
 
-  // Errors: kInvalidArgument for a namespace or pod name that is not a DNS-1123 subdomain (it
-  // goes into the URL path); kUnavailable when the server cannot be reached or the token file
-  // cannot be read; kFailedPrecondition for any answer but 200/201, with the status code and the
-  // Status message.
+  // Errors, by whether the Binding may exist:
+  //  * kFailedPrecondition: it does not. The API server refused (a 4xx other than 409: 403
+  //    without RBAC, 404 pod gone, 400/422 invalid), the server cannot be connected to, the
+  //    name is not a DNS-1123 subdomain (it goes into the URL path), or the token file cannot
+  //    be read.
+  //  * kUnavailable: it may. No answer after the request went out (a timeout, a reset),
+  //    409 Conflict (the pod is already bound: perhaps by an earlier attempt whose answer was
+  //    lost), or a 5xx. The message has the status code and the Status message.
   Result<void> Bind(const BindingArgs& args) const;
 
   const std::string& url() const { return options_.url; }

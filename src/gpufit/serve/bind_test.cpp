@@ -34,16 +34,21 @@ class ApiStandIn {
     std::string path, authorization, body;
   };
   explicit ApiStandIn(int status = 201, std::string message = "") : status_(status), message_(std::move(message)) {
+    if (status_ == 0) {  // never answers in time: waits 3 s, then 201
+      status_ = 201;
+      delay_ms_ = 3000;
+    }
     http_.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [this](const httplib::Request& req,
                                                                               httplib::Response& res) {
       {
         const std::lock_guard lock(mu_);
         calls_.push_back({req.path, req.get_header_value("Authorization"), req.body});
       }
-      res.status = status_;
-      res.set_content(status_ == 201 ? req.body
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
+      res.status = status_.load();
+      res.set_content(status_.load() == 201 ? req.body
                                      : Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                                            {"message", message_}, {"code", status_}}
+                                            {"message", message_}, {"code", status_.load()}}
                                            .dump(),
                       "application/json");
     });
@@ -56,13 +61,18 @@ class ApiStandIn {
     thread_.join();
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void Answer(int status) {
+    status_ = status;
+    delay_ms_ = 0;
+  }
   std::vector<Call> calls() {
     const std::lock_guard lock(mu_);
     return calls_;
   }
 
  private:
-  int status_;
+  std::atomic<int> status_;
+  std::atomic<int> delay_ms_{0};
   std::string message_;
   httplib::Server http_;
   int port_ = 0;
@@ -156,14 +166,15 @@ TEST(Bind, CreatesTheBindingWithTheTokenAndExactlyOneWinsTheLastGpu) {
   EXPECT_THAT(s.Metrics(), HasSubstr("gpufit_extender_requests_total{verb=\"bind\",outcome=\"no_room\"} 1\n"));
 }
 
-// A Binding the API server refuses gives the GPU back, and the answer carries the Status message.
+// A Binding the API server refuses for certain (403: no RBAC) gives the GPU back, and the answer
+// carries the Status message.
 TEST(Bind, RefusedBindingReleasesTheGpu) {
-  ApiStandIn api(409, "pod a is already assigned to node n7");
+  ApiStandIn api(403, "pods \"a\" is forbidden: cannot create resource \"pods/binding\"");
   const Result<ApiServerBinder> binder = ApiServerBinder::Make({.url = api.url()});
   ASSERT_TRUE(binder) << binder.error().message;
   BindServed s([&](const BindingArgs& a) { return binder->Bind(a); });
   ASSERT_EQ(s.Filter("a")["NodeNames"], Json::array({"n1"}));
-  EXPECT_THAT(s.Bind("a", "n1"), HasSubstr("the API server answered 409: pod a is already assigned to node n7"));
+  EXPECT_THAT(s.Bind("a", "n1"), HasSubstr("the API server answered 403: pods \"a\" is forbidden"));
   EXPECT_EQ(api.calls().size(), 1U);
   EXPECT_EQ(api.calls()[0].authorization, "");  // no token file, no header
   // Both of n1's GPUs are still free: a 2-GPU pod fits.
@@ -171,7 +182,33 @@ TEST(Bind, RefusedBindingReleasesTheGpu) {
       "/filter", Json{{"Pod", PodJson("big", "1", "1Gi", 2)}, {"NodeNames", {"n1"}}}.dump(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(Json::parse(r->body)["NodeNames"], Json::array({"n1"}));
-  EXPECT_THAT(s.Metrics(), HasSubstr("gpufit_extender_requests_total{verb=\"bind\",outcome=\"api_error\"} 1\n"));
+  EXPECT_THAT(s.Metrics(), HasSubstr("gpufit_extender_requests_total{verb=\"bind\",outcome=\"api_refused\"} 1\n"));
+}
+
+// A Binding whose outcome is unknown (no answer in time; 409, 5xx) may exist: the pod keeps its
+// GPU (the safe side: nothing else lands on it), and its next bind replaces the reservation.
+TEST(Bind, UnknownOutcomeKeepsTheGpuUntilTheNextBind) {
+  ApiStandIn api(0);  // answers 201, but only after 3 s
+  const Result<ApiServerBinder> binder = ApiServerBinder::Make({.url = api.url(), .timeout_s = 1});
+  ASSERT_TRUE(binder) << binder.error().message;
+  BindServed s([&](const BindingArgs& a) { return binder->Bind(a); });
+  auto fits_two = [&] {
+    const auto r = s.Client().Post(
+        "/filter", Json{{"Pod", PodJson("big", "1", "1Gi", 2)}, {"NodeNames", {"n1"}}}.dump(), "application/json");
+    return r && Json::parse(r->body)["NodeNames"] == Json::array({"n1"});
+  };
+  ASSERT_EQ(s.Filter("a")["NodeNames"], Json::array({"n1"}));
+  EXPECT_THAT(s.Bind("a", "n1"), HasSubstr("no answer within 1 s"));
+  EXPECT_FALSE(fits_two());  // a's GPU is still counted
+  api.Answer(409);
+  EXPECT_THAT(s.Bind("a", "n1"), HasSubstr("the API server answered 409"));
+  EXPECT_FALSE(fits_two());
+  api.Answer(201);
+  EXPECT_EQ(s.Bind("a", "n1"), "");  // the third attempt replaces the uncertain reservation
+  EXPECT_FALSE(fits_two());
+  EXPECT_THAT(s.Bind("a", "n1"), HasSubstr("already bound by gpufit to node n1"));
+  EXPECT_THAT(s.Metrics(), HasSubstr("gpufit_extender_requests_total{verb=\"bind\",outcome=\"api_unknown\"} 2\n"));
+  EXPECT_THAT(s.Metrics(), HasSubstr("gpufit_extender_requests_total{verb=\"bind\",outcome=\"already_bound\"} 1\n"));
 }
 
 TEST(Bind, UnreachableApiServerAndNoBinderAreErrors) {
@@ -185,8 +222,10 @@ TEST(Bind, UnreachableApiServerAndNoBinderAreErrors) {
   ASSERT_TRUE(binder);
   BindServed s([&](const BindingArgs& a) { return binder->Bind(a); });
   ASSERT_EQ(s.Filter("a")["NodeNames"], Json::array({"n1"}));
-  EXPECT_THAT(s.Bind("a", "n1"), HasSubstr("bind ml/a: " + url + "/api/v1/namespaces/ml/pods/a/binding: "));
+  EXPECT_THAT(s.Bind("a", "n1"), HasSubstr("bind ml/a: cannot connect to " + url));
+  EXPECT_TRUE(s.Filter("b")["NodeNames"] == Json::array({"n1"}));  // nothing was sent: the GPU went back
   EXPECT_THAT(s.Bind("never", "n1"), HasSubstr("no filter request named this pod"));
+  EXPECT_THAT(s.Metrics(), HasSubstr("gpufit_extender_requests_total{verb=\"bind\",outcome=\"unknown_pod\"} 1\n"));
   EXPECT_THAT(s.Bind("a", "n9"), HasSubstr("node n9 is not in gpufit's snapshot"));
 
   BindServed off(nullptr);

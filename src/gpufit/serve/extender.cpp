@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <utility>
 
 #include "gpufit/placement/fragmentation.h"
 #include "gpufit/placement/registry.h"
@@ -185,8 +186,10 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
   const std::lock_guard lock(mu_);
   Remember(args.pod, *request);
   const Workload w = cluster_.WorkloadFor(*request);
+  std::vector<char> seen(cluster_.nodes().size(), 0);  // a node named twice is answered once
   for (std::size_t i = 0; i < args.node_names.size(); ++i) {
     const int id = NodeId(args.node_names[i]);
+    if (id >= 0 && std::exchange(seen[static_cast<std::size_t>(id)], 1) != 0) continue;
     if (id < 0) {
       out.failed_and_unresolvable.push_back({.node = i, .reason = "not in gpufit's snapshot of the cluster"});
       continue;
@@ -206,8 +209,9 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
   if (!request) return request.error();
   std::vector<int> ids;
   std::vector<std::size_t> at;  // index in args.node_names of each id
+  std::vector<char> seen(cluster_.nodes().size(), 0);  // a node named twice is scored once (then 0)
   for (std::size_t i = 0; i < args.node_names.size(); ++i) {
-    if (const int id = NodeId(args.node_names[i]); id >= 0) {
+    if (const int id = NodeId(args.node_names[i]); id >= 0 && std::exchange(seen[static_cast<std::size_t>(id)], 1) == 0) {
       ids.push_back(id);
       at.push_back(i);
     }
@@ -259,7 +263,7 @@ std::string BindKey(const std::string& uid, const std::string& ns, const std::st
 
 void Extender::Remember(const KubePod& pod, const PodSpec& request) {
   const std::string key = BindKey(pod.uid, pod.namespace_name, pod.name);
-  const auto [it, inserted] = filtered_.insert_or_assign(key, request);
+  const auto [it, inserted] = filtered_.insert_or_assign(key, Filtered{.pod = pod.Key(), .request = request});
   if (!inserted) return;
   filtered_order_.push_back(key);
   if (filtered_order_.size() > kMaxRemembered) {
@@ -268,28 +272,42 @@ void Extender::Remember(const KubePod& pod, const PodSpec& request) {
   }
 }
 
-Result<Reservation> Extender::Reserve(const BindingArgs& args) {
+Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* why) {
+  auto fail = [why](ReserveFailure f, Error e) -> Result<Reservation> {
+    if (why != nullptr) *why = f;
+    return e;
+  };
   const std::string key = BindKey(args.pod_uid, args.pod_namespace, args.pod_name);
   const std::string pod = args.pod_namespace + "/" + args.pod_name;
   const std::lock_guard lock(mu_);
   const int id = NodeId(args.node);
-  if (id < 0) return NotFound("bind {}: node {} is not in gpufit's snapshot of the cluster", pod, args.node);
+  if (id < 0) {
+    return fail(ReserveFailure::kUnknownNode,
+                NotFound("bind {}: node {} is not in gpufit's snapshot of the cluster", pod, args.node));
+  }
   if (const auto it = placed_.find(key); it != placed_.end()) {
-    return FailedPrecondition("bind {}: already bound by gpufit to node {}", pod, cluster_.node_name(it->second.node));
+    if (it->second.certain) {
+      return fail(ReserveFailure::kAlreadyBound, FailedPrecondition("bind {}: already bound by gpufit to node {}", pod,
+                                                                    cluster_.node_name(it->second.node)));
+    }
+    cluster_.Remove(it->second.node, it->second.workload, it->second.gpus);  // bound again: this bind decides
+    placed_.erase(it);
   }
   const auto it = filtered_.find(key);
-  if (it == filtered_.end()) {
-    return FailedPrecondition("bind {}: no filter request named this pod since gpufit started, so its requests are "
-                              "unknown (kube-scheduler filters it again on its next attempt)",
-                              pod);
+  if (it == filtered_.end() || it->second.pod != pod) {
+    return fail(ReserveFailure::kUnknownPod,
+                FailedPrecondition("bind {}: no filter request named this pod{} since gpufit started, so its requests "
+                                   "are unknown (kube-scheduler filters it again on its next attempt)",
+                                   pod, args.pod_uid.empty() ? "" : " with UID " + args.pod_uid));
   }
-  const Workload w = cluster_.WorkloadFor(it->second);
+  const Workload w = cluster_.WorkloadFor(it->second.request);
   if (const Verdict v = policy_.Check(w, cluster_.node(id)); !v.fits()) {
-    return FailedPrecondition("bind {}: node {} can no longer take the pod: {}", pod, args.node, v.reason);
+    return fail(ReserveFailure::kNoRoom, FailedPrecondition("bind {}: node {} can no longer take the pod: {}", pod,
+                                                            args.node, v.reason));
   }
   const GpuSet gpus = policy_.PickGpus(w, cluster_.node(id), rng_);
   cluster_.Place(id, w, gpus);
-  placed_.emplace(key, Placed{.node = id, .workload = w, .gpus = gpus});
+  placed_.emplace(key, Placed{.node = id, .workload = w, .gpus = gpus, .certain = true});
   return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
 }
 
@@ -299,6 +317,12 @@ void Extender::Release(const BindingArgs& args) {
   if (it == placed_.end()) return;
   cluster_.Remove(it->second.node, it->second.workload, it->second.gpus);
   placed_.erase(it);
+}
+
+void Extender::MarkUncertain(const BindingArgs& args) {
+  const std::lock_guard lock(mu_);
+  if (const auto it = placed_.find(BindKey(args.pod_uid, args.pod_namespace, args.pod_name)); it != placed_.end())
+    it->second.certain = false;
 }
 
 double Extender::GpuAllocationRatio() const {

@@ -81,6 +81,9 @@ struct ExtenderOptions {
   std::uint64_t seed = 42;
 };
 
+// Why Reserve refused.
+enum class ReserveFailure { kNone, kUnknownNode, kUnknownPod, kAlreadyBound, kNoRoom };
+
 // Where Reserve put a pod.
 struct Reservation {
   std::string pod{};  // namespace/name
@@ -107,13 +110,18 @@ class Extender {
   Result<FilterResult> Filter(const ExtenderArgs& args);
   Result<std::vector<HostPriority>> Prioritize(const ExtenderArgs& args);
 
-  // Errors: kFailedPrecondition when no filter request named the pod (by UID, else
-  // namespace/name) or the node can no longer take it (with the filter's reason; kube-scheduler
-  // schedules the pod again); kNotFound for a node not in the snapshot; kFailedPrecondition when
-  // the pod is already bound here.
-  Result<Reservation> Reserve(const BindingArgs& args);
-  // Undoes Reserve of the pod (the same args); nothing when it holds no reservation.
+  // Errors (and `why`, when given): kFailedPrecondition when no filter request named the pod
+  // (by UID, else namespace/name; a UID filtered under another name counts as unknown), when
+  // the pod is already bound here, or when the node can no longer take it (with the filter's
+  // reason; kube-scheduler schedules the pod again); kNotFound for a node not in the snapshot.
+  // A reservation marked uncertain is dropped and made again.
+  Result<Reservation> Reserve(const BindingArgs& args, ReserveFailure* why = nullptr);
+  // Undoes Reserve of the pod (the same args): its Binding was refused for certain. Nothing
+  // when it holds no reservation.
   void Release(const BindingArgs& args);
+  // The Binding may or may not exist (no answer, 409, 5xx): the pod keeps its reservation (the
+  // safe side: its GPUs stay counted), and its next bind replaces it.
+  void MarkUncertain(const BindingArgs& args);
 
   static constexpr std::size_t kMaxRemembered = 65536;
 
@@ -131,6 +139,11 @@ class Extender {
     int node = -1;
     Workload workload{};
     GpuSet gpus = 0;
+    bool certain = true;  // false: the Binding's outcome is unknown (MarkUncertain)
+  };
+  struct Filtered {
+    std::string pod{};  // namespace/name
+    PodSpec request{};
   };
 
   mutable std::mutex mu_;
@@ -140,7 +153,7 @@ class Extender {
   std::unordered_map<std::string, int> node_ids_;
   std::vector<int> order_pos_;  // each node's position in the seeded order (ties: the first wins)
   SnapshotStats stats_;
-  std::unordered_map<std::string, PodSpec> filtered_;  // by UID (else namespace/name): the last filter's request
+  std::unordered_map<std::string, Filtered> filtered_;  // by UID (else namespace/name): the last filter's request
   std::deque<std::string> filtered_order_;             // oldest first, for the kMaxRemembered bound
   std::unordered_map<std::string, Placed> placed_;     // pods this extender bound, by the same key
 };

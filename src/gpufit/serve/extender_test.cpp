@@ -234,6 +234,43 @@ TEST(Extender, ReserveRefusesUnknownPodsNodesAndDoubleBinds) {
   EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
 }
 
+// A UID filtered under one name does not bind another pod's name.
+TEST(Extender, ReserveChecksTheNameOfTheUid) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100")}, {});
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->Filter(Args(PodJson("u1", "1", "1Gi", 1), {"n1"})));
+  const Result<Reservation> other =
+      e->Reserve({.pod_name = "zzz", .pod_namespace = "ml", .pod_uid = "uid-u1", .node = "n1"});
+  ASSERT_FALSE(other);
+  EXPECT_THAT(other.error().message, HasSubstr("no filter request named this pod with UID uid-u1"));
+  EXPECT_TRUE(e->Reserve(BindOf("u1", "n1")));
+}
+
+// A node named twice is answered once: kube-scheduler adds an extender's scores per host.
+TEST(Extender, DuplicateNodeNamesAreAnsweredOnce) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 8, "64Gi", 1, "A100")}, {});
+  ASSERT_NE(e, nullptr);
+  const Result<FilterResult> f = e->Filter(Args(PodJson("p", "1", "1Gi", 2), {"n1", "n2", "n1", "n2"}));
+  ASSERT_TRUE(f);
+  EXPECT_THAT(f->kept, ElementsAre(0));
+  EXPECT_THAT(f->failed_and_unresolvable, ElementsAre(FieldsAre(1, "too few GPUs on the node")));
+  const Result<std::vector<HostPriority>> p = e->Prioritize(Args(PodJson("p", "1", "1Gi", 1), {"n1", "n1"}));
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->size(), 2U);
+  EXPECT_EQ((*p)[0].score, kMaxExtenderPriority);
+  EXPECT_EQ((*p)[1].score, kMinExtenderPriority);
+}
+
+// A node's memory rounds down to whole MiB, a pod's request up: 1025Ki holds a 1Mi pod, not 2Mi.
+TEST(Extender, NodeMemoryRoundsDown) {
+  Json node = NodeJson("n1", 8, "1025Ki", 0, "");
+  const auto e = Make({node}, {});
+  ASSERT_NE(e, nullptr);
+  EXPECT_THAT(e->Filter(Args(PodJson("one", "1", "1Mi", 0), {"n1"}))->kept, ElementsAre(0));
+  EXPECT_THAT(e->Filter(Args(PodJson("two", "1", "2Mi", 0), {"n1"}))->failed_and_unresolvable,
+              ElementsAre(FieldsAre(0, "insufficient memory")));
+}
+
 // Concurrent binds for the last free GPU: n1 has one GPU; 16 threads each bind their own 1-GPU
 // pod to it at once. Exactly one wins; the state holds exactly one GPU's worth.
 TEST(Extender, ConcurrentBindsForTheLastFreeGpuExactlyOneWins) {

@@ -35,7 +35,13 @@ Body ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
   const std::string declared = req.get_header_value("Content-Length");
   std::uint64_t announced = 0;
   const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), announced);
-  if (ec == std::errc() && end == declared.data() + declared.size() && announced > o.max_body_bytes) {
+  const bool whole = ec == std::errc() && end == declared.data() + declared.size();
+  if (req.has_header("Content-Length") && !whole) {  // negative, not a number, or past 2^64
+    b.status = 400;
+    b.error = fmt::format("Content-Length is not a byte count: '{}'", declared.substr(0, 40));
+    return b;
+  }
+  if (whole && announced > o.max_body_bytes) {
     b.status = 413;
     b.error = fmt::format("request body above {} bytes", o.max_body_bytes);
     return b;
@@ -59,6 +65,17 @@ Body ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
     b.error = "request body could not be read (the connection closed or stalled)";
   }
   return b;
+}
+
+// `text` as a regular expression that matches it literally: cpp-httplib's routes are
+// std::regex patterns (ECMAScript), and a URL prefix may hold '.', '+' or '('.
+std::string RegexLiteral(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace
@@ -93,7 +110,7 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
       const Body body = ReadBody(req, reader, options_, t0);
       auto fail = [&](int status, const std::string& outcome, const std::string& error) {
         res.status = status;
-        if (status == 408 || status == 413) res.set_header("Connection", "close");  // the body was not read
+        if (body.status != 0) res.set_header("Connection", "close");  // the body was not (all) read
         res.set_content(error_body(error), "application/json");
         metrics_.Observe(name, outcome, SecondsSince(t0));
         log(name, status, "", 0, SecondsSince(t0), error);
@@ -112,7 +129,8 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
     };
   };
 
-  s.Post(options_.url_prefix + "/filter",
+  const std::string prefix = RegexLiteral(options_.url_prefix);
+  s.Post(prefix + "/filter",
          verb(
              "filter",
              [this](const ExtenderArgs& args) -> Result<std::string> {
@@ -124,7 +142,7 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
                return WriteFilterResult(args, *r);
              },
              [](const std::string& e) { return WriteFilterError(e); }));
-  s.Post(options_.url_prefix + "/prioritize",
+  s.Post(prefix + "/prioritize",
          verb(
              "prioritize",
              [this](const ExtenderArgs& args) -> Result<std::string> {
@@ -138,13 +156,13 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   // Bind: reserve in the state (exactly one of concurrent binds for the last room wins), then
   // create the Binding; a refused Binding gives the room back. Every failure is a 200 answer
   // whose Error says why (kube-scheduler then schedules the pod again); a malformed body is 400.
-  s.Post(options_.url_prefix + "/bind", [this, log](const httplib::Request& req, httplib::Response& res,
+  s.Post(prefix + "/bind", [this, log](const httplib::Request& req, httplib::Response& res,
                                                      const httplib::ContentReader& reader) {
     const Clock::time_point t0 = Clock::now();
     const Body body = ReadBody(req, reader, options_, t0);
     auto answer = [&](int status, const std::string& outcome, const std::string& pod, const std::string& error) {
       res.status = status;
-      if (status == 408 || status == 413) res.set_header("Connection", "close");
+      if (body.status != 0) res.set_header("Connection", "close");
       res.set_content(WriteBindingResult(error), "application/json");
       metrics_.Observe("bind", outcome, SecondsSince(t0));
       log("bind", status, pod, status == 200 ? 1 : 0, SecondsSince(t0), error);
@@ -159,14 +177,25 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
       return answer(200, "not_enabled", pod,
                     "bind: gpufit serve binds only with an API server to bind through (--kube-api)");
     }
-    const Result<Reservation> reserved = extender_->Reserve(*args);
+    ReserveFailure why = ReserveFailure::kNone;
+    const Result<Reservation> reserved = extender_->Reserve(*args, &why);
     if (!reserved) {
-      return answer(200, reserved.error().code == Code::kNotFound ? "unknown_node" : "no_room", pod,
-                    reserved.error().message);
+      const char* outcome = why == ReserveFailure::kUnknownNode  ? "unknown_node"
+                            : why == ReserveFailure::kUnknownPod ? "unknown_pod"
+                            : why == ReserveFailure::kAlreadyBound ? "already_bound"
+                                                                   : "no_room";
+      return answer(200, outcome, pod, reserved.error().message);
     }
     if (Result<void> bound = options_.bind(*args); !bound) {
-      extender_->Release(*args);
-      return answer(200, "api_error", pod, bound.error().message);
+      // Refused for certain: the room goes back. Otherwise the Binding may exist: the pod keeps
+      // its room (the safe side) until it binds again or a snapshot says otherwise.
+      if (bound.error().code == Code::kFailedPrecondition) {
+        extender_->Release(*args);
+        return answer(200, "api_refused", pod, bound.error().message);
+      }
+      extender_->MarkUncertain(*args);
+      return answer(200, "api_unknown", pod,
+                    bound.error().message + "; gpufit keeps the pod's GPUs counted until it binds again");
     }
     answer(200, "ok", pod, "");
   });

@@ -141,6 +141,22 @@ class RawClient {
     for (ssize_t n; (n = ::recv(fd_, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
     return out;
   }
+  // One answer: its headers and its Content-Length bytes of body (waiting at most 10 s a read),
+  // without waiting for the server to close.
+  std::string ReceiveFirst() {
+    timeval tv{.tv_sec = 10, .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd_, buf, sizeof buf, 0)) > 0;) {
+      out.append(buf, static_cast<std::size_t>(n));
+      const std::size_t head = out.find("\r\n\r\n");
+      const std::size_t at = out.find("Content-Length: ");
+      if (head == std::string::npos || at == std::string::npos || at > head) continue;
+      if (out.size() >= head + 4 + std::stoul(out.substr(at + 16))) break;
+    }
+    return out;
+  }
 
  private:
   int fd_;
@@ -178,6 +194,32 @@ TEST(ExtenderServer, SlowBodyTimesOut) {
   EXPECT_THAT(answer, HasSubstr("HTTP/1.1 408"));
   EXPECT_THAT(answer, HasSubstr("request body not read within 1 s"));
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+// A Content-Length that is no byte count is answered at once (not after the read timeout), with
+// Connection: close (the body's end is unknown, so nothing after it can be read as a request).
+TEST(ExtenderServer, BadContentLengthIsRefusedAtOnceAndCloses) {
+  Served s;
+  for (const std::string length : {"-5", "99999999999999999999999", "12abc"}) {
+    RawClient raw(s.port());
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(raw.Send("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                         length + "\r\n\r\n{}"));
+    const std::string answer = raw.ReceiveFirst();
+    EXPECT_THAT(answer, HasSubstr("HTTP/1.1 400")) << length;
+    EXPECT_THAT(answer, HasSubstr("Content-Length is not a byte count")) << length;
+    EXPECT_THAT(answer, HasSubstr("Connection: close")) << length;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0) << length;
+  }
+}
+
+// The URL prefix is matched literally (cpp-httplib's routes are regular expressions).
+TEST(ExtenderServer, UrlPrefixIsLiteral) {
+  Served dot(ServerOptions{.url_prefix = "/sched.ler"});
+  EXPECT_EQ(dot.Client().Post("/sched.ler/filter", FilterBody("1"), "application/json")->status, 200);
+  EXPECT_EQ(dot.Client().Post("/schedXler/filter", FilterBody("1"), "application/json")->status, 404);
+  Served bracket(ServerOptions{.url_prefix = "/a[(+"});  // no longer a bad regular expression
+  EXPECT_EQ(bracket.Client().Post("/a[(+/prioritize", FilterBody("1"), "application/json")->status, 200);
 }
 
 // Concurrent clients each get every answer right.
