@@ -31,6 +31,16 @@
 
 namespace gpufit {
 
+// Whether `name` is a DNS-1123 subdomain, Kubernetes' rule for object and namespace names
+// (k8s.io/apimachinery/pkg/util/validation IsDNS1123Subdomain): 1-253 of lower-case letters,
+// digits, '-' and '.', starting and ending with a letter or digit.
+inline bool IsDnsSubdomain(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+}
+
 // One container's `.resources`. When only a limit is set for cpu or memory, the request
 // is the limit (Kubernetes defaulting), so `*_request` is set whenever `*_limit` is.
 struct ContainerResources {

@@ -38,6 +38,15 @@ namespace gpufit {
 // tie-break costs FGD about 5 points of GPU allocation on the openb trace).
 enum class TieBreak { kRandom, kFirst };
 
+// The node order `simulate` breaks ties in (and `serve`, to make the same decisions): node
+// ids 0..nodes-1 shuffled with `rng` (its first draws in a run).
+inline std::vector<int> SeededNodeOrder(std::size_t nodes, Rng& rng) {
+  std::vector<int> order(nodes);
+  for (std::size_t i = 0; i < nodes; ++i) order[i] = static_cast<int>(i);
+  rng.Shuffle(order);
+  return order;
+}
+
 struct WeightedScore {
   std::unique_ptr<ScorePlugin> plugin;
   int weight = 1;

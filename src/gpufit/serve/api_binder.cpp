@@ -7,21 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpufit/model/kube_cluster.h"
+
 namespace gpufit::serve {
 namespace {
 
 using Json = nlohmann::json;
-
-// A DNS-1123 subdomain (Kubernetes' rule for namespace and pod names: lowercase letters,
-// digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit).
-bool IsDnsSubdomain(const std::string& s) {
-  if (s.empty() || s.size() > 253) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  for (const char c : s) {
-    if (!alnum(c) && c != '-' && c != '.') return false;
-  }
-  return alnum(s.front()) && alnum(s.back());
-}
 
 Result<std::string> ReadToken(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -138,11 +138,9 @@ Result<std::unique_ptr<Extender>> Extender::FromSnapshot(const std::vector<KubeN
   Result<Policy> policy = MakePolicy(options.policy, PolicyContext{target});
   if (!policy) return policy.error();
 
-  // The node order simulate uses for the same seed (sim/engine.cpp: the first draw of its Rng).
+  // The node order simulate uses for the same seed (its Rng's first draws).
   Rng rng(options.seed);
-  std::vector<int> order(cluster->nodes().size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  rng.Shuffle(order);
+  const std::vector<int> order = SeededNodeOrder(cluster->nodes().size(), rng);
   policy->SetNodeOrder(order);
 
   std::unique_ptr<Extender> e(new Extender(std::move(*cluster), std::move(*policy)));

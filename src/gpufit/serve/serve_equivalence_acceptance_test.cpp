@@ -41,9 +41,7 @@ void ExpectSameDecisionsAsSimulate(const std::string& policy, std::uint64_t seed
   // The arrivals, drawn as sim/engine.cpp draws them: the node order's shuffle, then the
   // sequence. The run's own record of them must agree.
   Rng rng(seed);
-  std::vector<int> order(nodes->size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  rng.Shuffle(order);
+  (void)SeededNodeOrder(nodes->size(), rng);
   const std::vector<std::size_t> arrivals =
       SaturationArrivals(input->pods, input->initial.gpu_capacity(), options.inflation, rng);
   ASSERT_EQ(arrivals.size(), run->steps.size());

@@ -45,10 +45,8 @@ class Run {
         policy_(std::move(policy)),
         rng_(seed),
         frag_(cluster_, *input.target) {
-    std::vector<int> order(cluster_.nodes().size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    rng_.Shuffle(order);  // the simulator's random node names: ties go to the first in this order
-    policy_.SetNodeOrder(std::move(order));
+    // The simulator's random node names: ties go to the first in this order.
+    policy_.SetNodeOrder(SeededNodeOrder(cluster_.nodes().size(), rng_));
     result_.policy = policy_.name();
     result_.seed = seed;
     result_.mode = options.mode;

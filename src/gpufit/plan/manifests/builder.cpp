@@ -63,15 +63,6 @@ std::string Emit(const YAML::Node& n) {
   return std::string(out.c_str()) + "\n";
 }
 
-// A Kubernetes object name (DNS-1123 subdomain: lower-case letters, digits, '-' and '.',
-// starting and ending with a letter or digit, at most 253 characters).
-bool ValidName(const std::string& name) {
-  if (name.empty() || name.size() > 253) return false;
-  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(name.front()) || !alnum(name.back())) return false;
-  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
-}
-
 // A label value: at most 63 characters; a longer name is cut and given a hash suffix.
 std::string LabelValue(const std::string& v) {
   if (v.size() <= 63) return v;
@@ -119,7 +110,7 @@ std::optional<std::pair<WorkloadKey, const KubePod*>> Builder::OwnerOf(const std
                          pod->namespace_name, pod->owner.name));
     return std::nullopt;
   }
-  if (!ValidName(pod->owner.name) || !ValidName(pod->namespace_name)) {
+  if (!IsDnsSubdomain(pod->owner.name) || !IsDnsSubdomain(pod->namespace_name)) {
     NoteOnce(fmt::format("pod {}: its owner {}/{} is not a valid Kubernetes name; no patch", pod->Key(),
                          pod->namespace_name, pod->owner.name));
     return std::nullopt;
@@ -168,7 +159,7 @@ std::vector<const KubeNode*> Builder::TargetNodes(const std::string& label, cons
       NoteOnce(fmt::format("node {}: not used, it is cordoned", n.name));
       continue;
     }
-    if (!ValidName(n.name)) {
+    if (!IsDnsSubdomain(n.name)) {
       NoteOnce(fmt::format("node '{}': not a valid Kubernetes name; not used", n.name));
       continue;
     }

@@ -41,9 +41,6 @@ YAML::Node Plain(T v) {
 }
 void Write(YAML::Emitter& out, const YAML::Node& n);
 std::string Emit(const YAML::Node& n);
-// A DNS-1123 subdomain: lower-case letters, digits, '-' and '.', alphanumeric at both ends,
-// at most 253 characters.
-bool ValidName(const std::string& name);
 // A label value: at most 63 characters; a longer one is cut and given a hash suffix.
 std::string LabelValue(const std::string& v);
 
