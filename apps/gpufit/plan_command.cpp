@@ -157,6 +157,10 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std
   }
   cmd->add_option("--gpu", f.options.target_gpu, "catalog id of the GPU model to co-locate on (e.g. h100-80gb)");
   cmd->add_option("--current-gpu", f.options.current_gpu, "catalog id the pods run on today (default: --gpu)");
+  cmd->add_option("--gpus", f.gpus,
+                  "catalog ids the recommended mixed fleet (and right-sizing) may use, comma-separated (default: "
+                  "every catalog model)")
+      ->delimiter(',');
   cmd->add_option("--headroom", f.options.headroom, "right-sizing headroom over peak memory (0.10 = 10%)");
   cmd->add_option("--max-collision-share", f.options.max_collision_share,
                   "share of samples a shared GPU's summed duty cycle may exceed 100%");
@@ -203,8 +207,9 @@ Result<void> CheckPlanOutputs(const PlanFlags& f) {
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   if (Result<void> ok = CheckPlanOutputs(f); !ok) return Fail(ok.error());
   if (!telemetry && f.output.format == "csv")
-    return Fail(InvalidArgument("--format csv is the per-pod table of a plan from GPU telemetry: give --telemetry or "
-                                "--prometheus"));
+    return Fail(
+        InvalidArgument("--format csv is the per-pod table of a plan from GPU telemetry: give --telemetry or "
+                        "--prometheus"));
   Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
   if (!catalog) return Fail(catalog.error());
   if (!telemetry && !f.model_loads.empty())
@@ -237,16 +242,18 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   std::vector<std::pair<std::string, std::pair<std::string, std::string>>> sections;
   // Training: the jobs found in the cluster (--pods, --prometheus), --training-jobs overriding.
   Result<std::optional<TrainingPlan>> t =
-      f.demo_training ? DemoTrainingPlan(f, *catalog) : cli::TrainingSection({.training_jobs = f.training_jobs,
-                            .pods = pods ? &*pods : nullptr,
-                            .pods_path = f.pods,
-                            .nodes = nodes ? &*nodes : nullptr,
-                            .source = &f.telemetry,
-                            .telemetry = telemetry,
-                            .catalog = &*catalog,
-                            .capacity_labels = f.capacity_labels,
-                            .gpu = f.options.current_gpu.empty() ? f.options.target_gpu : f.options.current_gpu,
-                            .now_s = cli::NowSeconds()});
+      f.demo_training
+          ? DemoTrainingPlan(f, *catalog)
+          : cli::TrainingSection({.training_jobs = f.training_jobs,
+                                  .pods = pods ? &*pods : nullptr,
+                                  .pods_path = f.pods,
+                                  .nodes = nodes ? &*nodes : nullptr,
+                                  .source = &f.telemetry,
+                                  .telemetry = telemetry,
+                                  .catalog = &*catalog,
+                                  .capacity_labels = f.capacity_labels,
+                                  .gpu = f.options.current_gpu.empty() ? f.options.target_gpu : f.options.current_gpu,
+                                  .now_s = cli::NowSeconds()});
   if (!t) return Fail(t.error());
   std::optional<TrainingPlan> training = std::move(*t);
   if (training)
@@ -299,6 +306,14 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
     f.options.reserve = MiB{f.reserve_mib};
+    f.options.fleet.models = f.gpus;
+    // Batch work is judged by its duty cycle alone; every other pod keeps its latency
+    // (optimize/throughput_scaling.h). Batch: the pods of the training jobs found in the cluster.
+    f.options.fleet.batch_pods.clear();
+    if (training)
+      for (const std::optional<JobOrigin>& o : training->workload.origins)
+        if (o)
+          for (const std::string& pod : o->pods) f.options.fleet.batch_pods.insert(o->namespace_name + "/" + pod);
     cli::Phase("plan");
     Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!p) return Fail(p.error());
@@ -344,25 +359,23 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
 
     f.rightsize.throttled_ratio = f.options.starvation.throttled_ratio;
-    Result<AncillaryPlan> a =
-        BuildAncillaryPlan({.telemetry = telemetry,
-                            .plan = &*plan,
-                            .catalog = &*catalog,
-                            .nodes = nodes ? &*nodes : nullptr,
-                            .pods = pods ? &*pods : nullptr,
-                            .model_loads = loads ? &*loads : nullptr,
-                            .model_loads_source = loads_path,
-                            // Night lending: the file's jobs (found ones already run).
-                            .jobs = training && (!f.training_jobs.empty() || f.demo_training)
-                                        ? &training->workload.jobs
-                                        : nullptr,
-                            .rightsize = f.rightsize,
-                            .model_loading = f.model_loading,
-                            .time_multiplex = {},
-                            .prices = pricing && pricing->prices ? &*pricing->prices : nullptr,
-                            .pod_nodes = network ? &network->pod_nodes : nullptr,
-                            .network = network ? &network->pods : nullptr,
-                            .links = network ? &network->links : nullptr});
+    Result<AncillaryPlan> a = BuildAncillaryPlan(
+        {.telemetry = telemetry,
+         .plan = &*plan,
+         .catalog = &*catalog,
+         .nodes = nodes ? &*nodes : nullptr,
+         .pods = pods ? &*pods : nullptr,
+         .model_loads = loads ? &*loads : nullptr,
+         .model_loads_source = loads_path,
+         // Night lending: the file's jobs (found ones already run).
+         .jobs = training && (!f.training_jobs.empty() || f.demo_training) ? &training->workload.jobs : nullptr,
+         .rightsize = f.rightsize,
+         .model_loading = f.model_loading,
+         .time_multiplex = {},
+         .prices = pricing && pricing->prices ? &*pricing->prices : nullptr,
+         .pod_nodes = network ? &network->pod_nodes : nullptr,
+         .network = network ? &network->pods : nullptr,
+         .links = network ? &network->links : nullptr});
     if (!a) return Fail(a.error());
     sections.emplace_back("ancillary", std::make_pair(AncillaryPlanToJson(*a), AncillaryPlanToMarkdown(*a)));
     ancillary = std::move(*a);

@@ -43,6 +43,7 @@ struct PlanFlags {
   std::string kai_queue;  // --kai-queue
   std::string catalog;
   PlanOptions options;
+  std::vector<std::string> gpus;  // --gpus: the models the mixed fleet may use; empty = the catalog's
   std::int64_t reserve_mib = 0;
   Output output;
   std::string report_command = "plan";  // the HTML report's command: plan or demo

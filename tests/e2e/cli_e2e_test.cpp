@@ -315,21 +315,21 @@ TEST(PlanOnGenTd26, RightSizingTableSaysCurrentRecommendedAndWhy) {
   const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| pod | current GPU | recommended GPU | peak MiB | p95 duty | idle | why |"));
-  // A pod of peak 37098 MiB needs 37098 + 19650 (the learned margin) = 56748 MiB: the
-  // A100 80GB is the cheapest GPU that holds it (not a shrink: 81920 >= the H100's 81559).
-  EXPECT_THAT(r.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | a100-80gb | 37098 |"));
-  EXPECT_THAT(r.out, HasSubstr("peak 37098 MiB + 19650 MiB learned margin"));
-  // In sample it needs 40808 MiB with 10% headroom: the L40S (46068 MiB) would be cheapest,
-  // but 22.8 h of telemetry is under the 24 h needed to shrink memory, so it keeps its H100;
-  // with --min-window-hours 0 it goes to the L40S.
-  const CliRun held =
-      Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0 --envelope in-sample", dir);
-  EXPECT_THAT(held.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | h100-80gb | 37098 |"));
-  EXPECT_THAT(held.out, HasSubstr("less than the 24 h needed to shrink memory"));
-  const CliRun shrunk = Gpufit(
+  // A pod of peak 37098 MiB needs 37098 + 19650 (the learned margin) = 56748 MiB: the A100
+  // 80GB is the cheapest GPU that holds it, but GenTD26's pods serve requests (latency-bound)
+  // and the A100 is 989.4 / 312 = 3.17x slower at BF16 (bandwidth: 3350 / 2039 = 1.64x), so
+  // the pod keeps its H100 and the table says which cheaper model was refused and why.
+  EXPECT_THAT(r.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | h100-80gb | 37098 |"));
+  EXPECT_THAT(r.out, HasSubstr("peak 37098 MiB + 19650 MiB learned margin = 56749 MiB; h100-80gb (81559 MiB) is "
+                               "already the cheapest that fits; not a100-80gb: a100-80gb is 3.17x slower than "
+                               "h100-80gb (BF16 and bandwidth): a serving pod's latency would grow"));
+  // In sample it needs 40808 MiB with 10% headroom: the L40S (46068 MiB) is the cheapest that
+  // holds it, refused for the same reason: max(989.4 / 362.05, 3350 / 864) = 3.88x slower.
+  const CliRun in_sample = Gpufit(
       "plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0 --envelope in-sample --min-window-hours 0",
       dir);
-  EXPECT_THAT(shrunk.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | l40s | 37098 |"));
+  EXPECT_THAT(in_sample.out, HasSubstr("| 00800b6d2cabe5b9ce855ec9eab6e9ff | h100-80gb | h100-80gb | 37098 |"));
+  EXPECT_THAT(in_sample.out, HasSubstr("not l40s: l40s is 3.88x slower than h100-80gb"));
   fs::remove_all(dir);
 }
 

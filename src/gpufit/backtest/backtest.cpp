@@ -50,6 +50,9 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
     out.gpus_over_collision_limit += g.collisions > limit;
   }
   out.worst_over_mib = std::max(0.0, out.worst_over_mib);
+  out.fleet_gpus = plan->fleet.gpus.size() + plan->kept_gpus();
+  out.fleet_usd_per_month = plan->fleet.usd_per_month;
+  out.fleet = ReplayFleet(test, plan->fleet, options.max_collision_share);
   if (!plan->memory_cap_mib.empty()) {
     const CapReplay caps = ReplayCaps(test, {plan->memory_cap_mib.begin(), plan->memory_cap_mib.end()});
     out.cap_overflow_samples = caps.samples_over;
@@ -109,7 +112,8 @@ bool Backtest::safe() const {
 std::string Backtest::Guarantee() const {
   if (splits.empty()) return "No backtest: the window is too short to hold any part out.";
   double test_hours = 0;
-  std::int64_t overflows = 0, over_cap = 0;
+  std::int64_t overflows = 0, over_cap = 0, fleet_overflows = 0;
+  std::size_t fleet_over_limit = 0;
   double worst_collision = 0;
   std::size_t outgrown = 0, lending_over = 0, right_sized = 0;
   std::string labels;
@@ -119,6 +123,8 @@ std::string Backtest::Guarantee() const {
     test_hours = std::max(test_hours, s.test_hours);
     overflows += s.overflow_samples;
     over_cap += s.cap_overflow_samples;
+    fleet_overflows += s.fleet.memory_overflows;
+    fleet_over_limit += s.fleet.gpus_over_collision_limit;
     worst_collision = std::max(worst_collision, s.max_collision_share);
     outgrown += s.outgrown.size();
     lending_over += s.lending_over_capacity;
@@ -129,11 +135,12 @@ std::string Backtest::Guarantee() const {
   return fmt::format(
       "Guarantee: rebuilt with these options on one part of the window and replayed on a part it never saw ({}; "
       "up to {:.1f} h held out), the plan {} ({} memory-overflow samples{}, worst GPU collides on {:.2f}% of "
-      "samples, {}, {} lending samples over capacity); it covers the pods seen in both parts, not new pods or load "
+      "samples, {}, {} lending samples over capacity; the mixed fleet: {} memory-overflow samples, {} GPUs over the "
+      "collision limit); it covers the pods seen in both parts, not new pods or load "
       "beyond what the data showed.",
       labels, test_hours, safe() ? "held" : "did NOT hold", overflows,
       options.memory_caps ? fmt::format(", {} samples of a pod over its memory cap", over_cap) : std::string(),
-      100 * worst_collision, sizing, lending_over);
+      100 * worst_collision, sizing, lending_over, fleet_overflows, fleet_over_limit);
 }
 
 Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options) {

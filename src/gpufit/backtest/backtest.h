@@ -10,6 +10,7 @@
 //    memory - reserve; the out-of-memory line, not the packing capacity), GPUs with any,
 //    the worst MiB over, and the worst GPU's share of samples whose summed duty cycle
 //    exceeds 100% (plan/replay.h), GPUs above the allowed share;
+//  * the mixed-fleet plan: the same per GPU at its model's line, duty scaled (ReplayFleet);
 //  * right-sizing: pods whose test peak exceeds the memory of the GPU recommended for
 //    them; right_sized counts those sent to a GPU with less memory than their current one;
 //  * lending (optimize/time_multiplex.h): the lending plan made on the fit part with the
@@ -53,14 +54,20 @@ struct SplitOutcome {
   // Right-sizing on the test part.
   std::size_t right_sized = 0;
   std::vector<std::string> outgrown;  // "pod: test peak X MiB > gpu Y MiB"
+  // The mixed-fleet plan (plan/fleet_plan.h) on the test part: each GPU at its own model's
+  // line, its pods' duty scaled by their slowdown there.
+  std::size_t fleet_gpus = 0;
+  double fleet_usd_per_month = 0;
+  FleetReplay fleet{};
   // Lending on the test part.
   bool lending = false;  // the fit part had a window to lend
   int lent_gpus = 0;
   std::size_t lending_samples = 0, lending_over_capacity = 0;
 
   bool safe(double max_collision_share_allowed) const {
-    return overflow_samples == 0 && cap_overflow_samples == 0 &&
-           max_collision_share <= max_collision_share_allowed + 1e-12 && outgrown.empty() && lending_over_capacity == 0;
+    return overflow_samples == 0 && cap_overflow_samples == 0 && fleet.memory_overflows == 0 &&
+           fleet.gpus_over_collision_limit == 0 && max_collision_share <= max_collision_share_allowed + 1e-12 &&
+           outgrown.empty() && lending_over_capacity == 0;
   }
 };
 

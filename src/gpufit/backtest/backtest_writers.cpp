@@ -2,6 +2,7 @@
 // docs/plan-json.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,14 @@ json ToJson(const SplitOutcome& s, double share) {
             {"gpus_over_collision_limit", s.gpus_over_collision_limit},
             {"cap_overflow_samples", s.cap_overflow_samples},
             {"over_cap", s.over_cap}}},
+          {"fleet",
+           {{"gpus", s.fleet_gpus},
+            {"usd_per_month", s.fleet_usd_per_month},
+            {"overflow_samples", s.fleet.memory_overflows},
+            {"overflow_gpus", s.fleet.overflow_gpus},
+            {"worst_over_mib", std::max(0.0, s.fleet.worst_over_mib)},
+            {"max_collision_share", s.fleet.max_collision_share},
+            {"gpus_over_collision_limit", s.fleet.gpus_over_collision_limit}}},
           {"right_sizing", {{"right_sized_pods", s.right_sized}, {"outgrown", s.outgrown}}},
           {"lending",
            {{"planned", s.lending},
@@ -48,16 +57,17 @@ void Out(std::string& s, fmt::format_string<Args...> f, Args&&... args) {
 }
 
 void Row(std::string& md, const std::string& rule, const SplitOutcome& s, double share) {
-  Out(md, "| {} | {} | {} | {} | {:.0f} | {} | {} | {:.0f} | {:.2f}% | {} | {} | {} |\n", rule, s.split.label,
-      s.planned_pods, s.gpus, s.memory_margin_mib, s.overflow_samples, s.overflow_gpus, s.worst_over_mib,
+  Out(md, "| {} | {} | {} | {} | {:.0f} | {} | {} | {:.0f} | {:.2f}% | {} | {} | {} / {} / {:.2f}% | {} |\n", rule,
+      s.split.label, s.planned_pods, s.gpus, s.memory_margin_mib, s.overflow_samples, s.overflow_gpus, s.worst_over_mib,
       100 * s.max_collision_share, s.outgrown.size(), s.lending ? fmt::format("{}", s.lending_over_capacity) : "-",
-      s.safe(share) ? "yes" : "NO");
+      s.fleet_gpus, s.fleet.memory_overflows, 100 * s.fleet.max_collision_share, s.safe(share) ? "yes" : "NO");
 }
 
 constexpr const char* kHeader =
     "| rule | split | pods | GPUs | margin MiB | overflow samples | GPUs overflowing | worst MiB over | worst "
-    "collision share | outgrown right-sized | lending over capacity | safe |\n"
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    "collision share | outgrown right-sized | lending over capacity | mixed fleet: GPUs / overflow samples / worst "
+    "collision share | safe |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
 
 }  // namespace
 

@@ -10,11 +10,13 @@
 // neighbours, ingest/align.h: a larger value may have gone unseen).
 //
 // Cheapest = lowest on-demand USD per GPU-hour (catalog prices); ties go to less memory,
-// then to the catalog id. Memory is the only criterion: compute throughput is not
-// checked here (a pod whose duty cycle is high may run slower on a smaller GPU; the
-// reason string says so when the recommended GPU has lower BF16 throughput).
+// then to the catalog id, among the models `refuse` lets through (empty: every model).
+// BuildPlan refuses by optimize/throughput_scaling.h AdmitPod: a busy pod is judged by cost
+// per unit of work (its duty cycle, scaled by the slowdown, must fit the new model) and a
+// serving pod keeps its latency; the reason names the cheaper models refused and why.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -33,9 +35,12 @@ struct RightSizing {
   double usd_per_month_recommended = 0;        // equals current when nothing fits
 };
 
+// Why a model may not take the pod (empty: it may).
+using RefuseModel = std::function<std::string(const GpuModel&)>;
+
 // Precondition: headroom >= 0, margin_mib >= 0.
 RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const GpuCatalog& catalog, double headroom,
-                      double margin_mib = 0);
+                      double margin_mib = 0, const RefuseModel& refuse = {});
 
 struct ShrinkEvidence {
   double window_hours = 0;

@@ -35,6 +35,17 @@ Result<Manifests> BuildManifests(const ManifestInputs& in) {
       return FailedPrecondition("--sharing mig: the plan has no MIG layout (make it with --sharing mig)");
     if (Result<void> ok = backend->emit(b); !ok) return ok.error();
     manifests::EmitWholeGpus(b, name);
+    const Plan& p = *in.colocation;
+    if (p.fleet.usd_per_month + 0.5 < p.totals.usd_per_month_after) {
+      std::vector<std::string> models;
+      for (const auto& [model, n] : p.fleet.GpusByModel()) models.push_back(fmt::format("{} x {}", n, model));
+      b.Note(fmt::format(
+          "these files carry out the same-model plan on {} ({} GPUs, {:.0f} USD per month), not the recommended "
+          "mixed fleet ({}; {:.0f} USD per month; each pod's model in plan.json fleet.pods), which needs nodes of "
+          "those models and is not emitted",
+          p.target.id, p.totals.gpus_after, p.totals.usd_per_month_after, manifests::Join(models),
+          p.fleet.usd_per_month));
+    }
   }
   if (in.training != nullptr) manifests::EmitTraining(b);
   if (in.lending != nullptr) manifests::EmitLending(b);

@@ -116,9 +116,16 @@ TEST(BuildManifests, TimeSlicingForTheSharedGpu) {
   EXPECT_EQ(selector["nvidia.com/gpu.product"].as<std::string>(), "NVIDIA-H100-80GB-HBM3");
 
   // The bare pod cannot be patched; c-0 keeps its GPU alone: no patch.
-  ASSERT_EQ(m->notes.size(), 2u);
+  ASSERT_EQ(m->notes.size(), 3u);
   EXPECT_THAT(m->notes[0], HasSubstr("pod ml/solo: no controller owns it; recreate it with the change"));
   EXPECT_THAT(m->notes[1], HasSubstr("the scheduler, not gpufit, picks which pods share each GPU"));
+  // The pods run on A100 80GB today and serve (latency-bound: no slower model). By hand, the
+  // same two groups (60000 and 70000 MiB) on A100s cost 2 x 3.4309 x 730 = 5009 USD a month;
+  // one H200 for both costs 7.912 x 730 = 5776, more. The same-model plan: 2 x 6.88 x 730 = 10045.
+  EXPECT_EQ(m->notes[2],
+            "these files carry out the same-model plan on h100-80gb (2 GPUs, 10045 USD per month), not the "
+            "recommended mixed fleet (2 x a100-80gb; 5009 USD per month; each pod's model in plan.json fleet.pods), "
+            "which needs nodes of those models and is not emitted");
   EXPECT_THAT(File(*m, "workload-ml-deployment-a.yaml").why,
               HasSubstr("2 of its pods share a GPU in the plan (ml/a-5d8f7-x1, ml/a-5d8f7-x2); the largest summed "
                         "peak of those GPUs is 60000 of 81559 MiB"));

@@ -9,6 +9,7 @@
 
 #include "gpufit/optimize/lp_bound.h"
 #include "gpufit/optimize/memory_envelope.h"
+#include "gpufit/optimize/throughput_scaling.h"
 
 namespace gpufit {
 namespace {
@@ -153,8 +154,18 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     plan.memory_margin_mib = std::min(plan.memory_margin_mib, 0.9 * plan.capacity_mib);
   }
   plan.packing_capacity_mib = plan.capacity_mib - plan.memory_margin_mib;
+  for (const std::string& id : options.fleet.models)
+    if (Result<GpuModel> m = catalog.Find(id); !m) return Error{m.error().code, "--gpus: " + m.error().message};
+  const std::int64_t collision_limit = CollisionLimit(telemetry.samples, options.max_collision_share);
   for (std::size_t i = 0; i < plan.profiles.size(); ++i) {
-    RightSizing r = RightSize(plan.profiles[i], *current, catalog, options.headroom, plan.memory_margin_mib);
+    // The one-pod case of the fleet plan: only the models it may use, each admitting the pod.
+    const auto refuse = [&](const GpuModel& m) -> std::string {
+      const auto& allowed = options.fleet.models;
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), m.id) == allowed.end()) return "not in --gpus";
+      const bool latency = options.fleet.LatencyBound(telemetry.pods[i]);
+      return AdmitPod(telemetry.pods[i], *current, m, latency, collision_limit).reason;
+    };
+    RightSizing r = RightSize(plan.profiles[i], *current, catalog, options.headroom, plan.memory_margin_mib, refuse);
     HoldShrink(r, *current, catalog,
                {.window_hours = plan.window_hours,
                 .min_window_hours = options.min_window_hours,
@@ -308,6 +319,12 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   t.usd_per_month_after =
       (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value + too_big_usd_per_hour) *
       kHoursPerMonth;
+  Result<FleetPlan> fleet = BuildFleetPlan(capped_or_real, plan, catalog, options.fleet);
+  if (!fleet) return fleet.error();
+  plan.fleet = std::move(*fleet);
+  if (const FleetReplay r = ReplayFleet(telemetry, plan.fleet, options.max_collision_share); !r.safe)
+    return Internal("replay found the fleet plan unsafe: {} memory overflows, {} GPUs over the collision limit",
+                    r.memory_overflows, r.gpus_over_collision_limit);
   if (options.mig_isolation) {
     const Result<const MigGpu*> mig_gpu = MigCatalog::Embedded().Find(options.target_gpu);
     if (!mig_gpu) return FailedPrecondition("--sharing mig: {} does not support MIG", options.target_gpu);

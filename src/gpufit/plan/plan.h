@@ -4,7 +4,10 @@
 // (optimize/colocate.h), the lower bound (optimize/lower_bound.h) and the replay
 // (plan/replay.h).
 //
-// Before/after accounting (all on-demand catalog prices, a 730-hour month):
+// The recommended plan is the mixed-fleet plan (plan/fleet_plan.h, Plan::fleet), which
+// starts from the same-model co-location below and moves its groups to cheaper models.
+//
+// Before/after accounting of the same-model plan (all on-demand catalog prices, a 730-hour month):
 //  * before: one `current_gpu` per pod (one pod, one GPU, as the telemetry was taken), or as
 //    many as a multi-GPU pod of one series holds (optimize/multi_gpu.h);
 //  * after: one `target_gpu` per co-location group, plus, for each pod too big for the
@@ -36,6 +39,7 @@
 #include "gpufit/optimize/mig_planner.h"
 #include "gpufit/optimize/multi_gpu.h"
 #include "gpufit/optimize/rightsize.h"
+#include "gpufit/plan/fleet_plan.h"
 #include "gpufit/plan/replay.h"
 #include "gpufit/plan/reserved_gpus.h"
 
@@ -87,6 +91,9 @@ struct PlanOptions {
   // Telemetry pod name -> the GPUs and MIG devices its pod spec asks for (kubectl pods file,
   // KubePod::GpuDevices()); more than one keeps the pod whole (optimize/multi_gpu.h).
   std::map<std::string, int> spec_devices{};
+  // The mixed-fleet plan (plan/fleet_plan.h): the models it may use (also right-sizing's)
+  // and which pods are latency-bound.
+  FleetOptions fleet{};
 };
 
 struct PlanTotals {
@@ -143,6 +150,9 @@ struct Plan {
   // packing_capacity_mib (whether the plan holds for any assignment of replicas to slots).
   std::vector<std::string> workload_of;
   std::optional<Replay> workload_replay;
+  // The recommended plan: every pod on the cheapest catalog model the rules allow
+  // (plan/fleet_plan.h); the groups above are its same-model alternative.
+  FleetPlan fleet;
 
   // The multi-GPU pod a series (index into pod_names) belongs to, or null.
   const MultiGpuPod* multi_gpu_of(std::size_t pod) const {

@@ -259,6 +259,45 @@ std::string PlanToJson(const Plan& plan) {
         {"safe", plan.replay.safe}}},
       {"search_evaluations", plan.search_evaluations},
   };
+  {
+    const FleetPlan& f = plan.fleet;
+    json gpus = json::array(), fleet_pods = json::array(), by_model = json::object();
+    for (const auto& [model, n] : f.GpusByModel()) by_model[model] = n;
+    for (const FleetGpu& g : f.gpus) {
+      json names = json::array();
+      for (std::size_t p : g.pods) names.push_back(plan.pod_names[p]);
+      gpus.push_back({{"model", g.model},
+                      {"pods", names},
+                      {"usd_per_month", g.usd_per_month},
+                      {"peak_mib", g.peak_mib},
+                      {"oom_line_mib", g.oom_line_mib},
+                      {"packing_line_mib", g.packing_line_mib},
+                      {"collisions", g.collisions},
+                      {"collision_p_if_active", g.collision_p_if_active}});
+    }
+    for (std::size_t p = 0; p < f.model_of.size(); ++p)
+      fleet_pods.push_back({{"pod", plan.pod_names[p]},
+                            {"model", f.model_of[p]},
+                            {"slowdown", f.slowdown[p]},
+                            {"kept", std::binary_search(f.kept.begin(), f.kept.end(), p)},
+                            {"refused", f.refusals[p].empty() ? json(nullptr) : json(f.refusals[p])}});
+    json fleet_kept = json::array();
+    for (std::size_t p : f.kept) fleet_kept.push_back(plan.pod_names[p]);
+    j["fleet"] = {{"usd_per_month", f.usd_per_month},
+                  {"usd_per_month_same_model", t.usd_per_month_after},
+                  {"usd_per_month_before", t.usd_per_month_before},
+                  {"usd_per_month_saved", t.usd_per_month_before - f.usd_per_month},
+                  {"gpus", f.gpus.size() + plan.kept_gpus()},
+                  {"gpus_by_model", by_model},
+                  {"candidates", f.candidates},
+                  {"latency_bound_pods", f.latency_bound_pods},
+                  {"collision_limit_samples", f.collision_limit},
+                  {"merged_pairs", f.merged_pairs},
+                  {"kept_on_current_gpu", fleet_kept},
+                  {"usd_per_month_kept", f.usd_per_month_kept},
+                  {"shared_gpus", gpus},
+                  {"pods", fleet_pods}};
+  }
   j["workload_replay"] = nullptr;
   if (plan.workload_replay)
     j["workload_replay"] = {{"memory_overflows", plan.workload_replay->memory_overflows},

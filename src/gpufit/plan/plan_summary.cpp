@@ -49,9 +49,28 @@ struct Row {
   double saved = 0;
 };
 
+// "2 x l4, 30 x a100-80gb" of a fleet plan's gpus_by_model, cheapest model first as listed.
+std::string FleetModels(const json& fleet) {
+  std::vector<std::string> parts;
+  for (const auto& [model, n] : Get(fleet, "gpus_by_model").items())
+    parts.push_back(fmt::format("{} x {}", n.get<std::size_t>(), model));
+  if (!Get(fleet, "kept_on_current_gpu").empty())
+    parts.push_back(fmt::format("{} pods kept as today", Get(fleet, "kept_on_current_gpu").size()));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 void ColocationRow(const json& plan, std::vector<Row>& rows) {
   const json& t = Get(plan, "totals");
   if (!t.is_object()) return;
+  const json& fleet = Get(plan, "fleet");
+  if (fleet.is_object()) {  // the recommended plan: the mixed fleet (plan/fleet_plan.h)
+    const double before = Num(t, "usd_per_month_before"), after = Num(fleet, "usd_per_month");
+    rows.push_back({"co-location and right-sizing", "usd_per_month",
+                    fmt::format("{} GPUs of today against the mixed fleet's {} ({}), on-demand prices",
+                                Num(t, "gpus_before"), Num(fleet, "gpus"), FleetModels(fleet)),
+                    before, after, before - after});
+    return;
+  }
   const double before = Num(t, "usd_per_month_before"), after = Num(t, "usd_per_month_after");
   const std::string gpu = Str(Get(plan, "target_gpu"), "id");
   rows.push_back({"co-location and right-sizing", "usd_per_month",
@@ -137,15 +156,31 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
   };
   std::vector<Action> actions;
   const json& t = Get(plan, "totals");
-  if (t.is_object() && Num(t, "gpus_after") < Num(t, "gpus_before")) {
+  const json& backtest = Get(plan, "backtest");
+  const std::string held = backtest.is_object()
+                               ? (backtest.value("safe", false) ? "; the backtest held on telemetry the plan never saw"
+                                                                : "; the backtest did NOT hold: read it first")
+                               : "";
+  const json& fleet = Get(plan, "fleet");
+  if (t.is_object() && fleet.is_object()) {
+    const double saved = Num(t, "usd_per_month_before") - Num(fleet, "usd_per_month");
+    if (saved > 0.5)
+      actions.push_back(Action{kMonthly, saved,
+                               fmt::format("Move the pods to {} GPUs ({}) instead of {} x {}: {} per month saved{}.",
+                                           Num(fleet, "gpus"), FleetModels(fleet), Num(t, "gpus_before"),
+                                           Str(Get(plan, "current_gpu"), "id"), Dollars(saved), held)});
     std::size_t shared = 0;
     for (const json& g : Get(plan, "groups"))
       if (Get(g, "pods").size() > 1) ++shared;
-    const json& b = Get(plan, "backtest");
-    const std::string held = b.is_object()
-                                 ? (b.value("safe", false) ? "; the backtest held on telemetry the plan never saw"
-                                                           : "; the backtest did NOT hold: read it first")
-                                 : "";
+    actions.push_back(Action{kAlternative, 0,
+                             fmt::format("Same model only: co-locate the pods on {} GPUs of {} ({} of them shared): "
+                                         "{} per month.",
+                                         Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), shared,
+                                         Dollars(Num(t, "usd_per_month_after")))});
+  } else if (t.is_object() && Num(t, "gpus_after") < Num(t, "gpus_before")) {
+    std::size_t shared = 0;
+    for (const json& g : Get(plan, "groups"))
+      if (Get(g, "pods").size() > 1) ++shared;
     actions.push_back(Action{
         kMonthly, Num(t, "usd_per_month_saved"),
         fmt::format("Co-locate the pods on {} GPUs of {} instead of {} ({} of them shared): {} per month saved{}.",
