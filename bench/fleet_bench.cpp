@@ -6,12 +6,13 @@
 //    blocks of 250 pods written time-major (every pod of the block at t, then t + step), as
 //    an export of a Prometheus range query per block of series gives. Then, after resetting
 //    the peak RSS, reads it (ReadLongCsv) and plans it on h100-80gb at the default settings.
-//    Counters: read_s, plan_s (wall), rows, csv_mib, gpus_after, gpus_lower_bound and
+//    Counters: read_s, plan_s (wall; fleet_s of it the mixed-fleet search), rows, csv_mib,
+//    gpus_after, gpus_lower_bound, fleet_gpus and
 //    peak_rss_mib (read and plan only: the high-water mark is reset after the file is written).
 //    Targets: 10,000 pods at 60 s under 60 s and 4 GiB; 50,000 pods at 300 s under 60 s and
 //    8 GiB. Each size should run in its own process (--benchmark_filter), so that one size's
 //    freed memory does not count against the next.
-// Run: build/bench/fleet_bench --benchmark_filter='BM_FleetLongCsv/10000/60$'
+// Run: build/bench/fleet_bench --benchmark_filter='BM_FleetLongCsv/10000/60/'
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -45,7 +46,8 @@ std::size_t WriteFleetCsv(const std::string& path, std::size_t pods, double step
   fmt::memory_buffer buf;
   for (std::size_t block = 0; block * kBlockPods < pods; ++block) {
     const std::size_t n = std::min(kBlockPods, pods - block * kBlockPods);
-    const Telemetry t = GenerateSyntheticTelemetry({.pods = n, .samples = samples, .step_s = step_s, .seed = 100 + block});
+    const Telemetry t =
+        GenerateSyntheticTelemetry({.pods = n, .samples = samples, .step_s = step_s, .seed = 100 + block});
     for (std::size_t k = 0; k < samples; ++k) {
       buf.clear();
       const double ts = kEpoch + static_cast<double>(k) * step_s;
@@ -94,8 +96,8 @@ void BM_FleetLongCsv(benchmark::State& state) {
   ResetPeakRss();
   PlanOptions options;
   options.target_gpu = "h100-80gb";
-  double read_s = 0, plan_s = 0;
-  std::size_t gpus = 0, lb = 0, series = 0;
+  double read_s = 0, plan_s = 0, fleet_s = 0;
+  std::size_t gpus = 0, lb = 0, series = 0, fleet_gpus = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
     const Result<Telemetry> tel = ReadLongCsv(path);
@@ -115,6 +117,8 @@ void BM_FleetLongCsv(benchmark::State& state) {
     plan_s = std::chrono::duration<double>(t2 - t1).count();
     gpus = plan->totals.gpus_after;
     lb = plan->totals.gpus_lower_bound;
+    fleet_s = plan->fleet.seconds;
+    fleet_gpus = plan->fleet.gpus.size() + plan->kept_gpus();
   }
   state.counters["read_s"] = read_s;
   state.counters["plan_s"] = plan_s;
@@ -122,6 +126,8 @@ void BM_FleetLongCsv(benchmark::State& state) {
   state.counters["csv_mib"] = static_cast<double>(std::filesystem::file_size(path)) / (1024.0 * 1024.0);
   state.counters["gpus_after"] = static_cast<double>(gpus);
   state.counters["gpus_lower_bound"] = static_cast<double>(lb);
+  state.counters["fleet_s"] = fleet_s;
+  state.counters["fleet_gpus"] = static_cast<double>(fleet_gpus);
   state.counters["peak_rss_mib"] = PeakRssMiB();
 }
 BENCHMARK(BM_FleetLongCsv)

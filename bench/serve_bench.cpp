@@ -63,7 +63,8 @@ Setup MakeSetup() {
     const Policy::Decision d = first_fit.Place(w, cluster, rng, false);
     if (d.node < 0) continue;
     cluster.Place(d.node, w, d.gpus);
-    running.push_back(*ParseKubePod(serve::testing::PodJsonOf((*pods)[i], "p" + std::to_string(i), cluster.node_name(d.node)), "bench"));
+    running.push_back(*ParseKubePod(
+        serve::testing::PodJsonOf((*pods)[i], "p" + std::to_string(i), cluster.node_name(d.node)), "bench"));
   }
   auto extender = serve::Extender::FromSnapshot(kube_nodes, running, {});
   if (!extender) {
@@ -76,7 +77,10 @@ Setup MakeSetup() {
   for (const NodeSpec& n : *nodes) names.push_back(n.name);
   for (std::size_t i = 0; i < 1000; ++i) {
     const std::size_t k = rng.Below(pods->size());
-    out.bodies.push_back(Json{{"Pod", serve::testing::PodJsonOf((*pods)[k], "p" + std::to_string(k))}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
+    out.bodies.push_back(Json{
+        {"Pod", serve::testing::PodJsonOf((*pods)[k], "p" + std::to_string(k))},
+        {"Nodes", nullptr},
+        {"NodeNames", names}}.dump());
   }
   return out;
 }
@@ -162,7 +166,11 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
   server.Stop();
   serving.join();
   std::sort(pair_ms.begin(), pair_ms.end());
-  auto q = [&](double f) { return pair_ms.empty() ? 0.0 : pair_ms[std::min(pair_ms.size() - 1, static_cast<std::size_t>(f * static_cast<double>(pair_ms.size())))]; };
+  auto q = [&](double f) {
+    return pair_ms.empty() ? 0.0
+                           : pair_ms[std::min(pair_ms.size() - 1,
+                                              static_cast<std::size_t>(f * static_cast<double>(pair_ms.size())))];
+  };
   state.counters["pairs"] = static_cast<double>(pair_ms.size());
   state.counters["pairs_per_s"] = static_cast<double>(pair_ms.size()) / elapsed;
   state.counters["p50_ms"] = q(0.50);
@@ -173,7 +181,12 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
   state.counters["request_kib"] = static_cast<double>(bodies.front().size()) / 1024.0;
   state.counters["peak_rss_mib"] = bench::PeakRssMiB();
 }
-BENCHMARK(BM_ServeFilterPrioritize)->Args({1, 10})->Args({2, 60})->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_ServeFilterPrioritize)
+    ->Args({1, 10})
+    ->Args({2, 60})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace
 

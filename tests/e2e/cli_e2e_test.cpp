@@ -309,6 +309,50 @@ TEST(PlanOnGenTd26, H200TargetIsSafeAndNeedsFewerGpus) {
   fs::remove_all(dir);
 }
 
+// The recommended mixed fleet (plan/fleet_plan.h) from H100s, every catalog model a candidate,
+// and limited by --gpus. GenTD26's pods serve (latency-bound), so none may go to a slower model
+// (slowdown <= 1), and each GPU costs its catalog price x 730 h.
+TEST(PlanOnGenTd26, MixedFleetIsCheaperAndKeepsEveryPodAtLeastAsFast) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  const fs::path dir = Scratch("fleet");
+  const CliRun r = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& f = j["fleet"];
+  EXPECT_EQ(f["candidates"].size(), 9u);  // data/gpu_catalog.yaml's models
+  EXPECT_EQ(f["latency_bound_pods"], 143);
+  EXPECT_LT(f["usd_per_month"].get<double>(), j["totals"]["usd_per_month_after"].get<double>());
+  const std::map<std::string, double> usd_per_hour = {{"h100-80gb", 6.88}, {"h200-141gb", 7.912}};
+  double usd = 0;
+  std::size_t gpus = 0, pods = 0;
+  for (const auto& g : f["shared_gpus"]) {
+    ASSERT_TRUE(usd_per_hour.contains(g["model"])) << g["model"];  // nothing slower than an H100 is allowed
+    EXPECT_NEAR(g["usd_per_month"].get<double>(), usd_per_hour.at(g["model"]) * 730, 1e-6);
+    EXPECT_LE(g["peak_mib"].get<double>(), g["oom_line_mib"].get<double>());
+    usd += g["usd_per_month"].get<double>();
+    ++gpus;
+    pods += g["pods"].size();
+  }
+  EXPECT_EQ(pods + f["kept_on_current_gpu"].size(), 143u);
+  EXPECT_NEAR(f["usd_per_month"].get<double>(), usd + f["usd_per_month_kept"].get<double>(), 1e-6);
+  EXPECT_EQ(f["gpus"].get<std::size_t>(), gpus + f["kept_on_current_gpu"].size());
+  for (const auto& p : f["pods"]) EXPECT_LE(p["slowdown"].get<double>(), 1.0) << p["pod"];
+  EXPECT_EQ(j["backtest"]["splits"][0]["fleet"]["overflow_samples"], 0);
+  EXPECT_TRUE(j["backtest"]["safe"].get<bool>());
+
+  // --gpus limits the candidates; an unknown id names the flag.
+  const CliRun limited =
+      Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus a100-80gb,h100-80gb --format json", dir);
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  const auto l = nlohmann::json::parse(limited.out)["fleet"];
+  EXPECT_EQ(l["candidates"], nlohmann::json::parse(R"(["a100-80gb", "h100-80gb"])"));
+  for (const auto& [model, n] : l["gpus_by_model"].items()) EXPECT_EQ(model, "h100-80gb");
+  const CliRun unknown = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus h100-80gb,nope", dir);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("--gpus: unknown GPU model 'nope'"));
+  fs::remove_all(dir);
+}
+
 TEST(PlanOnGenTd26, RightSizingTableSaysCurrentRecommendedAndWhy) {
   if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("table");

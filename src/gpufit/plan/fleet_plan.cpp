@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -378,6 +379,7 @@ std::map<std::string, std::size_t> FleetPlan::GpusByModel() const {
 
 Result<FleetPlan> BuildFleetPlan(const Telemetry& packed, const Plan& plan, const GpuCatalog& catalog,
                                  const FleetOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   std::vector<GpuModel> models;
   if (options.models.empty()) {
     models = catalog.models();
@@ -449,6 +451,7 @@ Result<FleetPlan> BuildFleetPlan(const Telemetry& packed, const Plan& plan, cons
   std::sort(out.gpus.begin(), out.gpus.end(), [](const FleetGpu& a, const FleetGpu& b) {
     return std::tie(a.usd_per_month, a.model, a.pods) < std::tie(b.usd_per_month, b.model, b.pods);
   });
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 

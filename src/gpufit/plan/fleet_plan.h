@@ -73,6 +73,7 @@ struct FleetPlan {
   bool merged_pairs = true;            // false: step 4 skipped (more than kMaxMergeGpus GPUs)
   double usd_per_month = 0;            // its GPUs plus the kept pods' current GPUs
   double usd_per_month_kept = 0;
+  double seconds = 0;  // wall seconds of the search (for benchmarks; not in any output)
 
   std::map<std::string, std::size_t> GpusByModel() const;
 };
