@@ -328,6 +328,14 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
       Result<Backtest> b = RunBacktest(*telemetry, *catalog, f.options);
       if (!b) return Fail(b.error());
       backtest = std::move(*b);
+      // The mixed fleet is recommended only if it held too (plan/fleet_plan.h).
+      std::vector<std::string> failed;
+      for (const SplitOutcome& s : backtest->splits)
+        if (s.fleet.memory_overflows > 0 || s.fleet.gpus_over_collision_limit > 0)
+          failed.push_back(fmt::format("{}: {} memory-overflow samples, {} GPUs over the collision limit",
+                                       s.split.label, s.fleet.memory_overflows, s.fleet.gpus_over_collision_limit));
+      plan->fleet.backtest_held = failed.empty();
+      plan->fleet.backtest_failure = fmt::format("{}", fmt::join(failed, "; "));
     }
   }
   cli::Phase("sections");

@@ -337,8 +337,15 @@ TEST(PlanOnGenTd26, MixedFleetIsCheaperAndKeepsEveryPodAtLeastAsFast) {
   EXPECT_NEAR(f["usd_per_month"].get<double>(), usd + f["usd_per_month_kept"].get<double>(), 1e-6);
   EXPECT_EQ(f["gpus"].get<std::size_t>(), gpus + f["kept_on_current_gpu"].size());
   for (const auto& p : f["pods"]) EXPECT_LE(p["slowdown"].get<double>(), 1.0) << p["pod"];
+  // Walk-forward (fitted on the first half, replayed on the second) the fleet held, so it is
+  // the recommended plan and the summary leads with it.
   EXPECT_EQ(j["backtest"]["splits"][0]["fleet"]["overflow_samples"], 0);
+  EXPECT_EQ(j["backtest"]["splits"][0]["fleet"]["gpus_over_collision_limit"], 0);
   EXPECT_TRUE(j["backtest"]["safe"].get<bool>());
+  EXPECT_EQ(f["backtest_held"], true);
+  EXPECT_EQ(f["recommended"], true);
+  EXPECT_THAT(j["summary"]["actions"][0].get<std::string>(),
+              HasSubstr("Move the pods to " + std::to_string(gpus) + " GPUs"));
 
   // --gpus limits the candidates; an unknown id names the flag.
   const CliRun limited =
@@ -347,6 +354,15 @@ TEST(PlanOnGenTd26, MixedFleetIsCheaperAndKeepsEveryPodAtLeastAsFast) {
   const auto l = nlohmann::json::parse(limited.out)["fleet"];
   EXPECT_EQ(l["candidates"], nlohmann::json::parse(R"(["a100-80gb", "h100-80gb"])"));
   for (const auto& [model, n] : l["gpus_by_model"].items()) EXPECT_EQ(model, "h100-80gb");
+  // Only the T4, too small for every pod: all 143 are kept on their H100s, counted as GPUs, and
+  // the fleet (no cheaper) is not recommended.
+  const CliRun t4 = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus t4 --format json", dir);
+  ASSERT_EQ(t4.exit_code, 0) << t4.err;
+  const auto k = nlohmann::json::parse(t4.out)["fleet"];
+  EXPECT_EQ(k["kept_on_current_gpu"].size(), 143u);
+  EXPECT_EQ(k["gpus"], 143);
+  EXPECT_NEAR(k["usd_per_month"].get<double>(), 143 * 6.88 * 730, 1e-6);
+  EXPECT_EQ(k["recommended"], false);
   const CliRun unknown = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus h100-80gb,nope", dir);
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("--gpus: unknown GPU model 'nope'"));

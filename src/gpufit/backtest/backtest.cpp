@@ -50,7 +50,7 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
     out.gpus_over_collision_limit += g.collisions > limit;
   }
   out.worst_over_mib = std::max(0.0, out.worst_over_mib);
-  out.fleet_gpus = plan->fleet.gpus.size() + plan->kept_gpus();
+  out.fleet_gpus = plan->fleet.gpus.size() + plan->fleet.kept_gpus;
   out.fleet_usd_per_month = plan->fleet.usd_per_month;
   out.fleet = ReplayFleet(test, plan->fleet, options.max_collision_share);
   if (!plan->memory_cap_mib.empty()) {
@@ -135,12 +135,14 @@ std::string Backtest::Guarantee() const {
   return fmt::format(
       "Guarantee: rebuilt with these options on one part of the window and replayed on a part it never saw ({}; "
       "up to {:.1f} h held out), the plan {} ({} memory-overflow samples{}, worst GPU collides on {:.2f}% of "
-      "samples, {}, {} lending samples over capacity; the mixed fleet: {} memory-overflow samples, {} GPUs over the "
-      "collision limit); it covers the pods seen in both parts, not new pods or load "
+      "samples, {}, {} lending samples over capacity; the mixed fleet {}: {} memory-overflow samples, {} GPUs over "
+      "the collision limit); it covers the pods seen in both parts, not new pods or load "
       "beyond what the data showed.",
       labels, test_hours, safe() ? "held" : "did NOT hold", overflows,
       options.memory_caps ? fmt::format(", {} samples of a pod over its memory cap", over_cap) : std::string(),
-      100 * worst_collision, sizing, lending_over, fleet_overflows, fleet_over_limit);
+      100 * worst_collision, sizing, lending_over,
+      fleet_overflows == 0 && fleet_over_limit == 0 ? "held" : "did NOT hold, so it is not recommended",
+      fleet_overflows, fleet_over_limit);
 }
 
 Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options) {

@@ -11,6 +11,7 @@
 //    the worst MiB over, and the worst GPU's share of samples whose summed duty cycle
 //    exceeds 100% (plan/replay.h), GPUs above the allowed share;
 //  * the mixed-fleet plan: the same per GPU at its model's line, duty scaled (ReplayFleet);
+//    it does not enter `safe` (a failed fleet is not recommended, the same-model plan is);
 //  * right-sizing: pods whose test peak exceeds the memory of the GPU recommended for
 //    them; right_sized counts those sent to a GPU with less memory than their current one;
 //  * lending (optimize/time_multiplex.h): the lending plan made on the fit part with the
@@ -64,10 +65,11 @@ struct SplitOutcome {
   int lent_gpus = 0;
   std::size_t lending_samples = 0, lending_over_capacity = 0;
 
+  // The same-model plan's verdict. The mixed fleet is judged apart: `plan` recommends it only
+  // when its own replay (`fleet`) held on every split, else the same-model plan.
   bool safe(double max_collision_share_allowed) const {
-    return overflow_samples == 0 && cap_overflow_samples == 0 && fleet.memory_overflows == 0 &&
-           fleet.gpus_over_collision_limit == 0 && max_collision_share <= max_collision_share_allowed + 1e-12 &&
-           outgrown.empty() && lending_over_capacity == 0;
+    return overflow_samples == 0 && cap_overflow_samples == 0 &&
+           max_collision_share <= max_collision_share_allowed + 1e-12 && outgrown.empty() && lending_over_capacity == 0;
   }
 };
 

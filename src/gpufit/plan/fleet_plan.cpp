@@ -444,9 +444,15 @@ Result<FleetPlan> BuildFleetPlan(const Telemetry& packed, const Plan& plan, cons
       }
     }
   }
-  for (std::size_t p : out.kept)
+  for (std::size_t p : out.kept) {
+    out.kept_gpus += plan.gpus_of(p);
     out.usd_per_month_kept +=
         plan.current.on_demand_per_gpu_hour.value * kHoursPerMonth * static_cast<double>(plan.gpus_of(p));
+  }
+  for (std::size_t p = 0; p < packed.pods.size(); ++p)
+    out.refused_on_target +=
+        !AdmitPod(packed.pods[p], plan.current, plan.target, options.LatencyBound(packed.pods[p]), out.collision_limit)
+             .admitted;
   out.usd_per_month += out.usd_per_month_kept;
   std::sort(out.gpus.begin(), out.gpus.end(), [](const FleetGpu& a, const FleetGpu& b) {
     return std::tie(a.usd_per_month, a.model, a.pods) < std::tie(b.usd_per_month, b.model, b.pods);

@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,6 +66,8 @@ struct FleetPlan {
   std::vector<std::string> candidates;  // model ids the search could use, by price
   std::vector<FleetGpu> gpus;           // by price, then model, then first pod
   std::vector<std::size_t> kept;        // pods on their current GPU(s) as today, ascending
+  std::size_t kept_gpus = 0;            // the current GPUs those pods hold (Plan::gpus_of each)
+  std::size_t refused_on_target = 0;    // pods AdmitPod refuses on the same-model plan's target model
   std::vector<std::string> model_of;    // per pod: its model (the current one when kept)
   std::vector<double> slowdown;         // per pod: the factor its duty was scaled by
   std::vector<std::string> refusals;    // per pod: the cheapest cheaper model with room refused, and why ("" if none)
@@ -74,6 +77,17 @@ struct FleetPlan {
   double usd_per_month = 0;            // its GPUs plus the kept pods' current GPUs
   double usd_per_month_kept = 0;
   double seconds = 0;  // wall seconds of the search (for benchmarks; not in any output)
+  // Set by `plan` after its walk-forward backtest (backtest/backtest.h): nullopt when none ran,
+  // false when this fleet, fitted on a part, overflowed or collided over the limit on a part it
+  // never saw; `plan` then recommends the same-model plan and says why (backtest_failure).
+  std::optional<bool> backtest_held;
+  std::string backtest_failure;
+  // The recommended plan when the backtest did not fail it, and it is cheaper than the
+  // same-model plan or that plan puts pods on the target that the rules refuse there (a
+  // cheaper hour on a slower GPU is not cheaper work).
+  bool Recommended(double same_model_usd_per_month) const {
+    return backtest_held != false && (usd_per_month + 0.5 < same_model_usd_per_month || refused_on_target > 0);
+  }
 
   std::map<std::string, std::size_t> GpusByModel() const;
 };

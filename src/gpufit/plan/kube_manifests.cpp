@@ -36,7 +36,7 @@ Result<Manifests> BuildManifests(const ManifestInputs& in) {
     if (Result<void> ok = backend->emit(b); !ok) return ok.error();
     manifests::EmitWholeGpus(b, name);
     const Plan& p = *in.colocation;
-    if (p.fleet.usd_per_month + 0.5 < p.totals.usd_per_month_after) {
+    if (p.fleet.Recommended(p.totals.usd_per_month_after)) {
       std::vector<std::string> models;
       for (const auto& [model, n] : p.fleet.GpusByModel()) models.push_back(fmt::format("{} x {}", n, model));
       b.Note(fmt::format(

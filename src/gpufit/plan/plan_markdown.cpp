@@ -133,14 +133,19 @@ std::string PlanToMarkdown(const Plan& plan) {
   Out(s, "{}", DutyFields(plan));
   {
     const FleetPlan& f = plan.fleet;
+    const std::string verdict =
+        f.Recommended(t.usd_per_month_after) ? "Recommended: a mixed fleet"
+        : f.backtest_held == false
+            ? fmt::format("Mixed fleet, not recommended: its backtest did NOT hold ({})", f.backtest_failure)
+            : std::string("Mixed fleet, no cheaper than the same model only");
     Out(s,
-        "## Recommended: a mixed fleet, {:.0f} USD per month ({} GPUs)\n\nEach pod on the cheapest of {} catalog "
+        "## {}, {:.0f} USD per month ({} GPUs)\n\nEach pod on the cheapest of {} catalog "
         "models that holds it and its GPU's other pods under the same rules, its duty cycle scaled by its slowdown "
         "there (max of the BF16 and bandwidth ratios); {} latency-bound pods go to no slower model than today's. "
         "Same model only ({}): {:.0f} USD per month.\n\n| model | GPUs | of them shared | USD per month |\n"
         "|---|---:|---:|---:|\n",
-        f.usd_per_month, f.gpus.size() + plan.kept_gpus(), f.candidates.size(), f.latency_bound_pods, plan.target.id,
-        t.usd_per_month_after);
+        verdict, f.usd_per_month, f.gpus.size() + f.kept_gpus, f.candidates.size(), f.latency_bound_pods,
+        plan.target.id, t.usd_per_month_after);
     for (const auto& [model, n] : f.GpusByModel()) {
       std::size_t shared = 0;
       double usd = 0;
@@ -152,13 +157,19 @@ std::string PlanToMarkdown(const Plan& plan) {
       Out(s, "| {} | {} | {} | {:.0f} |\n", model, n, shared, usd);
     }
     if (!f.kept.empty())
-      Out(s, "| {} (kept as today) | {} | 0 | {:.0f} |\n", plan.current.id, plan.kept_gpus(), f.usd_per_month_kept);
+      Out(s, "| {} (kept as today) | {} | 0 | {:.0f} |\n", plan.current.id, f.kept_gpus, f.usd_per_month_kept);
     if (!f.merged_pairs)
       Out(s, "\nMore than {} GPUs: no pair of GPUs was merged across models (its cost grows as the square).\n",
           kMaxMergeGpus);
     Out(s, "\nPer pod: plan.json `fleet.pods` (model, slowdown, and the cheaper model refused, with the reason).\n\n");
   }
-  Out(s, "## Totals, same model only ({})\n\n| | before | after |\n|---|---:|---:|\n", plan.target.id);
+  Out(s, "## Totals, same model only ({})\n\n", plan.target.id);
+  if (plan.fleet.refused_on_target > 0)
+    Out(s,
+        "{} of the pods would not be admitted on {} by the mixed fleet's rules (slower than {} for a serving pod, or "
+        "scaled duty over 100%): this plan does not check it.\n\n",
+        plan.fleet.refused_on_target, plan.target.id, plan.current.id);
+  Out(s, "| | before | after |\n|---|---:|---:|\n");
   Out(s, "| GPUs | {} x {} | {} |\n", t.gpus_before, plan.current.id, t.gpus_after);
   Out(s, "| GPU-hours over the window | {:.1f} | {:.1f} |\n", t.gpu_hours_before, t.gpu_hours_after);
   Out(s, "| USD per month (on-demand) | {:.0f} | {:.0f} |\n", t.usd_per_month_before, t.usd_per_month_after);

@@ -63,7 +63,7 @@ void ColocationRow(const json& plan, std::vector<Row>& rows) {
   const json& t = Get(plan, "totals");
   if (!t.is_object()) return;
   const json& fleet = Get(plan, "fleet");
-  if (fleet.is_object()) {  // the recommended plan: the mixed fleet (plan/fleet_plan.h)
+  if (fleet.is_object() && fleet.value("recommended", false)) {  // the mixed fleet (plan/fleet_plan.h)
     const double before = Num(t, "usd_per_month_before"), after = Num(fleet, "usd_per_month");
     rows.push_back({"co-location and right-sizing", "usd_per_month",
                     fmt::format("{} GPUs of today against the mixed fleet's {} ({}), on-demand prices",
@@ -162,7 +162,15 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
                                                                 : "; the backtest did NOT hold: read it first")
                                : "";
   const json& fleet = Get(plan, "fleet");
-  if (t.is_object() && fleet.is_object()) {
+  const bool fleet_recommended = fleet.is_object() && fleet.value("recommended", false);
+  if (t.is_object() && fleet.is_object() && Get(fleet, "backtest_held").is_boolean() &&
+      !Get(fleet, "backtest_held").get<bool>())
+    actions.push_back(
+        Action{kAlternative, 0,
+               fmt::format("Not recommended: the mixed fleet ({}: {} per month), whose backtest did NOT "
+                           "hold ({}).",
+                           FleetModels(fleet), Dollars(Num(fleet, "usd_per_month")), Str(fleet, "backtest_failure"))});
+  if (t.is_object() && fleet_recommended) {
     const double saved = Num(t, "usd_per_month_before") - Num(fleet, "usd_per_month");
     if (saved > 0.5)
       actions.push_back(Action{kMonthly, saved,
@@ -172,20 +180,26 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
     std::size_t shared = 0;
     for (const json& g : Get(plan, "groups"))
       if (Get(g, "pods").size() > 1) ++shared;
-    actions.push_back(Action{kAlternative, 0,
-                             fmt::format("Same model only: co-locate the pods on {} GPUs of {} ({} of them shared): "
-                                         "{} per month.",
-                                         Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), shared,
-                                         Dollars(Num(t, "usd_per_month_after")))});
+    const double refused = Num(fleet, "pods_refused_on_target");
+    actions.push_back(Action{
+        kAlternative, 0,
+        fmt::format("Same model only: co-locate the pods on {} GPUs of {} ({} of them shared): {} per month{}.",
+                    Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), shared,
+                    Dollars(Num(t, "usd_per_month_after")),
+                    refused > 0 ? fmt::format(" ({} pods would run slower there than the mixed fleet allows)", refused)
+                                : std::string())});
   } else if (t.is_object() && Num(t, "gpus_after") < Num(t, "gpus_before")) {
     std::size_t shared = 0;
     for (const json& g : Get(plan, "groups"))
       if (Get(g, "pods").size() > 1) ++shared;
+    const double refused = fleet.is_object() ? Num(fleet, "pods_refused_on_target") : 0;
     actions.push_back(Action{
         kMonthly, Num(t, "usd_per_month_saved"),
-        fmt::format("Co-locate the pods on {} GPUs of {} instead of {} ({} of them shared): {} per month saved{}.",
+        fmt::format("Co-locate the pods on {} GPUs of {} instead of {} ({} of them shared): {} per month saved{}{}.",
                     Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), Num(t, "gpus_before"), shared,
-                    Dollars(Num(t, "usd_per_month_saved")), held)});
+                    Dollars(Num(t, "usd_per_month_saved")), held,
+                    refused > 0 ? fmt::format("; {} pods would run slower there than the mixed fleet allows", refused)
+                                : std::string())});
   }
   for (const Row& r : rows) {
     if (r.saved <= 0.5 || r.strategy == "co-location and right-sizing") continue;
