@@ -1,9 +1,13 @@
 #include "serve_command.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -17,12 +21,41 @@ namespace gpufit::cli {
 namespace {
 
 struct ServeFlags {
-  std::string nodes, pods, policy = "gpufit", host = "127.0.0.1", url_prefix;
+  std::string nodes, pods, watch_dir, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
   int port = 8888;
   std::uint64_t seed = 42;
-  double max_body_mib = 16, body_timeout_s = 10, drain_s = 5;
+  double max_body_mib = 16, body_timeout_s = 10, drain_s = 5, watch_interval_s = 10;
 };
+
+// The snapshot files of --watch-dir and when each was last written (nullopt: absent).
+struct WatchedFiles {
+  std::optional<std::filesystem::file_time_type> nodes, pods;
+  bool operator==(const WatchedFiles&) const = default;
+};
+
+WatchedFiles Stat(const std::string& dir) {
+  WatchedFiles w;
+  std::error_code ec;
+  if (const auto t = std::filesystem::last_write_time(std::filesystem::path(dir) / "nodes.json", ec); !ec) w.nodes = t;
+  if (const auto t = std::filesystem::last_write_time(std::filesystem::path(dir) / "pods.json", ec); !ec) w.pods = t;
+  return w;
+}
+
+// Reads a snapshot: `nodes` (required) and `pods` (empty path, or a file absent under
+// --watch-dir: no pods).
+Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> ReadSnapshot(const std::string& nodes_path,
+                                                                            const std::string& pods_path) {
+  Result<std::vector<KubeNode>> nodes = ReadKubeNodes(nodes_path);
+  if (!nodes) return nodes.error();
+  std::vector<KubePod> pods;
+  if (!pods_path.empty() && std::filesystem::exists(pods_path)) {
+    Result<std::vector<KubePod>> read = ReadKubePods(pods_path);
+    if (!read) return read.error();
+    pods = std::move(*read);
+  }
+  return std::pair{std::move(*nodes), std::move(pods)};
+}
 
 int Run(const ServeFlags& f) {
   if (!f.url_prefix.empty() && (f.url_prefix.front() != '/' || f.url_prefix.back() == '/'))
@@ -37,17 +70,21 @@ int Run(const ServeFlags& f) {
   } else if (!f.kube_token_file.empty() || !f.kube_ca_file.empty()) {
     return Fail(InvalidArgument("--kube-token-file and --kube-ca-file need --kube-api"));
   }
-  Result<std::vector<KubeNode>> nodes = ReadKubeNodes(f.nodes);
-  if (!nodes) return Fail(nodes.error());
-  std::vector<KubePod> pods;
-  if (!f.pods.empty()) {
-    Result<std::vector<KubePod>> read = ReadKubePods(f.pods);
-    if (!read) return Fail(read.error());
-    pods = std::move(*read);
+  if (f.watch_dir.empty() == f.nodes.empty())
+    return Fail(InvalidArgument("serve needs --nodes (and --pods), or --watch-dir with nodes.json and pods.json"));
+  const std::string nodes_path = f.watch_dir.empty() ? f.nodes : f.watch_dir + "/nodes.json";
+  const std::string pods_path = f.watch_dir.empty() ? f.pods : f.watch_dir + "/pods.json";
+  if (!f.watch_dir.empty() && !std::filesystem::exists(nodes_path)) {  // a sidecar writes the first snapshot
+    std::fprintf(stderr, "gpufit: waiting for %s\n", nodes_path.c_str());
+    while (!std::filesystem::exists(nodes_path))
+      std::this_thread::sleep_for(std::chrono::duration<double>(f.watch_interval_s));
   }
+  WatchedFiles seen = f.watch_dir.empty() ? WatchedFiles{} : Stat(f.watch_dir);
+  Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = ReadSnapshot(nodes_path, pods_path);
+  if (!snapshot) return Fail(snapshot.error());
   Result<std::unique_ptr<serve::Extender>> extender =
-      serve::Extender::FromSnapshot(*nodes, pods, {.policy = f.policy, .seed = f.seed});
-  if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", f.nodes, extender.error().message)});
+      serve::Extender::FromSnapshot(snapshot->first, snapshot->second, {.policy = f.policy, .seed = f.seed});
+  if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", nodes_path, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
 
@@ -87,9 +124,49 @@ int Run(const ServeFlags& f) {
                  sig == SIGTERM ? "SIGTERM" : "SIGINT", f.drain_s);
     server.Stop(f.drain_s);
   });
+  // --watch-dir: a new snapshot is taken in when nodes.json or pods.json is written again
+  // (write each to a temporary name and rename it over the old one, as `kubectl get ... >
+  // tmp && mv tmp nodes.json` does, so that a half-written file is never read). A snapshot that
+  // cannot be read keeps the previous state and is tried again at the next tick.
+  std::mutex watch_mu;
+  std::condition_variable watch_cv;
+  bool watch_done = false;
+  std::thread watcher;
+  if (!f.watch_dir.empty()) {
+    watcher = std::thread([&] {
+      std::unique_lock lock(watch_mu);
+      while (!watch_cv.wait_for(lock, std::chrono::duration<double>(f.watch_interval_s), [&] { return watch_done; })) {
+        const WatchedFiles now = Stat(f.watch_dir);
+        if (now == seen) continue;
+        Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> next = ReadSnapshot(nodes_path, pods_path);
+        Result<serve::SnapshotStats> taken =
+            next ? server.extender().Reconcile(next->first, next->second) : Result<serve::SnapshotStats>(next.error());
+        if (!taken) {
+          std::fprintf(stderr, "gpufit: warning: snapshot in %s not taken in, keeping the previous one: %s\n",
+                       f.watch_dir.c_str(), taken.error().message.c_str());
+          continue;
+        }
+        seen = now;
+        for (const std::string& w : taken->warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
+        std::fprintf(stderr,
+                     "gpufit: snapshot %d taken in from %s: %d nodes, %d pods placed, %d left out; gpufit's binds: %d "
+                     "kept, %d now in the snapshot, %d dropped\n",
+                     taken->snapshots, f.watch_dir.c_str(), taken->nodes, taken->pods_placed, taken->pods_not_fitting,
+                     taken->reservations_kept, taken->reservations_in_snapshot, taken->reservations_dropped);
+      }
+    });
+  }
   const bool served = server.Serve();
   if (!signalled) pthread_kill(waiter.native_handle(), SIGUSR1);  // Serve ended by itself: wake the waiter
   waiter.join();
+  if (watcher.joinable()) {
+    {
+      const std::lock_guard lock(watch_mu);
+      watch_done = true;
+    }
+    watch_cv.notify_all();
+    watcher.join();
+  }
   return served ? 0 : Fail(Unavailable("serve: the HTTP server stopped on an error"));
 }
 
@@ -99,20 +176,29 @@ void AddServeCommand(CLI::App& app, int& rc) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "run the placement engine as a Kubernetes scheduler extender (filter, prioritize and bind verbs)");
-  cmd->add_option("--nodes", flags->nodes, "kubectl get nodes -o json")->required()->check(CLI::ExistingFile);
+  CLI::Option* nodes = cmd->add_option("--nodes", flags->nodes, "kubectl get nodes -o json")->check(CLI::ExistingFile);
   cmd->add_option("--pods", flags->pods, "kubectl get pods -A -o json (the running pods take their requests)")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->needs(nodes);
+  cmd->add_option("--watch-dir", flags->watch_dir,
+                  "instead of --nodes/--pods: a directory whose nodes.json and pods.json (kubectl's output, each "
+                  "renamed into place) are read at start and again whenever either is written")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(nodes);
+  cmd->add_option("--watch-interval-s", flags->watch_interval_s, "how often --watch-dir is looked at")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--policy", flags->policy, "placement policy: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
       ->check(CLI::IsMember(PolicyNames()))
       ->capture_default_str();
-  cmd->add_option("--seed", flags->seed,
-                  "ties between equally good nodes go as `simulate --seeds <seed>` breaks them")
+  cmd->add_option("--seed", flags->seed, "ties between equally good nodes go as `simulate --seeds <seed>` breaks them")
       ->capture_default_str();
   cmd->add_option("--host", flags->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", flags->port, "port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  cmd->add_option("--url-prefix", flags->url_prefix, "path before the verbs, as the extender's urlPrefix has it (e.g. /scheduler)");
+  cmd->add_option("--url-prefix", flags->url_prefix,
+                  "path before the verbs, as the extender's urlPrefix has it (e.g. /scheduler)");
   cmd->add_option("--max-body-mib", flags->max_body_mib, "largest request body; larger ones get 413")
       ->check(CLI::Range(0.001, 1024.0))
       ->capture_default_str();
@@ -130,7 +216,8 @@ void AddServeCommand(CLI::App& app, int& rc) {
                   "bearer token for --kube-api, read again for each Binding (in a pod: "
                   "/var/run/secrets/kubernetes.io/serviceaccount/token)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--kube-ca-file", flags->kube_ca_file, "CA bundle that --kube-api's TLS certificate is checked against")
+  cmd->add_option("--kube-ca-file", flags->kube_ca_file,
+                  "CA bundle that --kube-api's TLS certificate is checked against")
       ->check(CLI::ExistingFile);
   cmd->callback([flags, &rc] { rc = Run(*flags); });
 }

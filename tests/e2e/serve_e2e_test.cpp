@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -29,13 +30,14 @@ Json Node(const std::string& name, int cpu, int gpus) {
 }
 
 Json Pod(const std::string& name, const std::string& cpu, int gpus, const std::string& node) {
-  Json pod{{"kind", "Pod"},
-           {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "u-" + name}}},
-           {"spec",
-            {{"containers",
-              {{{"name", "main"},
-                {"resources", {{"requests", {{"cpu", cpu}}}, {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
-           {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+  Json pod{
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "u-" + name}}},
+      {"spec",
+       {{"containers",
+         {{{"name", "main"},
+           {"resources", {{"requests", {{"cpu", cpu}}}, {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
+      {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
   if (!node.empty()) pod["spec"]["nodeName"] = node;
   return pod;
 }
@@ -72,8 +74,9 @@ TEST(Serve, AnswersFilterAndStopsOnSigterm) {
   const fs::path dir = Scratch("serve");
   std::ofstream(dir / "nodes.json") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2), Node("b", 16, 8)}}};
   std::ofstream(dir / "pods.json") << Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}};
-  const Started started = StartServe(dir, {"--nodes", (dir / "nodes.json").string(), "--pods", (dir / "pods.json").string(),
-                                           "--port", "0", "--url-prefix", "/scheduler", "--drain-s", "1"});
+  const Started started =
+      StartServe(dir, {"--nodes", (dir / "nodes.json").string(), "--pods", (dir / "pods.json").string(), "--port", "0",
+                       "--url-prefix", "/scheduler", "--drain-s", "1"});
   const pid_t pid = started.pid;
   const int port = started.port;
   ASSERT_GT(pid, 0);
@@ -119,9 +122,79 @@ TEST(Serve, AnswersFilterAndStopsOnSigterm) {
   fs::remove_all(dir);
 }
 
+// --watch-dir: the server waits for the first snapshot; node a's 2 GPUs are taken by "t"; when
+// pods.json is renamed over with "t"
+// Succeeded, the next look (every 0.1 s here) frees them, and filter keeps a. A broken
+// pods.json is logged and the state kept; a fixed one is taken in.
+TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
+  const fs::path dir = Scratch("serve-watch");
+  fs::create_directories(dir / "snap");
+  auto write = [&](const std::string& name, const std::string& text) {  // as `kubectl ... > tmp && mv tmp name`
+    std::ofstream(dir / "snap" / (name + ".tmp")) << text;
+    fs::rename(dir / "snap" / (name + ".tmp"), dir / "snap" / name);
+  };
+  // The snapshot appears after the server started: it waits for nodes.json.
+  std::thread sidecar([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    write("pods.json", Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}}.dump());
+    write("nodes.json", Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}}.dump());
+  });
+  const Started started = StartServe(dir, {"--watch-dir", (dir / "snap").string(), "--watch-interval-s", "0.1",
+                                           "--port", "0", "--url-prefix", "/scheduler", "--drain-s", "0"});
+  sidecar.join();
+  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("waiting for " + (dir / "snap" / "nodes.json").string()));
+  ASSERT_GT(started.pid, 0);
+  ASSERT_GT(started.port, 0) << Slurp(dir / "stderr");
+  httplib::Client c("127.0.0.1", started.port);
+  Json pending = Pod("p", "4", 1, "");
+  pending.erase("kind");
+  const std::string args = Json{{"Pod", pending}, {"NodeNames", {"a"}}}.dump();
+  auto kept = [&] {
+    const auto r = c.Post("/scheduler/filter", args, "application/json");
+    return r && r->status == 200 && Json::parse(r->body)["NodeNames"] == Json::array({"a"});
+  };
+  auto eventually = [&](const std::function<bool()>& ok) {
+    for (int i = 0; i < 100; ++i) {  // 5 s at most
+      if (ok()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  EXPECT_FALSE(kept());
+  write("pods.json", "{\"kind\": \"PodList\", \"items\": [");
+  EXPECT_TRUE(eventually([&] {
+    return Slurp(dir / "stderr").find("not taken in, keeping the previous one") != std::string::npos;
+  })) << Slurp(dir / "stderr");
+  EXPECT_FALSE(kept());
+  Json done = Pod("t", "8", 2, "a");
+  done["status"]["phase"] = "Succeeded";
+  write("pods.json", Json{{"kind", "PodList"}, {"items", {done}}}.dump());
+  EXPECT_TRUE(eventually(kept)) << Slurp(dir / "stderr");
+  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("snapshot 2 taken in from " + (dir / "snap").string() +
+                                               ": 1 nodes, 0 pods placed, 0 left out"));
+  const auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("gpufit_snapshots_total 2\n"));
+  ASSERT_EQ(::kill(started.pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(started.pid, &status, 0), started.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // Neither or both of --nodes and --watch-dir is a usage error.
+  const CliRun neither = Gpufit("serve --port 0", dir);
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_THAT(neither.err, HasSubstr("serve needs --nodes (and --pods), or --watch-dir"));
+  const CliRun both = Gpufit(
+      "serve --port 0 --watch-dir " + (dir / "snap").string() + " --nodes " + (dir / "snap" / "nodes.json").string(),
+      dir);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("excludes"));
+  fs::remove_all(dir);
+}
+
 TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
   const fs::path dir = Scratch("serve-bad");
-  std::ofstream(dir / "nodes.json") << R"({"kind": "NodeList", "items": [{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "-4"}}}]})";
+  std::ofstream(dir / "nodes.json")
+      << R"({"kind": "NodeList", "items": [{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "-4"}}}]})";
   const CliRun run = Gpufit("serve --port 0 --nodes " + (dir / "nodes.json").string(), dir);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr((dir / "nodes.json").string() + ": items[0] (a): .status.allocatable.cpu"));
@@ -140,13 +213,14 @@ TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
   std::ofstream(dir / "token") << "t0ken\n";
   httplib::Server api;
   std::string path, authorization, binding;
-  api.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [&](const httplib::Request& req, httplib::Response& res) {
-    path = req.path;
-    authorization = req.get_header_value("Authorization");
-    binding = req.body;
-    res.status = 201;
-    res.set_content(req.body, "application/json");
-  });
+  api.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
+           [&](const httplib::Request& req, httplib::Response& res) {
+             path = req.path;
+             authorization = req.get_header_value("Authorization");
+             binding = req.body;
+             res.status = 201;
+             res.set_content(req.body, "application/json");
+           });
   const int api_port = api.bind_to_any_port("127.0.0.1");
   std::thread api_thread([&] { api.listen_after_bind(); });
   const Started started =
@@ -190,10 +264,12 @@ TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
 }
 
 // deploy/: the Deployment, Service, ServiceAccount, ClusterRole and ClusterRoleBinding against
-// the Kubernetes OpenAPI schemas, both scheduler configurations against KubeSchedulerConfiguration v1's fields (tools/validate-manifests).
+// the Kubernetes OpenAPI schemas, both scheduler configurations against KubeSchedulerConfiguration v1's fields
+// (tools/validate-manifests).
 TEST(Serve, DeployManifestsAreValid) {
   const fs::path deploy = fs::path(GPUFIT_SOURCE_DIR) / "deploy";
-  const gpufit::testing::ManifestValidation v = gpufit::testing::ValidateManifests({deploy / "kubernetes", deploy / "scheduler"});
+  const gpufit::testing::ManifestValidation v =
+      gpufit::testing::ValidateManifests({deploy / "kubernetes", deploy / "scheduler"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(7)));
 }

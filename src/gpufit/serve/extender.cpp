@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -55,7 +56,7 @@ NodeSpec NodeSpecOf(const KubeNode& node) {
   // Allocatable nvidia.com/gpu when the node reports it (0 when every device is unhealthy),
   // else the GFD count label, else open-gpu-share's count.
   int gpus = node.devices_allocatable.contains("nvidia.com/gpu") ? Count(node.devices_allocatable, "nvidia.com/gpu")
-             : node.gpu_count > 0                                 ? node.gpu_count
+             : node.gpu_count > 0                                ? node.gpu_count
                                   : Count(node.devices_allocatable, "alibabacloud.com/gpu-count");
   std::string model = node.gpu_product;
   if (model.empty()) model = Label(node.labels, "alibabacloud.com/gpu-card-model");
@@ -89,9 +90,10 @@ Result<PodSpec> DeclaredRequest(const KubePod& pod) {
                                pod.Key(), *milli);
       }
       if (*milli < 1000 && *count > 1) {
-        return InvalidArgument("pod {}: alibabacloud.com/gpu-milli {} below a whole GPU on {} GPUs: a pod shares "
-                               "one GPU at most",
-                               pod.Key(), *milli, *count);
+        return InvalidArgument(
+            "pod {}: alibabacloud.com/gpu-milli {} below a whole GPU on {} GPUs: a pod shares "
+            "one GPU at most",
+            pod.Key(), *milli, *count);
       }
       spec.gpu_count = static_cast<int>(*count);
       spec.gpu_per_gpu = GpuMilli{*milli};
@@ -103,19 +105,33 @@ Result<PodSpec> DeclaredRequest(const KubePod& pod) {
   return spec;
 }
 
-Result<std::unique_ptr<Extender>> Extender::FromSnapshot(const std::vector<KubeNode>& nodes,
-                                                         const std::vector<KubePod>& pods,
-                                                         const ExtenderOptions& options) {
+namespace {
+
+std::string BindKey(const std::string& uid, const std::string& ns, const std::string& name) {
+  return uid.empty() ? ns + "/" + name : uid;
+}
+
+}  // namespace
+
+Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,
+                                           const ExtenderOptions& options) {
   std::vector<NodeSpec> specs;
   specs.reserve(nodes.size());
   for (const KubeNode& n : nodes) specs.push_back(NodeSpecOf(n));
   Result<ClusterState> cluster = ClusterState::FromSpecs(specs);
   if (!cluster) return cluster.error();
 
+  std::unordered_map<std::string, std::string> pod_keys;
   std::vector<PodSpec> requests;
   std::vector<const KubePod*> bound;
   for (const KubePod& p : pods) {
-    if (p.phase == "Succeeded" || p.phase == "Failed") continue;
+    const bool ended = p.phase == "Succeeded" || p.phase == "Failed";
+    if (ended || !p.node_name.empty()) {
+      const char* what = ended ? "ended" : "bound";
+      pod_keys.emplace(p.Key(), what);
+      if (!p.uid.empty()) pod_keys.emplace(p.uid, what);
+    }
+    if (ended) continue;
     Result<PodSpec> r = DeclaredRequest(p);
     if (!r) return r.error();
     requests.push_back(std::move(*r));
@@ -143,33 +159,98 @@ Result<std::unique_ptr<Extender>> Extender::FromSnapshot(const std::vector<KubeN
   const std::vector<int> order = SeededNodeOrder(cluster->nodes().size(), rng);
   policy->SetNodeOrder(order);
 
-  std::unique_ptr<Extender> e(new Extender(std::move(*cluster), std::move(*policy)));
-  e->rng_ = rng;
-  e->order_pos_.resize(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) e->order_pos_[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
-  for (std::size_t i = 0; i < e->cluster_.nodes().size(); ++i) {
-    e->node_ids_.emplace(e->cluster_.node_name(static_cast<int>(i)), static_cast<int>(i));
+  Snapshot s{.cluster = std::move(*cluster),
+             .policy = std::move(*policy),
+             .rng = rng,
+             .node_ids = {},
+             .order_pos = std::vector<int>(order.size()),
+             .stats = {},
+             .pod_keys = std::move(pod_keys)};
+  for (std::size_t k = 0; k < order.size(); ++k) s.order_pos[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
+  for (std::size_t i = 0; i < s.cluster.nodes().size(); ++i) {
+    s.node_ids.emplace(s.cluster.node_name(static_cast<int>(i)), static_cast<int>(i));
   }
-  e->stats_.nodes = static_cast<int>(nodes.size());
+  s.stats.nodes = static_cast<int>(nodes.size());
   for (std::size_t i = 0; i < bound.size(); ++i) {
     const KubePod& p = *bound[i];
     if (p.node_name.empty()) continue;  // pending: kube-scheduler will ask about it
-    const int id = e->NodeId(p.node_name);
-    const Workload w = e->cluster_.WorkloadFor(requests[i]);
-    if (id >= 0 && e->policy_.Check(w, e->cluster_.node(id)).fits()) {
-      e->cluster_.Place(id, w, SnapshotGpus(w, e->cluster_.node(id)));
-      ++e->stats_.pods_placed;
+    const auto found = s.node_ids.find(p.node_name);
+    const int id = found == s.node_ids.end() ? -1 : found->second;
+    const Workload w = s.cluster.WorkloadFor(requests[i]);
+    if (id >= 0 && s.policy.Check(w, s.cluster.node(id)).fits()) {
+      s.cluster.Place(id, w, SnapshotGpus(w, s.cluster.node(id)));
+      ++s.stats.pods_placed;
       continue;
     }
-    ++e->stats_.pods_not_fitting;
-    if (e->stats_.warnings.size() < 20) {
-      e->stats_.warnings.push_back(id < 0 ? fmt::format("pod {}: node {} is not in the nodes snapshot", p.Key(), p.node_name)
-                                          : fmt::format("pod {}: does not fit node {} beside the pods already there ({})",
-                                                        p.Key(), p.node_name,
-                                                        e->policy_.Check(w, e->cluster_.node(id)).reason));
+    ++s.stats.pods_not_fitting;
+    if (s.stats.warnings.size() < 20) {
+      s.stats.warnings.push_back(id < 0
+                                     ? fmt::format("pod {}: node {} is not in the nodes snapshot", p.Key(), p.node_name)
+                                     : fmt::format("pod {}: does not fit node {} beside the pods already there ({})",
+                                                   p.Key(), p.node_name, s.policy.Check(w, s.cluster.node(id)).reason));
     }
   }
+  return s;
+}
+
+Result<std::unique_ptr<Extender>> Extender::FromSnapshot(const std::vector<KubeNode>& nodes,
+                                                         const std::vector<KubePod>& pods,
+                                                         const ExtenderOptions& options) {
+  Result<Snapshot> s = Build(nodes, pods, options);
+  if (!s) return s.error();
+  std::unique_ptr<Extender> e(new Extender(std::move(*s)));
+  e->options_ = options;
   return e;
+}
+
+Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods) {
+  const std::lock_guard lock(mu_);  // one decision at a time: no bind may slip between the build and the swap
+  Result<Snapshot> s = Build(nodes, pods, options_);
+  if (!s) return s.error();
+  s->stats.snapshots = stats_.snapshots + 1;
+  for (auto it = placed_.begin(); it != placed_.end();) {
+    Placed& p = it->second;
+    if (s->pod_keys.contains(it->first)) {  // the snapshot has it, bound or ended: it is counted there
+      ++s->stats.reservations_in_snapshot;
+      it = placed_.erase(it);
+      continue;
+    }
+    const auto node = s->node_ids.find(cluster_.node_name(p.node));
+    const Workload w = s->cluster.WorkloadFor(p.request);
+    if (node == s->node_ids.end() || !s->policy.Check(w, s->cluster.node(node->second)).fits()) {
+      ++s->stats.reservations_dropped;
+      if (s->stats.warnings.size() < 20)
+        s->stats.warnings.push_back(fmt::format(
+            "reservation of {} on node {} dropped: {}", it->first, cluster_.node_name(p.node),
+            node == s->node_ids.end() ? "the node is not in the new snapshot" : "the node has no room for it now"));
+      it = placed_.erase(it);
+      continue;
+    }
+    const NodeState& n = s->cluster.node(node->second);
+    bool same_gpus_free = std::popcount(p.gpus) == w.gpu_count;
+    for (int g = 0; g < n.gpu_count && same_gpus_free; ++g) {
+      if ((p.gpus >> g & 1) == 0) continue;
+      const GpuMilli free = n.gpu_free[static_cast<std::size_t>(g)];
+      same_gpus_free = w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000;
+    }
+    const GpuSet gpus = same_gpus_free ? p.gpus : s->policy.PickGpus(w, n, s->rng);
+    s->cluster.Place(node->second, w, gpus);
+    p = Placed{.node = node->second, .request = p.request, .workload = w, .gpus = gpus, .certain = p.certain};
+    ++s->stats.reservations_kept;
+    ++it;
+  }
+  cluster_ = std::move(s->cluster);
+  policy_ = std::move(s->policy);
+  rng_ = s->rng;
+  node_ids_ = std::move(s->node_ids);
+  order_pos_ = std::move(s->order_pos);
+  stats_ = std::move(s->stats);
+  return stats_;
+}
+
+SnapshotStats Extender::snapshot() const {
+  const std::lock_guard lock(mu_);
+  return stats_;
 }
 
 int Extender::NodeId(const std::string& name) const {
@@ -196,7 +277,8 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
     if (v.fits()) {
       out.kept.push_back(i);
     } else {
-      (v.kind == Verdict::Kind::kNever ? out.failed_and_unresolvable : out.failed).push_back({.node = i, .reason = v.reason});
+      (v.kind == Verdict::Kind::kNever ? out.failed_and_unresolvable : out.failed)
+          .push_back({.node = i, .reason = v.reason});
     }
   }
   return out;
@@ -206,19 +288,17 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
   const Result<PodSpec> request = DeclaredRequest(args.pod);
   if (!request) return request.error();
   std::vector<int> ids;
-  std::vector<std::size_t> at;  // index in args.node_names of each id
+  std::vector<std::size_t> at;                         // index in args.node_names of each id
+  const std::lock_guard lock(mu_);                     // a Reconcile may swap the nodes
   std::vector<char> seen(cluster_.nodes().size(), 0);  // a node named twice is scored once (then 0)
   for (std::size_t i = 0; i < args.node_names.size(); ++i) {
-    if (const int id = NodeId(args.node_names[i]); id >= 0 && std::exchange(seen[static_cast<std::size_t>(id)], 1) == 0) {
+    if (const int id = NodeId(args.node_names[i]);
+        id >= 0 && std::exchange(seen[static_cast<std::size_t>(id)], 1) == 0) {
       ids.push_back(id);
       at.push_back(i);
     }
   }
-  std::vector<std::optional<std::int64_t>> values;
-  {
-    const std::lock_guard lock(mu_);
-    values = policy_.Values(cluster_.WorkloadFor(*request), cluster_, ids);
-  }
+  const std::vector<std::optional<std::int64_t>> values = policy_.Values(cluster_.WorkloadFor(*request), cluster_, ids);
   // The policy's choice: the highest value, ties to the first in the seeded order.
   std::optional<std::size_t> choice;
   std::optional<std::int64_t> lo;
@@ -243,21 +323,12 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
     out[at[k]].score =
         k == *choice ? kMaxExtenderPriority
         : span == 0  ? kBelowChoice
-                     : kMinExtenderPriority +
-                          static_cast<std::int64_t>(std::llround(static_cast<double>(*values[k] - *lo) /
-                                                                 static_cast<double>(span) *
-                                                                 static_cast<double>(kBelowChoice - kMinExtenderPriority)));
+                     : kMinExtenderPriority + static_cast<std::int64_t>(std::llround(
+                                                  static_cast<double>(*values[k] - *lo) / static_cast<double>(span) *
+                                                  static_cast<double>(kBelowChoice - kMinExtenderPriority)));
   }
   return out;
 }
-
-namespace {
-
-std::string BindKey(const std::string& uid, const std::string& ns, const std::string& name) {
-  return uid.empty() ? ns + "/" + name : uid;
-}
-
-}  // namespace
 
 void Extender::Remember(const KubePod& pod, const PodSpec& request) {
   const std::string key = BindKey(pod.uid, pod.namespace_name, pod.name);
@@ -300,12 +371,12 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
   }
   const Workload w = cluster_.WorkloadFor(it->second.request);
   if (const Verdict v = policy_.Check(w, cluster_.node(id)); !v.fits()) {
-    return fail(ReserveFailure::kNoRoom, FailedPrecondition("bind {}: node {} can no longer take the pod: {}", pod,
-                                                            args.node, v.reason));
+    return fail(ReserveFailure::kNoRoom,
+                FailedPrecondition("bind {}: node {} can no longer take the pod: {}", pod, args.node, v.reason));
   }
   const GpuSet gpus = policy_.PickGpus(w, cluster_.node(id), rng_);
   cluster_.Place(id, w, gpus);
-  placed_.emplace(key, Placed{.node = id, .workload = w, .gpus = gpus, .certain = true});
+  placed_.emplace(key, Placed{.node = id, .request = it->second.request, .workload = w, .gpus = gpus, .certain = true});
   return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
 }
 

@@ -41,8 +41,16 @@
 // its name, namespace and UID; the last kMaxRemembered pods filtered are kept). Reserve checks
 // the node again under the lock, takes the GPUs the policy's picker chooses and puts the pod in
 // the state, so that of concurrent binds for the last free GPU exactly one gets it; Release
-// undoes a reservation whose Binding the API server refused. Pods that end are not seen until a
-// new snapshot (not built yet): the state only grows between snapshots.
+// undoes a reservation whose Binding the API server refused.
+//
+// Reconcile (a refreshed snapshot, `serve --watch-dir`): the state is built again from the new
+// snapshot as at start (nodes, node order, the policy's target workload, the running pods),
+// so pods that ended or were deleted free their GPUs and new nodes can be chosen. The
+// extender's own reservations then go back on top: a pod the snapshot shows bound, or ended,
+// is the snapshot's (its reservation is dropped, never counted twice); any other keeps its
+// node and GPUs (the snapshot was taken before its Binding showed), or other GPUs of that node
+// the picker chooses; one whose node is gone or full is dropped and counted. Requests
+// remembered from filter requests are kept. Between snapshots the state only grows.
 //
 // Thread-safe: one decision at a time (the policy's plugins cache per pod shape).
 #pragma once
@@ -88,14 +96,18 @@ enum class ReserveFailure { kNone, kUnknownNode, kUnknownPod, kAlreadyBound, kNo
 struct Reservation {
   std::string pod{};  // namespace/name
   std::string node{};
-  GpuSet gpus = 0;    // bit g: GPU g of the node
+  GpuSet gpus = 0;  // bit g: GPU g of the node
 };
 
 struct SnapshotStats {
   int nodes = 0;
-  int pods_placed = 0;       // bound, running pods taken into the state
-  int pods_not_fitting = 0;  // bound pods left out: their node lacks room or is not in the snapshot
+  int pods_placed = 0;                  // bound, running pods taken into the state
+  int pods_not_fitting = 0;             // bound pods left out: their node lacks room or is not in the snapshot
   std::vector<std::string> warnings{};  // one per pod left out (at most 20 kept)
+  // Reconcile only: the extender's reservations kept on top of the snapshot, those the
+  // snapshot now shows (bound or ended), and those dropped (node gone or full).
+  int reservations_kept = 0, reservations_in_snapshot = 0, reservations_dropped = 0;
+  int snapshots = 1;  // snapshots taken in since the start, this one included
 };
 
 class Extender {
@@ -105,6 +117,10 @@ class Extender {
   static Result<std::unique_ptr<Extender>> FromSnapshot(const std::vector<KubeNode>& nodes,
                                                         const std::vector<KubePod>& pods,
                                                         const ExtenderOptions& options);
+
+  // Takes in a refreshed snapshot (see the header comment). Errors: those of FromSnapshot; on
+  // an error the state is left as it was.
+  Result<SnapshotStats> Reconcile(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods);
 
   // Errors: those of DeclaredRequest for the request's pod.
   Result<FilterResult> Filter(const ExtenderArgs& args);
@@ -125,18 +141,37 @@ class Extender {
 
   static constexpr std::size_t kMaxRemembered = 65536;
 
-  const SnapshotStats& snapshot() const { return stats_; }
+  SnapshotStats snapshot() const;
   // Allocated milli-GPU over the cluster's milli-GPU, 0..1.
   double GpuAllocationRatio() const;
 
  private:
-  Extender(ClusterState cluster, Policy policy) : cluster_(std::move(cluster)), policy_(std::move(policy)) {}
+  // What a snapshot determines (FromSnapshot and Reconcile build it outside the lock).
+  struct Snapshot {
+    ClusterState cluster;
+    Policy policy;
+    Rng rng;
+    std::unordered_map<std::string, int> node_ids;
+    std::vector<int> order_pos;
+    SnapshotStats stats;
+    std::unordered_map<std::string, std::string> pod_keys;  // BindKey -> "bound" or "ended", of the snapshot's pods
+  };
+  static Result<Snapshot> Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,
+                                const ExtenderOptions& options);
+  explicit Extender(Snapshot s)
+      : cluster_(std::move(s.cluster)),
+        policy_(std::move(s.policy)),
+        rng_(s.rng),
+        node_ids_(std::move(s.node_ids)),
+        order_pos_(std::move(s.order_pos)),
+        stats_(std::move(s.stats)) {}
   int NodeId(const std::string& name) const;  // -1 when the snapshot lacks it
 
   void Remember(const KubePod& pod, const PodSpec& request);  // under mu_
 
   struct Placed {
     int node = -1;
+    PodSpec request{};
     Workload workload{};
     GpuSet gpus = 0;
     bool certain = true;  // false: the Binding's outcome is unknown (MarkUncertain)
@@ -149,13 +184,14 @@ class Extender {
   mutable std::mutex mu_;
   ClusterState cluster_;
   Policy policy_;
+  ExtenderOptions options_{};
   Rng rng_{42};  // the node order's shuffle, then the GPU picker's draws (a random picker only)
   std::unordered_map<std::string, int> node_ids_;
   std::vector<int> order_pos_;  // each node's position in the seeded order (ties: the first wins)
   SnapshotStats stats_;
   std::unordered_map<std::string, Filtered> filtered_;  // by UID (else namespace/name): the last filter's request
-  std::deque<std::string> filtered_order_;             // oldest first, for the kMaxRemembered bound
-  std::unordered_map<std::string, Placed> placed_;     // pods this extender bound, by the same key
+  std::deque<std::string> filtered_order_;              // oldest first, for the kMaxRemembered bound
+  std::unordered_map<std::string, Placed> placed_;      // pods this extender bound, by the same key
 };
 
 }  // namespace gpufit::serve

@@ -19,8 +19,8 @@ using Json = nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::FieldsAre;
 using ::testing::HasSubstr;
-using ::testing::Pair;
 using testing::NodeJson;
+using ::testing::Pair;
 using testing::PodJson;
 
 std::vector<KubeNode> Nodes(const std::vector<Json>& items) {
@@ -45,7 +45,8 @@ ExtenderArgs Args(const Json& pod, std::vector<std::string> names) {
   return a ? *a : ExtenderArgs{};
 }
 
-std::unique_ptr<Extender> Make(const std::vector<Json>& nodes, const std::vector<Json>& pods, const std::string& policy = "gpufit") {
+std::unique_ptr<Extender> Make(const std::vector<Json>& nodes, const std::vector<Json>& pods,
+                               const std::string& policy = "gpufit") {
   Result<std::unique_ptr<Extender>> e = Extender::FromSnapshot(Nodes(nodes), Pods(pods), {.policy = policy});
   EXPECT_TRUE(e) << e.error().message;
   return e ? std::move(*e) : nullptr;
@@ -54,9 +55,9 @@ std::unique_ptr<Extender> Make(const std::vector<Json>& nodes, const std::vector
 // n1 has 8 cores and 2 GPUs, 6 cores and 1 GPU of them taken by a running pod; n2 has 4 cores and
 // 1 T4, all taken; n3 has no GPU. The reasons are the placement filters' (placement/filters.cpp).
 TEST(Extender, FilterSeparatesNotNowFromNeverAndUnknownNodes) {
-  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 4, "32Gi", 1, "T4"),
-                       NodeJson("n3", 16, "64Gi", 0, "")},
-                      {PodJson("busy", "6", "8Gi", 1, "n1"), PodJson("other", "4", "8Gi", 1, "n2")});
+  const auto e = Make(
+      {NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 4, "32Gi", 1, "T4"), NodeJson("n3", 16, "64Gi", 0, "")},
+      {PodJson("busy", "6", "8Gi", 1, "n1"), PodJson("other", "4", "8Gi", 1, "n2")});
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->snapshot().pods_placed, 2);
   // A 4-core, 1-GPU pod: n1 has 2 cores left (it would fit once "busy" leaves); n2's one GPU is
@@ -65,8 +66,8 @@ TEST(Extender, FilterSeparatesNotNowFromNeverAndUnknownNodes) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->kept.empty());
   EXPECT_THAT(r->failed, ElementsAre(FieldsAre(0, "insufficient cpu"), FieldsAre(1, "too few idle GPUs")));
-  EXPECT_THAT(r->failed_and_unresolvable,
-              ElementsAre(FieldsAre(2, "too few GPUs on the node"), FieldsAre(3, "not in gpufit's snapshot of the cluster")));
+  EXPECT_THAT(r->failed_and_unresolvable, ElementsAre(FieldsAre(2, "too few GPUs on the node"),
+                                                      FieldsAre(3, "not in gpufit's snapshot of the cluster")));
   // A 2-core pod with one GPU fits n1 only (n2's 4 cores are all taken).
   const Result<FilterResult> small = e->Filter(Args(PodJson("q", "2", "8Gi", 1), {"n2", "n1"}));
   ASSERT_TRUE(small);
@@ -86,9 +87,9 @@ TEST(Extender, FinishedPodsAndPendingPodsTakeNothing) {
 }
 
 TEST(Extender, SnapshotPodsThatDoNotFitAreCountedNotPlaced) {
-  const auto e = Make({NodeJson("n1", 8, "64Gi", 1, "A100")},
-                      {PodJson("a", "6", "8Gi", 1, "n1"), PodJson("b", "6", "8Gi", 1, "n1"),
-                       PodJson("c", "1", "1Gi", 0, "gone")});
+  const auto e =
+      Make({NodeJson("n1", 8, "64Gi", 1, "A100")},
+           {PodJson("a", "6", "8Gi", 1, "n1"), PodJson("b", "6", "8Gi", 1, "n1"), PodJson("c", "1", "1Gi", 0, "gone")});
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->snapshot().pods_placed, 1);
   EXPECT_EQ(e->snapshot().pods_not_fitting, 2);
@@ -122,7 +123,8 @@ TEST(Extender, PrioritizeMapsPolicyValuesOntoZeroToTen) {
                        NodeJson("c", 16, "64Gi", 1, "A100"), NodeJson("cpu", 16, "64Gi", 0, "")},
                       {}, "best-fit");
   ASSERT_NE(e, nullptr);
-  const Result<std::vector<HostPriority>> p = e->Prioritize(Args(PodJson("p", "8", "8Gi", 1), {"a", "b", "c", "cpu", "x"}));
+  const Result<std::vector<HostPriority>> p =
+      e->Prioritize(Args(PodJson("p", "8", "8Gi", 1), {"a", "b", "c", "cpu", "x"}));
   ASSERT_TRUE(p) << p.error().message;
   std::vector<std::pair<std::string, std::int64_t>> got;
   for (const HostPriority& h : *p) got.emplace_back(h.host, h.score);
@@ -133,9 +135,9 @@ TEST(Extender, PrioritizeMapsPolicyValuesOntoZeroToTen) {
 // node order simulate draws for the same seed) is the one prioritize ranks 10, alone.
 TEST(Extender, TopPriorityIsThePoliciesOwnChoice) {
   const std::vector<Json> nodes = {NodeJson("a", 64, "256Gi", 4, "A100"), NodeJson("b", 32, "128Gi", 2, "A100"),
-                      NodeJson("c", 96, "384Gi", 8, "A100"), NodeJson("d", 16, "64Gi", 1, "A100")};
+                                   NodeJson("c", 96, "384Gi", 8, "A100"), NodeJson("d", 16, "64Gi", 1, "A100")};
   const std::vector<Json> pods = {PodJson("r1", "20", "8Gi", 1, "a"), PodJson("r2", "4", "8Gi", 2, "c"),
-                     PodJson("r3", "30", "8Gi", 1, "b")};
+                                  PodJson("r3", "30", "8Gi", 1, "b")};
   const auto e = Make(nodes, pods);
   ASSERT_NE(e, nullptr);
   const Json pod = PodJson("p", "8", "8Gi", 1);
@@ -185,6 +187,62 @@ TEST(Extender, TopPriorityIsThePoliciesOwnChoice) {
 
 BindingArgs BindOf(const std::string& pod, const std::string& node) {
   return {.pod_name = pod, .pod_namespace = "ml", .pod_uid = "uid-" + pod, .node = node};
+}
+
+// A refreshed snapshot: n1 (2 GPUs) runs "old" from the first snapshot, and gpufit bound "a"
+// and "b" there since. The second snapshot says "old" ended, shows "a" bound (kubectl caught its
+// Binding) but not yet "b", and adds n2. By hand: "old" frees its GPU; "a" is counted once (the
+// snapshot's), "b" keeps its reservation on its GPU; so n1 has 2 of 2 GPUs taken and n2 none:
+// 2 of 3 GPUs allocated. A pod on n2 is now possible; a third reservation on n1 is not.
+TEST(Extender, ReconcileFreesEndedPodsAndKeepsReservationsTheSnapshotLacks) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100")}, {PodJson("old", "2", "8Gi", 1, "n1")});
+  ASSERT_NE(e, nullptr);
+  for (const std::string pod : {"a", "b"}) ASSERT_TRUE(e->Filter(Args(PodJson(pod, "2", "8Gi", 1), {"n1"})));
+  const Result<Reservation> a = e->Reserve(BindOf("a", "n1"));
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->gpus, GpuSet{2});                // GPU 0 is old's (the snapshot's lowest idle GPU)
+  EXPECT_FALSE(e->Reserve(BindOf("b", "n1")));  // both GPUs taken
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
+
+  Json old = PodJson("old", "2", "8Gi", 1, "n1");
+  old["status"]["phase"] = "Succeeded";
+  Result<SnapshotStats> r =
+      e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100")}), Pods({old, PodJson("a", "2", "8Gi", 1, "n1")}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->pods_placed, 1);  // a
+  EXPECT_EQ(r->reservations_in_snapshot, 1);
+  EXPECT_EQ(r->reservations_kept, 0);
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);  // old's GPU is free again
+  const Result<Reservation> b = e->Reserve(BindOf("b", "n1"));
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->gpus, GpuSet{2});  // a holds GPU 0 in the new snapshot's reading
+
+  r = e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 8, "64Gi", 1, "A100")}),
+                   Pods({PodJson("a", "2", "8Gi", 1, "n1")}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->snapshots, 3);
+  EXPECT_EQ(r->reservations_kept, 1);  // b: not in this snapshot yet
+  EXPECT_EQ(r->nodes, 2);
+  EXPECT_NEAR(e->GpuAllocationRatio(), 2.0 / 3.0, 1e-12);
+  ASSERT_TRUE(e->Filter(Args(PodJson("c", "2", "8Gi", 1), {"n1", "n2"})));
+  const Result<FilterResult> f = e->Filter(Args(PodJson("c", "2", "8Gi", 1), {"n1", "n2"}));
+  ASSERT_TRUE(f);
+  EXPECT_THAT(f->kept, ElementsAre(1));
+  EXPECT_THAT(f->failed, ElementsAre(FieldsAre(0, "too few idle GPUs")));
+  EXPECT_FALSE(e->Reserve(BindOf("c", "n1")));
+  EXPECT_TRUE(e->Reserve(BindOf("c", "n2")));
+
+  // A snapshot without n2: c's reservation has no node left and is dropped, with a warning; a
+  // snapshot that cannot be read as a cluster (no nodes) is an error and changes nothing.
+  r = e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100")}), Pods({PodJson("a", "2", "8Gi", 1, "n1")}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->reservations_dropped, 1);
+  EXPECT_THAT(r->warnings, ElementsAre(HasSubstr("reservation of uid-c on node n2 dropped: the node is not in the new "
+                                                 "snapshot")));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
+  EXPECT_FALSE(e->Reconcile({}, {}));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
+  EXPECT_EQ(e->snapshot().snapshots, 4);
 }
 
 // Bind takes the pod's request from its filter request, checks the node again and puts the pod
@@ -278,7 +336,8 @@ TEST(Extender, ConcurrentBindsForTheLastFreeGpuExactlyOneWins) {
                       {PodJson("busy", "1", "1Gi", 1, "n2")});
   ASSERT_NE(e, nullptr);
   constexpr int kThreads = 16;
-  for (int t = 0; t < kThreads; ++t) ASSERT_TRUE(e->Filter(Args(PodJson("p" + std::to_string(t), "1", "1Gi", 1), {"n1"})));
+  for (int t = 0; t < kThreads; ++t)
+    ASSERT_TRUE(e->Filter(Args(PodJson("p" + std::to_string(t), "1", "1Gi", 1), {"n1"})));
   std::atomic<int> wins{0}, no_room{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> threads;

@@ -6,9 +6,8 @@
 #include <charconv>
 #include <chrono>
 #include <exception>
-#include <thread>
 #include <nlohmann/json.hpp>
-
+#include <thread>
 
 namespace gpufit::serve {
 
@@ -94,15 +93,13 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   auto log = [this](const std::string& verb, int status, const std::string& pod, std::size_t nodes, double seconds,
                     const std::string& error) {
     if (!options_.log) return;
-    nlohmann::json line{{"verb", verb}, {"status", status}, {"pod", pod}, {"nodes", nodes},
-                        {"duration_s", seconds}};
+    nlohmann::json line{{"verb", verb}, {"status", status}, {"pod", pod}, {"nodes", nodes}, {"duration_s", seconds}};
     if (!error.empty()) line["error"] = error;
     options_.log(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
 
   // One verb: read the body within bounds, parse ExtenderArgs, answer with `answer`.
-  auto verb = [this, log](const std::string& name,
-                          std::function<Result<std::string>(const ExtenderArgs&)> answer,
+  auto verb = [this, log](const std::string& name, std::function<Result<std::string>(const ExtenderArgs&)> answer,
                           std::function<std::string(const std::string&)> error_body) {
     return [this, log, name, answer, error_body](const httplib::Request& req, httplib::Response& res,
                                                  const httplib::ContentReader& reader) {
@@ -116,7 +113,10 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
         log(name, status, "", 0, SecondsSince(t0), error);
       };
       if (body.status != 0)
-        return fail(body.status, body.status == 413 ? "too_large" : body.status == 408 ? "timeout" : "bad_request",
+        return fail(body.status,
+                    body.status == 413   ? "too_large"
+                    : body.status == 408 ? "timeout"
+                                         : "bad_request",
                     body.error);
       const Result<ExtenderArgs> args = ParseExtenderArgs(body.text, name + " request");
       if (!args) return fail(400, "bad_request", args.error().message);
@@ -130,18 +130,18 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   };
 
   const std::string prefix = RegexLiteral(options_.url_prefix);
-  s.Post(prefix + "/filter",
-         verb(
-             "filter",
-             [this](const ExtenderArgs& args) -> Result<std::string> {
-               const Result<FilterResult> r = extender_->Filter(args);
-               if (!r) return r.error();
-               metrics_.CountNodes("kept", static_cast<std::int64_t>(r->kept.size()));
-               metrics_.CountNodes("failed", static_cast<std::int64_t>(r->failed.size()));
-               metrics_.CountNodes("unresolvable", static_cast<std::int64_t>(r->failed_and_unresolvable.size()));
-               return WriteFilterResult(args, *r);
-             },
-             [](const std::string& e) { return WriteFilterError(e); }));
+  s.Post(prefix + "/filter", verb(
+                                 "filter",
+                                 [this](const ExtenderArgs& args) -> Result<std::string> {
+                                   const Result<FilterResult> r = extender_->Filter(args);
+                                   if (!r) return r.error();
+                                   metrics_.CountNodes("kept", static_cast<std::int64_t>(r->kept.size()));
+                                   metrics_.CountNodes("failed", static_cast<std::int64_t>(r->failed.size()));
+                                   metrics_.CountNodes("unresolvable",
+                                                       static_cast<std::int64_t>(r->failed_and_unresolvable.size()));
+                                   return WriteFilterResult(args, *r);
+                                 },
+                                 [](const std::string& e) { return WriteFilterError(e); }));
   s.Post(prefix + "/prioritize",
          verb(
              "prioritize",
@@ -156,49 +156,52 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   // Bind: reserve in the state (exactly one of concurrent binds for the last room wins), then
   // create the Binding; a refused Binding gives the room back. Every failure is a 200 answer
   // whose Error says why (kube-scheduler then schedules the pod again); a malformed body is 400.
-  s.Post(prefix + "/bind", [this, log](const httplib::Request& req, httplib::Response& res,
-                                                     const httplib::ContentReader& reader) {
-    const Clock::time_point t0 = Clock::now();
-    const Body body = ReadBody(req, reader, options_, t0);
-    auto answer = [&](int status, const std::string& outcome, const std::string& pod, const std::string& error) {
-      res.status = status;
-      if (body.status != 0) res.set_header("Connection", "close");
-      res.set_content(WriteBindingResult(error), "application/json");
-      metrics_.Observe("bind", outcome, SecondsSince(t0));
-      log("bind", status, pod, status == 200 ? 1 : 0, SecondsSince(t0), error);
-    };
-    if (body.status != 0)
-      return answer(body.status, body.status == 413 ? "too_large" : body.status == 408 ? "timeout" : "bad_request", "",
-                    body.error);
-    const Result<BindingArgs> args = ParseBindingArgs(body.text, "bind request");
-    if (!args) return answer(400, "bad_request", "", args.error().message);
-    const std::string pod = args->pod_namespace + "/" + args->pod_name;
-    if (!options_.bind) {
-      return answer(200, "not_enabled", pod,
-                    "bind: gpufit serve binds only with an API server to bind through (--kube-api)");
-    }
-    ReserveFailure why = ReserveFailure::kNone;
-    const Result<Reservation> reserved = extender_->Reserve(*args, &why);
-    if (!reserved) {
-      const char* outcome = why == ReserveFailure::kUnknownNode  ? "unknown_node"
-                            : why == ReserveFailure::kUnknownPod ? "unknown_pod"
-                            : why == ReserveFailure::kAlreadyBound ? "already_bound"
-                                                                   : "no_room";
-      return answer(200, outcome, pod, reserved.error().message);
-    }
-    if (Result<void> bound = options_.bind(*args); !bound) {
-      // Refused for certain: the room goes back. Otherwise the Binding may exist: the pod keeps
-      // its room (the safe side) until it binds again or a snapshot says otherwise.
-      if (bound.error().code == Code::kFailedPrecondition) {
-        extender_->Release(*args);
-        return answer(200, "api_refused", pod, bound.error().message);
-      }
-      extender_->MarkUncertain(*args);
-      return answer(200, "api_unknown", pod,
-                    bound.error().message + "; gpufit keeps the pod's GPUs counted until it binds again");
-    }
-    answer(200, "ok", pod, "");
-  });
+  s.Post(prefix + "/bind",
+         [this, log](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+           const Clock::time_point t0 = Clock::now();
+           const Body body = ReadBody(req, reader, options_, t0);
+           auto answer = [&](int status, const std::string& outcome, const std::string& pod, const std::string& error) {
+             res.status = status;
+             if (body.status != 0) res.set_header("Connection", "close");
+             res.set_content(WriteBindingResult(error), "application/json");
+             metrics_.Observe("bind", outcome, SecondsSince(t0));
+             log("bind", status, pod, status == 200 ? 1 : 0, SecondsSince(t0), error);
+           };
+           if (body.status != 0)
+             return answer(body.status,
+                           body.status == 413   ? "too_large"
+                           : body.status == 408 ? "timeout"
+                                                : "bad_request",
+                           "", body.error);
+           const Result<BindingArgs> args = ParseBindingArgs(body.text, "bind request");
+           if (!args) return answer(400, "bad_request", "", args.error().message);
+           const std::string pod = args->pod_namespace + "/" + args->pod_name;
+           if (!options_.bind) {
+             return answer(200, "not_enabled", pod,
+                           "bind: gpufit serve binds only with an API server to bind through (--kube-api)");
+           }
+           ReserveFailure why = ReserveFailure::kNone;
+           const Result<Reservation> reserved = extender_->Reserve(*args, &why);
+           if (!reserved) {
+             const char* outcome = why == ReserveFailure::kUnknownNode    ? "unknown_node"
+                                   : why == ReserveFailure::kUnknownPod   ? "unknown_pod"
+                                   : why == ReserveFailure::kAlreadyBound ? "already_bound"
+                                                                          : "no_room";
+             return answer(200, outcome, pod, reserved.error().message);
+           }
+           if (Result<void> bound = options_.bind(*args); !bound) {
+             // Refused for certain: the room goes back. Otherwise the Binding may exist: the pod keeps
+             // its room (the safe side) until it binds again or a snapshot says otherwise.
+             if (bound.error().code == Code::kFailedPrecondition) {
+               extender_->Release(*args);
+               return answer(200, "api_refused", pod, bound.error().message);
+             }
+             extender_->MarkUncertain(*args);
+             return answer(200, "api_unknown", pod,
+                           bound.error().message + "; gpufit keeps the pod's GPUs counted until it binds again");
+           }
+           answer(200, "ok", pod, "");
+         });
   // A handler that throws (our bug, or out of memory) answers 500 with the reason, and is counted.
   s.set_exception_handler([this, log](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown exception";
@@ -208,7 +211,9 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
       what = e.what();
     } catch (...) {
     }
-    const std::string name = req.path.ends_with("/prioritize") ? "prioritize" : req.path.ends_with("/bind") ? "bind" : "filter";
+    const std::string name = req.path.ends_with("/prioritize") ? "prioritize"
+                             : req.path.ends_with("/bind")     ? "bind"
+                                                               : "filter";
     res.status = 500;
     res.set_content(WriteFilterError("internal error: " + what), "application/json");
     metrics_.Observe(name, "internal", 0);
@@ -226,9 +231,12 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     ExtenderMetrics::Gauges g;
     g.gpu_allocation_ratio = extender_->GpuAllocationRatio();
-    g.nodes = extender_->snapshot().nodes;
-    g.snapshot_pods = extender_->snapshot().pods_placed;
-    g.snapshot_pods_not_fitting = extender_->snapshot().pods_not_fitting;
+    const SnapshotStats snapshot = extender_->snapshot();
+    g.nodes = snapshot.nodes;
+    g.snapshot_pods = snapshot.pods_placed;
+    g.snapshot_pods_not_fitting = snapshot.pods_not_fitting;
+    g.snapshots = snapshot.snapshots;
+    g.reservations_kept = snapshot.reservations_kept;
     res.set_content(metrics_.Text(g), "text/plain; version=0.0.4");
   });
 }

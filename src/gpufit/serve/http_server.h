@@ -35,8 +35,8 @@ namespace gpufit::serve {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 0;                    // 0: any free port (see ExtenderServer::port)
-  std::string url_prefix = "";     // e.g. "/scheduler"; the verbs are appended
+  int port = 0;                 // 0: any free port (see ExtenderServer::port)
+  std::string url_prefix = "";  // e.g. "/scheduler"; the verbs are appended
   std::size_t max_body_bytes = std::size_t{16} << 20;
   double body_timeout_s = 10;
   double read_timeout_s = 5;
@@ -60,6 +60,8 @@ class ExtenderServer {
   void Stop(double drain_s = 0);
 
   const ExtenderMetrics& metrics() const { return metrics_; }
+  // The extender it serves (thread-safe), e.g. for Reconcile from a snapshot watcher.
+  Extender& extender() { return *extender_; }
 
  private:
   struct Impl;

@@ -43,7 +43,8 @@ std::string ExtenderMetrics::Text(const Gauges& g) const {
       out += fmt::format("gpufit_extender_request_duration_seconds_bucket{{verb=\"{}\",le=\"{}\"}} {}\n", verb,
                          kBucketsS[b], cumulative);
     }
-    out += fmt::format("gpufit_extender_request_duration_seconds_bucket{{verb=\"{}\",le=\"+Inf\"}} {}\n", verb, h.count);
+    out +=
+        fmt::format("gpufit_extender_request_duration_seconds_bucket{{verb=\"{}\",le=\"+Inf\"}} {}\n", verb, h.count);
     out += fmt::format("gpufit_extender_request_duration_seconds_sum{{verb=\"{}\"}} {}\n", verb, h.sum_s);
     out += fmt::format("gpufit_extender_request_duration_seconds_count{{verb=\"{}\"}} {}\n", verb, h.count);
   }
@@ -56,6 +57,12 @@ std::string ExtenderMetrics::Text(const Gauges& g) const {
   out += "# TYPE gpufit_snapshot_pods gauge\n";
   out += fmt::format("gpufit_snapshot_pods{{state=\"placed\"}} {}\n", g.snapshot_pods);
   out += fmt::format("gpufit_snapshot_pods{{state=\"not_fitting\"}} {}\n", g.snapshot_pods_not_fitting);
+  out += "# HELP gpufit_snapshots_total Cluster snapshots taken in since the start (--watch-dir refreshes them).\n";
+  out += "# TYPE gpufit_snapshots_total counter\n";
+  out += fmt::format("gpufit_snapshots_total {}\n", g.snapshots);
+  out += "# HELP gpufit_snapshot_reservations gpufit's own binds that the last snapshot did not show yet.\n";
+  out += "# TYPE gpufit_snapshot_reservations gauge\n";
+  out += fmt::format("gpufit_snapshot_reservations {}\n", g.reservations_kept);
   return out;
 }
 

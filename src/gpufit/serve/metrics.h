@@ -16,7 +16,7 @@ namespace gpufit::serve {
 class ExtenderMetrics {
  public:
   // Latency bucket bounds, seconds: 50 us .. 1 s (the goal is 1 ms a pair).
-  static constexpr std::array<double, 12> kBucketsS = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,  2.5e-3,
+  static constexpr std::array<double, 12> kBucketsS = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,   2.5e-3,
                                                        5e-3,  10e-3,  25e-3,  100e-3, 250e-3, 1.0};
 
   // One answered request of `verb` ("filter", "prioritize", "bind") that took `seconds`;
@@ -29,6 +29,8 @@ class ExtenderMetrics {
   struct Gauges {
     double gpu_allocation_ratio = 0;  // allocated milli-GPU / capacity
     std::int64_t nodes = 0, snapshot_pods = 0, snapshot_pods_not_fitting = 0;
+    std::int64_t snapshots = 0;          // snapshots taken in since the start (1 + reconciles)
+    std::int64_t reservations_kept = 0;  // gpufit's binds the last snapshot did not show yet
   };
   // The exposition text, with `gauges` as of now.
   std::string Text(const Gauges& gauges) const;
