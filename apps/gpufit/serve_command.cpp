@@ -1,5 +1,7 @@
 #include "serve_command.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,19 +30,26 @@ struct ServeFlags {
   double max_body_mib = 16, body_timeout_s = 10, drain_s = 5, watch_interval_s = 10;
 };
 
-// The snapshot files of --watch-dir and when each was last written (nullopt: absent).
+// One snapshot file of --watch-dir as stat(2) sees it: a file renamed into place is a new
+// inode, one rewritten in place a new size or modification time (nullopt: absent).
+struct FileId {
+  std::uint64_t inode = 0, size = 0;
+  std::int64_t mtime_s = 0, mtime_ns = 0;
+  bool operator==(const FileId&) const = default;
+};
 struct WatchedFiles {
-  std::optional<std::filesystem::file_time_type> nodes, pods;
+  std::optional<FileId> nodes, pods;
   bool operator==(const WatchedFiles&) const = default;
 };
 
-WatchedFiles Stat(const std::string& dir) {
-  WatchedFiles w;
-  std::error_code ec;
-  if (const auto t = std::filesystem::last_write_time(std::filesystem::path(dir) / "nodes.json", ec); !ec) w.nodes = t;
-  if (const auto t = std::filesystem::last_write_time(std::filesystem::path(dir) / "pods.json", ec); !ec) w.pods = t;
-  return w;
+std::optional<FileId> IdOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+                static_cast<std::int64_t>(st.st_mtim.tv_sec), static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
 }
+
+WatchedFiles Stat(const std::string& dir) { return {IdOf(dir + "/nodes.json"), IdOf(dir + "/pods.json")}; }
 
 // Reads a snapshot: `nodes` (required) and `pods` (empty path, or a file absent under
 // --watch-dir: no pods).
@@ -131,6 +140,7 @@ int Run(const ServeFlags& f) {
   std::mutex watch_mu;
   std::condition_variable watch_cv;
   bool watch_done = false;
+  std::string last_error;
   std::thread watcher;
   if (!f.watch_dir.empty()) {
     watcher = std::thread([&] {
@@ -138,14 +148,22 @@ int Run(const ServeFlags& f) {
       while (!watch_cv.wait_for(lock, std::chrono::duration<double>(f.watch_interval_s), [&] { return watch_done; })) {
         const WatchedFiles now = Stat(f.watch_dir);
         if (now == seen) continue;
-        Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> next = ReadSnapshot(nodes_path, pods_path);
-        Result<serve::SnapshotStats> taken =
-            next ? server.extender().Reconcile(next->first, next->second) : Result<serve::SnapshotStats>(next.error());
+        Result<serve::SnapshotStats> taken = Error{};
+        if (seen.pods && !now.pods) {  // a sidecar's slip, not an empty cluster: every GPU would look free
+          taken = FailedPrecondition("{} is gone (it was there before)", pods_path);
+        } else {
+          Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> next = ReadSnapshot(nodes_path, pods_path);
+          taken = next ? server.extender().Reconcile(next->first, next->second)
+                       : Result<serve::SnapshotStats>(next.error());
+        }
         if (!taken) {
-          std::fprintf(stderr, "gpufit: warning: snapshot in %s not taken in, keeping the previous one: %s\n",
-                       f.watch_dir.c_str(), taken.error().message.c_str());
+          if (taken.error().message != last_error)  // once per distinct failure, not every look
+            std::fprintf(stderr, "gpufit: warning: snapshot in %s not taken in, keeping the previous one: %s\n",
+                         f.watch_dir.c_str(), taken.error().message.c_str());
+          last_error = taken.error().message;
           continue;
         }
+        last_error.clear();
         seen = now;
         for (const std::string& w : taken->warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
         std::fprintf(stderr,

@@ -175,6 +175,14 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   const auto metrics = c.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("gpufit_snapshots_total 2\n"));
+  // t runs again; then pods.json disappears: not an empty cluster, the state is kept.
+  write("pods.json", Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}}.dump());
+  EXPECT_TRUE(eventually([&] { return !kept(); }));
+  fs::remove(dir / "snap" / "pods.json");
+  EXPECT_TRUE(eventually([&] {
+    return Slurp(dir / "stderr").find("pods.json is gone (it was there before)") != std::string::npos;
+  })) << Slurp(dir / "stderr");
+  EXPECT_FALSE(kept());
   ASSERT_EQ(::kill(started.pid, SIGTERM), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(started.pid, &status, 0), started.pid);

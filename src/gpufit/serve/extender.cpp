@@ -121,7 +121,7 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
   Result<ClusterState> cluster = ClusterState::FromSpecs(specs);
   if (!cluster) return cluster.error();
 
-  std::unordered_map<std::string, std::string> pod_keys;
+  std::unordered_map<std::string, std::string> pod_keys, uid_of;
   std::vector<PodSpec> requests;
   std::vector<const KubePod*> bound;
   for (const KubePod& p : pods) {
@@ -131,6 +131,7 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
       pod_keys.emplace(p.Key(), what);
       if (!p.uid.empty()) pod_keys.emplace(p.uid, what);
     }
+    uid_of.emplace(p.Key(), p.uid);
     if (ended) continue;
     Result<PodSpec> r = DeclaredRequest(p);
     if (!r) return r.error();
@@ -165,7 +166,8 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
              .node_ids = {},
              .order_pos = std::vector<int>(order.size()),
              .stats = {},
-             .pod_keys = std::move(pod_keys)};
+             .pod_keys = std::move(pod_keys),
+             .uid_of = std::move(uid_of)};
   for (std::size_t k = 0; k < order.size(); ++k) s.order_pos[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
   for (std::size_t i = 0; i < s.cluster.nodes().size(); ++i) {
     s.node_ids.emplace(s.cluster.node_name(static_cast<int>(i)), static_cast<int>(i));
@@ -217,17 +219,27 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
     }
     const auto node = s->node_ids.find(cluster_.node_name(p.node));
     const Workload w = s->cluster.WorkloadFor(p.request);
-    if (node == s->node_ids.end() || !s->policy.Check(w, s->cluster.node(node->second)).fits()) {
+    const auto same_name = s->uid_of.find(p.pod);
+    std::string drop;
+    if (same_name != s->uid_of.end() && it->first != p.pod && same_name->second != it->first)
+      drop = fmt::format("the snapshot has a pod of that name with another UID ({})", same_name->second);
+    else if (++p.unseen >= 2)
+      drop = "two snapshots taken after its bind do not show it bound (deleted, or its Binding never took)";
+    else if (node == s->node_ids.end())
+      drop = "the node is not in the new snapshot";
+    else if (!s->policy.Check(w, s->cluster.node(node->second)).fits())
+      drop = "the node has no room for it now";
+    if (!drop.empty()) {
       ++s->stats.reservations_dropped;
       if (s->stats.warnings.size() < 20)
-        s->stats.warnings.push_back(fmt::format(
-            "reservation of {} on node {} dropped: {}", it->first, cluster_.node_name(p.node),
-            node == s->node_ids.end() ? "the node is not in the new snapshot" : "the node has no room for it now"));
+        s->stats.warnings.push_back(
+            fmt::format("reservation of {} on node {} dropped: {}", p.pod, cluster_.node_name(p.node), drop));
       it = placed_.erase(it);
       continue;
     }
     const NodeState& n = s->cluster.node(node->second);
-    bool same_gpus_free = std::popcount(p.gpus) == w.gpu_count;
+    // The same GPUs when the node still has them all idle enough; else the picker's.
+    bool same_gpus_free = std::popcount(p.gpus) == w.gpu_count && (p.gpus >> n.gpu_count) == 0;
     for (int g = 0; g < n.gpu_count && same_gpus_free; ++g) {
       if ((p.gpus >> g & 1) == 0) continue;
       const GpuMilli free = n.gpu_free[static_cast<std::size_t>(g)];
@@ -235,7 +247,9 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
     }
     const GpuSet gpus = same_gpus_free ? p.gpus : s->policy.PickGpus(w, n, s->rng);
     s->cluster.Place(node->second, w, gpus);
-    p = Placed{.node = node->second, .request = p.request, .workload = w, .gpus = gpus, .certain = p.certain};
+    p.node = node->second;
+    p.workload = w;
+    p.gpus = gpus;
     ++s->stats.reservations_kept;
     ++it;
   }
@@ -376,7 +390,7 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
   }
   const GpuSet gpus = policy_.PickGpus(w, cluster_.node(id), rng_);
   cluster_.Place(id, w, gpus);
-  placed_.emplace(key, Placed{.node = id, .request = it->second.request, .workload = w, .gpus = gpus, .certain = true});
+  placed_.emplace(key, Placed{.node = id, .pod = pod, .request = it->second.request, .workload = w, .gpus = gpus});
   return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
 }
 

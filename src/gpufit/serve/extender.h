@@ -49,8 +49,12 @@
 // extender's own reservations then go back on top: a pod the snapshot shows bound, or ended,
 // is the snapshot's (its reservation is dropped, never counted twice); any other keeps its
 // node and GPUs (the snapshot was taken before its Binding showed), or other GPUs of that node
-// the picker chooses; one whose node is gone or full is dropped and counted. Requests
-// remembered from filter requests are kept. Between snapshots the state only grows.
+// the picker chooses, for at most one snapshot. The second snapshot taken in after a bind was
+// listed after the first had been written, so after the bind: a pod it does not show bound was
+// deleted, or its Binding never took, and its reservation is dropped. So is one whose pod name
+// the snapshot shows with another UID (a new pod of that name), and one whose node is gone or
+// full. Requests remembered from filter requests are kept. Between snapshots the state only
+// grows.
 //
 // Thread-safe: one decision at a time (the policy's plugins cache per pod shape).
 #pragma once
@@ -155,6 +159,7 @@ class Extender {
     std::vector<int> order_pos;
     SnapshotStats stats;
     std::unordered_map<std::string, std::string> pod_keys;  // BindKey -> "bound" or "ended", of the snapshot's pods
+    std::unordered_map<std::string, std::string> uid_of;    // namespace/name -> UID, of every snapshot pod
   };
   static Result<Snapshot> Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,
                                 const ExtenderOptions& options);
@@ -171,10 +176,12 @@ class Extender {
 
   struct Placed {
     int node = -1;
+    std::string pod{};  // namespace/name
     PodSpec request{};
     Workload workload{};
     GpuSet gpus = 0;
     bool certain = true;  // false: the Binding's outcome is unknown (MarkUncertain)
+    int unseen = 0;       // snapshots taken in since the bind that did not show the pod bound
   };
   struct Filtered {
     std::string pod{};  // namespace/name

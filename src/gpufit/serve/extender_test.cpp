@@ -232,17 +232,50 @@ TEST(Extender, ReconcileFreesEndedPodsAndKeepsReservationsTheSnapshotLacks) {
   EXPECT_FALSE(e->Reserve(BindOf("c", "n1")));
   EXPECT_TRUE(e->Reserve(BindOf("c", "n2")));
 
-  // A snapshot without n2: c's reservation has no node left and is dropped, with a warning; a
-  // snapshot that cannot be read as a cluster (no nodes) is an error and changes nothing.
+  // A snapshot without n2: c's reservation has no node left; b is not shown bound by a second
+  // snapshot since its bind (listed after the first was written, so after the bind): deleted, or
+  // its Binding never took. Both are dropped, with warnings: only a's GPU is taken (1 of 2).
   r = e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100")}), Pods({PodJson("a", "2", "8Gi", 1, "n1")}));
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->reservations_dropped, 1);
-  EXPECT_THAT(r->warnings, ElementsAre(HasSubstr("reservation of uid-c on node n2 dropped: the node is not in the new "
-                                                 "snapshot")));
-  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
+  EXPECT_EQ(r->reservations_dropped, 2);
+  EXPECT_THAT(r->warnings,
+              ::testing::UnorderedElementsAre(
+                  "reservation of ml/c on node n2 dropped: the node is not in the new snapshot",
+                  "reservation of ml/b on node n1 dropped: two snapshots taken after its bind do not show it bound "
+                  "(deleted, or its Binding never took)"));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+  // A snapshot that cannot be read as a cluster (no nodes) is an error and changes nothing.
   EXPECT_FALSE(e->Reconcile({}, {}));
-  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
   EXPECT_EQ(e->snapshot().snapshots, 4);
+
+  // d is bound, then the snapshot shows a new pod ml/d (another UID): the old one is gone.
+  ASSERT_TRUE(e->Filter(Args(PodJson("d", "2", "8Gi", 1), {"n1"})));
+  ASSERT_TRUE(e->Reserve(BindOf("d", "n1")));
+  Json again = PodJson("d", "2", "8Gi", 1);
+  again["metadata"]["uid"] = "uid-d-2";
+  r = e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100")}), Pods({PodJson("a", "2", "8Gi", 1, "n1"), again}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_THAT(r->warnings, ElementsAre("reservation of ml/d on node n1 dropped: the snapshot has a pod of that name "
+                                       "with another UID (uid-d-2)"));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+}
+
+// A node that shrinks (8 GPUs, then 4) while gpufit's bind holds GPUs 6 and 7 of it: the
+// reservation moves to GPUs the node still has, so a 4-GPU pod no longer fits beside it.
+TEST(Extender, ReconcileMovesAReservationOffGpusTheNodeNoLongerHas) {
+  const auto e = Make({NodeJson("a", 32, "64Gi", 8, "A100")}, {PodJson("t", "2", "8Gi", 6, "a")});
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->Filter(Args(PodJson("p", "2", "8Gi", 2), {"a"})));
+  const Result<Reservation> p = e->Reserve(BindOf("p", "a"));
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->gpus, GpuSet{0b11000000});
+  ASSERT_TRUE(e->Reconcile(Nodes({NodeJson("a", 32, "64Gi", 4, "A100")}), {}));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);  // 2 of 4
+  const Result<FilterResult> f = e->Filter(Args(PodJson("q", "2", "8Gi", 4), {"a"}));
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->kept.empty());
+  EXPECT_THAT(f->failed, ElementsAre(FieldsAre(0, "too few idle GPUs")));
 }
 
 // Bind takes the pod's request from its filter request, checks the node again and puts the pod
