@@ -133,9 +133,11 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
     std::ofstream(dir / "snap" / (name + ".tmp")) << text;
     fs::rename(dir / "snap" / (name + ".tmp"), dir / "snap" / name);
   };
-  // The snapshot appears after the server started: it waits for nodes.json.
+  // The snapshot appears after the server started: it waits for nodes.json (the stand-in
+  // sidecar writes it once the server says it is waiting).
   std::thread sidecar([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int i = 0; i < 400 && Slurp(dir / "stderr").find("waiting for") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     write("pods.json", Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}}.dump());
     write("nodes.json", Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}}.dump());
   });

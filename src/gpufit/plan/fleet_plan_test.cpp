@@ -51,7 +51,7 @@ PlanOptions Options(const Telemetry& t, const std::vector<bool>& latency) {
 // The oracle's own rule (fleet_plan.h, written out again): may model m hold `pods`?
 bool OracleHolds(const Telemetry& t, const std::vector<bool>& latency, const std::vector<std::size_t>& pods,
                  const GpuModel& m) {
-  const GpuModel& h100 = *GpuCatalog::Embedded().Find("h100-80gb");
+  const GpuModel h100 = *GpuCatalog::Embedded().Find("h100-80gb");
   const std::int64_t limit = static_cast<std::int64_t>(std::floor(kShare * kSamples + 1e-9));
   std::vector<double> factor;
   for (std::size_t p : pods) {
