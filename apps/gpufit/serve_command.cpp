@@ -83,10 +83,27 @@ int Run(const ServeFlags& f) {
     return Fail(InvalidArgument("serve needs --nodes (and --pods), or --watch-dir with nodes.json and pods.json"));
   const std::string nodes_path = f.watch_dir.empty() ? f.nodes : f.watch_dir + "/nodes.json";
   const std::string pods_path = f.watch_dir.empty() ? f.pods : f.watch_dir + "/pods.json";
+  // SIGTERM (kubelet stopping the pod) and SIGINT stop the server gracefully: blocked here, so
+  // every thread started below inherits the mask, and taken by one waiting thread (or by the
+  // wait for the first snapshot, which then ends the process with 0).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);  // our own: Serve ended, the waiter may go
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   if (!f.watch_dir.empty() && !std::filesystem::exists(nodes_path)) {  // a sidecar writes the first snapshot
     std::fprintf(stderr, "gpufit: waiting for %s\n", nodes_path.c_str());
-    while (!std::filesystem::exists(nodes_path))
-      std::this_thread::sleep_for(std::chrono::duration<double>(f.watch_interval_s));
+    const auto ns = static_cast<long>(f.watch_interval_s * 1e9);
+    const timespec tick{.tv_sec = ns / 1'000'000'000, .tv_nsec = ns % 1'000'000'000};
+    while (!std::filesystem::exists(nodes_path)) {
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGTERM || sig == SIGINT) {
+        std::fprintf(stderr, "gpufit: %s received while waiting for the first snapshot\n",
+                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        return 0;
+      }
+    }
   }
   WatchedFiles seen = f.watch_dir.empty() ? WatchedFiles{} : Stat(f.watch_dir);
   Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = ReadSnapshot(nodes_path, pods_path);
@@ -96,15 +113,6 @@ int Run(const ServeFlags& f) {
   if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", nodes_path, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
-
-  // SIGTERM (kubelet stopping the pod) and SIGINT stop the server gracefully: blocked here, so
-  // every thread started below inherits the mask, and taken by one waiting thread.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGUSR1);  // our own: Serve ended, the waiter may go
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   serve::ServerOptions options{.host = f.host,
                                .port = f.port,

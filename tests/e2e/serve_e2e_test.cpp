@@ -189,6 +189,20 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   int status = 0;
   ASSERT_EQ(::waitpid(started.pid, &status, 0), started.pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // SIGTERM while it still waits for its first snapshot: exit 0.
+  fs::create_directories(dir / "empty");
+  const pid_t waiting = ::fork();
+  if (waiting == 0) {
+    std::freopen((dir / "waiting.err").c_str(), "w", stderr);
+    ::execl(GPUFIT_BIN, GPUFIT_BIN, "serve", "--port", "0", "--watch-dir", (dir / "empty").c_str(),
+            "--watch-interval-s", "0.1", static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  EXPECT_TRUE(eventually([&] { return Slurp(dir / "waiting.err").find("waiting for") != std::string::npos; }));
+  ASSERT_EQ(::kill(waiting, SIGTERM), 0);
+  ASSERT_EQ(::waitpid(waiting, &status, 0), waiting);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_THAT(Slurp(dir / "waiting.err"), HasSubstr("SIGTERM received while waiting for the first snapshot"));
   // Neither or both of --nodes and --watch-dir is a usage error.
   const CliRun neither = Gpufit("serve --port 0", dir);
   EXPECT_EQ(neither.exit_code, 2);
