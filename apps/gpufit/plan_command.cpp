@@ -306,7 +306,13 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
     f.options.reserve = MiB{f.reserve_mib};
-    f.options.fleet.models = f.gpus;
+    f.options.fleet.models.clear();
+    for (const std::string& id : f.gpus) {  // "a, b" as "a,b"; an empty id is an error
+      const std::size_t b = id.find_first_not_of(" \t"), e = id.find_last_not_of(" \t");
+      if (b == std::string::npos)
+        return Fail(InvalidArgument("--gpus: an empty catalog id in '{}'", fmt::join(f.gpus, ",")));
+      f.options.fleet.models.push_back(id.substr(b, e - b + 1));
+    }
     // Batch work is judged by its duty cycle alone; every other pod keeps its latency
     // (optimize/throughput_scaling.h). Batch: the pods of the training jobs found in the cluster.
     f.options.fleet.batch_pods.clear();

@@ -349,7 +349,7 @@ TEST(PlanOnGenTd26, MixedFleetIsCheaperAndKeepsEveryPodAtLeastAsFast) {
 
   // --gpus limits the candidates; an unknown id names the flag.
   const CliRun limited =
-      Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus a100-80gb,h100-80gb --format json", dir);
+      Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus 'a100-80gb, h100-80gb' --format json", dir);
   ASSERT_EQ(limited.exit_code, 0) << limited.err;
   const auto l = nlohmann::json::parse(limited.out)["fleet"];
   EXPECT_EQ(l["candidates"], nlohmann::json::parse(R"(["a100-80gb", "h100-80gb"])"));
@@ -363,7 +363,10 @@ TEST(PlanOnGenTd26, MixedFleetIsCheaperAndKeepsEveryPodAtLeastAsFast) {
   EXPECT_EQ(k["gpus"], 143);
   EXPECT_NEAR(k["usd_per_month"].get<double>(), 143 * 6.88 * 730, 1e-6);
   EXPECT_EQ(k["recommended"], false);
-  const CliRun unknown = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus h100-80gb,nope", dir);
+  const CliRun empty = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus 'h100-80gb, ,l4'", dir);
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_THAT(empty.err, HasSubstr("--gpus: an empty catalog id in 'h100-80gb, ,l4'"));
+  const CliRun unknown = Gpufit("plan --telemetry " + GenTd26() + " --gpu h100-80gb --gpus 'h100-80gb, nope'", dir);
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("--gpus: unknown GPU model 'nope'"));
   fs::remove_all(dir);
