@@ -53,7 +53,7 @@ void BM_PlanGenTd26(benchmark::State& state, const char* target, double lp_secon
   state.counters["gpus_after"] = static_cast<double>(totals.gpus_after);
   state.counters["usd_per_month_same_model"] = totals.usd_per_month_after;
   state.counters["fleet_usd_per_month"] = fleet.usd_per_month;
-  state.counters["fleet_gpus"] = static_cast<double>(fleet.gpus.size() + fleet.kept.size());
+  state.counters["fleet_gpus"] = static_cast<double>(fleet.gpus.size() + fleet.kept_gpus);
   state.counters["fleet_seconds"] = fleet.seconds;
   state.counters["gpus_lower_bound"] = static_cast<double>(totals.gpus_lower_bound);
   state.counters["lp_value"] = totals.lower_bound.lp_value;

@@ -138,14 +138,19 @@ class FleetSearch {
       s.first = t_.pods[p].first;
       s.last = t_.pods[p].last;
       s.fb_used_mib = t_.pods[p].fb_used_mib;
-      s.gpu_util_pct = t_.pods[p].gpu_util_pct;
-      for (float& u : s.gpu_util_pct) u = u > 0 ? static_cast<float>(u * admit_[p][m].factor) : 0.0f;
+      s.gpu_util_pct = ScaledUtil(p, m);
       out.pods.push_back(std::move(s));
     }
     return out;
   }
 
  private:
+  // Pod p's duty on model m: scaled by its slowdown there, 0 where idle or missing.
+  std::vector<float> ScaledUtil(std::size_t p, std::size_t m) const {
+    std::vector<float> util = t_.pods[p].gpu_util_pct;
+    for (float& u : util) u = u > 0 ? static_cast<float>(u * admit_[p][m].factor) : 0.0f;
+    return util;
+  }
   std::int64_t Collisions(const std::vector<std::size_t>& pods, std::size_t m) const {
     std::int64_t n = 0;
     const PodSeries& s = t_.pods[pods.front()];
@@ -159,8 +164,7 @@ class FleetSearch {
       PodSeries s;
       s.first = t_.pods[p].first;
       s.last = t_.pods[p].last;
-      s.gpu_util_pct = t_.pods[p].gpu_util_pct;
-      for (float& u : s.gpu_util_pct) u = u > 0 ? static_cast<float>(u * admit_[p][m].factor) : 0.0f;
+      s.gpu_util_pct = ScaledUtil(p, m);
       d = ActiveDutyOf(s);
     }
     return *d;

@@ -121,15 +121,15 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
   Result<ClusterState> cluster = ClusterState::FromSpecs(specs);
   if (!cluster) return cluster.error();
 
-  std::unordered_map<std::string, std::string> pod_keys, uid_of;
+  std::unordered_set<std::string> shown;
+  std::unordered_map<std::string, std::string> uid_of;
   std::vector<PodSpec> requests;
   std::vector<const KubePod*> bound;
   for (const KubePod& p : pods) {
     const bool ended = p.phase == "Succeeded" || p.phase == "Failed";
     if (ended || !p.node_name.empty()) {
-      const char* what = ended ? "ended" : "bound";
-      pod_keys.emplace(p.Key(), what);
-      if (!p.uid.empty()) pod_keys.emplace(p.uid, what);
+      shown.insert(p.Key());
+      if (!p.uid.empty()) shown.insert(p.uid);
     }
     uid_of.emplace(p.Key(), p.uid);
     if (ended) continue;
@@ -166,7 +166,7 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
              .node_ids = {},
              .order_pos = std::vector<int>(order.size()),
              .stats = {},
-             .pod_keys = std::move(pod_keys),
+             .shown = std::move(shown),
              .uid_of = std::move(uid_of)};
   for (std::size_t k = 0; k < order.size(); ++k) s.order_pos[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
   for (std::size_t i = 0; i < s.cluster.nodes().size(); ++i) {
@@ -212,7 +212,7 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
   s->stats.snapshots = stats_.snapshots + 1;
   for (auto it = placed_.begin(); it != placed_.end();) {
     Placed& p = it->second;
-    if (s->pod_keys.contains(it->first)) {  // the snapshot has it, bound or ended: it is counted there
+    if (s->shown.contains(it->first)) {  // the snapshot has it, bound or ended: it is counted there
       ++s->stats.reservations_in_snapshot;
       it = placed_.erase(it);
       continue;

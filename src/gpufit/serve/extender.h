@@ -65,6 +65,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gpufit/core/result.h"
@@ -158,8 +159,8 @@ class Extender {
     std::unordered_map<std::string, int> node_ids;
     std::vector<int> order_pos;
     SnapshotStats stats;
-    std::unordered_map<std::string, std::string> pod_keys;  // BindKey -> "bound" or "ended", of the snapshot's pods
-    std::unordered_map<std::string, std::string> uid_of;    // namespace/name -> UID, of every snapshot pod
+    std::unordered_set<std::string> shown;                // BindKeys of the snapshot's pods that are bound or ended
+    std::unordered_map<std::string, std::string> uid_of;  // namespace/name -> UID, of every snapshot pod
   };
   static Result<Snapshot> Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,
                                 const ExtenderOptions& options);
