@@ -326,6 +326,12 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     plan = std::move(*p);
     // With the pods' owners, the plan also names workloads: it survives a rollout's new pod names.
     if (pods) KeyPlanByWorkload(*plan, *telemetry, *pods);
+    // What serve places new replicas by (plan/workload_profiles.h).
+    std::vector<std::string> keys = plan->workload_of;
+    if (keys.empty())
+      for (const std::string& name : plan->pod_names) keys.push_back(WorkloadKeyOf(name, {}));
+    plan->workload_profiles =
+        ProfileWorkloads(*telemetry, keys, 1.0 - plan->options.max_collision_share, plan->memory_margin_mib);
     // Every plan from telemetry is also checked on data it was not fitted to.
     if (WalkForwardSplits(*telemetry).empty()) {
       backtest_note = "Backtest: none, the telemetry is too short to hold a part out.";

@@ -23,7 +23,7 @@ namespace gpufit::cli {
 namespace {
 
 struct ServeFlags {
-  std::string nodes, pods, watch_dir, policy = "gpufit", host = "127.0.0.1", url_prefix;
+  std::string nodes, pods, watch_dir, profiles, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
   int port = 8888;
   std::uint64_t seed = 42;
@@ -105,11 +105,19 @@ int Run(const ServeFlags& f) {
       }
     }
   }
+  std::shared_ptr<const serve::ProfileBook> profiles;
+  if (!f.profiles.empty()) {
+    Result<serve::ProfileBook> book = serve::ProfileBook::FromPlanJson(f.profiles);
+    if (!book) return Fail(book.error());
+    profiles = std::make_shared<const serve::ProfileBook>(std::move(*book));
+    std::fprintf(stderr, "gpufit: %zu workload profiles from %s (margin %.0f MiB, reserve %.0f MiB per GPU)\n",
+                 profiles->size(), f.profiles.c_str(), profiles->margin_mib(), profiles->reserve_mib());
+  }
   WatchedFiles seen = f.watch_dir.empty() ? WatchedFiles{} : Stat(f.watch_dir);
   Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = ReadSnapshot(nodes_path, pods_path);
   if (!snapshot) return Fail(snapshot.error());
-  Result<std::unique_ptr<serve::Extender>> extender =
-      serve::Extender::FromSnapshot(snapshot->first, snapshot->second, {.policy = f.policy, .seed = f.seed});
+  Result<std::unique_ptr<serve::Extender>> extender = serve::Extender::FromSnapshot(
+      snapshot->first, snapshot->second, {.policy = f.policy, .seed = f.seed, .profiles = profiles});
   if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", nodes_path, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
@@ -214,6 +222,10 @@ void AddServeCommand(CLI::App& app, int& rc) {
   cmd->add_option("--watch-interval-s", flags->watch_interval_s, "how often --watch-dir is looked at")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
+  cmd->add_option("--profiles", flags->profiles,
+                  "plan.json of `gpufit plan`: pods sharing a GPU are placed by their workload's memory envelope "
+                  "and 24-hour duty curve (docs/serve.md)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--policy", flags->policy, "placement policy: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
       ->check(CLI::IsMember(PolicyNames()))
       ->capture_default_str();

@@ -215,6 +215,106 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   fs::remove_all(dir);
 }
 
+// A pod of Deployment `deployment` (ReplicaSet `<deployment>-<hash>`) or, without one, a bare
+// pod, sharing one GPU by open-gpu-share's annotation.
+Json SharingPod(const std::string& name, const std::string& deployment, const std::string& hash, int milli,
+                const std::string& node) {
+  Json pod{
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", "ml"},
+        {"uid", "u-" + name},
+        {"annotations", {{"alibabacloud.com/gpu-milli", std::to_string(milli)}, {"alibabacloud.com/gpu-count", "1"}}}}},
+      {"spec", {{"containers", {{{"name", "main"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}}}}},
+      {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+  if (!deployment.empty()) {
+    pod["metadata"]["labels"] = {{"pod-template-hash", hash}};
+    pod["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "apps/v1"},
+                                                       {"kind", "ReplicaSet"},
+                                                       {"name", deployment + "-" + hash},
+                                                       {"uid", "rs-" + hash},
+                                                       {"controller", true}}});
+  }
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+// The whole path: `gpufit plan --pods` writes the web Deployment's profile (12,000 MiB at its
+// peak) into plan.json, and `gpufit serve --profiles` places a new web replica, of another
+// ReplicaSet hash, by it. The node's one GPU (81,920 MiB by its GFD label) has a tenant
+// declaring 990 milli: the replica's declared 5 milli would fit the 10 left, its envelope does
+// not. A bare pod declaring 5 has no profile, fits, and the log says why.
+TEST(Serve, ProfilesFromAPlanPlaceANewReplicaByItsWorkload) {
+  const fs::path dir = Scratch("serve-profiles");
+  {
+    std::ofstream csv(dir / "telemetry.csv");
+    csv << "timestamp_s,pod,metric,value\n";
+    for (int k = 0; k < 240; ++k)
+      for (const char* pod : {"ml/web-5d8f7c9b4-aaaaa", "ml/web-5d8f7c9b4-bbbbb"})
+        csv << 60 * k << "," << pod << ",DCGM_FI_DEV_FB_USED," << (k == 100 ? 12000 : 9000) << "\n"
+            << 60 * k << "," << pod << ",DCGM_FI_DEV_GPU_UTIL," << 10 + k % 5 << "\n";
+  }
+  std::ofstream(dir / "plan-pods.json") << Json{{"kind", "PodList"},
+                                                {"items",
+                                                 {SharingPod("web-5d8f7c9b4-aaaaa", "web", "5d8f7c9b4", 500, "a"),
+                                                  SharingPod("web-5d8f7c9b4-bbbbb", "web", "5d8f7c9b4", 500, "a")}}};
+  const CliRun plan =
+      Gpufit("plan --telemetry " + (dir / "telemetry.csv").string() + " --pods " + (dir / "plan-pods.json").string() +
+                 " --gpu a100-80gb --out " + (dir / "plan").string(),
+             dir);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const Json written = Json::parse(Slurp(dir / "plan" / "plan.json"));
+  const Json& profiles = written["workload_profiles"]["workloads"];
+  ASSERT_EQ(profiles.size(), 1u) << profiles.dump();
+  EXPECT_EQ(profiles[0]["workload"], "deployment/ml/web");
+  EXPECT_EQ(profiles[0]["memory_peak_mib"], 12000);
+  // The share serve must take on the node (serve/profiles.h): ceil(1000 * 12000 / C).
+  const double c = 81920 - written["options"]["reserve_mib"].get<double>() -
+                   written["workload_profiles"]["margin_mib"].get<double>();
+  ASSERT_GT(1000.0 * 12000 / c, 10);
+
+  Json node = Node("a", 16, 1);
+  node["metadata"]["labels"]["nvidia.com/gpu.memory"] = "81920";
+  std::ofstream(dir / "nodes.json") << Json{{"kind", "NodeList"}, {"items", {node}}};
+  std::ofstream(dir / "pods.json") << Json{{"kind", "PodList"}, {"items", {SharingPod("tenant", "", "", 990, "a")}}};
+  const Started started = StartServe(
+      dir, {"--nodes", (dir / "nodes.json").string(), "--pods", (dir / "pods.json").string(), "--profiles",
+            (dir / "plan" / "plan.json").string(), "--port", "0", "--url-prefix", "/scheduler", "--drain-s", "0"});
+  ASSERT_GT(started.pid, 0);
+  ASSERT_GT(started.port, 0) << Slurp(dir / "stderr");
+  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("1 workload profiles from " + (dir / "plan" / "plan.json").string()));
+  httplib::Client client("127.0.0.1", started.port);
+  auto filter = [&](const Json& pod) {
+    Json p = pod;
+    p.erase("kind");
+    const auto r = client.Post("/scheduler/filter", Json{{"Pod", p}, {"NodeNames", {"a"}}}.dump(), "application/json");
+    EXPECT_TRUE(r);
+    return r ? Json::parse(r->body) : Json();
+  };
+  EXPECT_EQ(filter(SharingPod("web-7f6e5d4c3-zzzzz", "web", "7f6e5d4c3", 5, ""))["NodeNames"], Json::array());
+  EXPECT_EQ(filter(SharingPod("solo", "", "", 5, ""))["NodeNames"], Json::array({"a"}));
+  const auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr(R"(gpufit_extender_pod_requests_total{from="telemetry_profile"} 1)"));
+  EXPECT_THAT(metrics->body, HasSubstr(R"(gpufit_extender_pod_requests_total{from="declared"} 1)"));
+  ASSERT_EQ(::kill(started.pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(started.pid, &status, 0), started.pid);
+  const std::string err = Slurp(dir / "stderr");
+  EXPECT_THAT(err, HasSubstr(R"x("request":"telemetry profile of deployment/ml/web (peak 12000 MiB)")x"));
+  EXPECT_THAT(err, HasSubstr(R"("request":"declared requests: no telemetry profile for workload pod/ml/solo")"));
+
+  // A plan.json without profiles is refused, naming the file and the field.
+  std::ofstream(dir / "old-plan.json") << R"({"options": {"reserve_mib": 0}})";
+  const CliRun bad = Gpufit(
+      "serve --port 0 --nodes " + (dir / "nodes.json").string() + " --profiles " + (dir / "old-plan.json").string(),
+      dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr((dir / "old-plan.json").string() + ": workload_profiles: missing"));
+  fs::remove_all(dir);
+}
+
 TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
   const fs::path dir = Scratch("serve-bad");
   std::ofstream(dir / "nodes.json")

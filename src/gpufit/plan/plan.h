@@ -42,6 +42,7 @@
 #include "gpufit/plan/fleet_plan.h"
 #include "gpufit/plan/replay.h"
 #include "gpufit/plan/reserved_gpus.h"
+#include "gpufit/plan/workload_profiles.h"
 
 namespace gpufit {
 
@@ -153,6 +154,9 @@ struct Plan {
   // The recommended plan: every pod on the cheapest catalog model the rules allow
   // (plan/fleet_plan.h); the groups above are its same-model alternative.
   FleetPlan fleet;
+  // Each workload's telemetry profile, for `gpufit serve --profiles` (plan/workload_profiles.h):
+  // by workload_of's keys, or "pod/<namespace>/<name>" without --pods.
+  WorkloadProfiles workload_profiles;
 
   // The multi-GPU pod a series (index into pod_names) belongs to, or null.
   const MultiGpuPod* multi_gpu_of(std::size_t pod) const {

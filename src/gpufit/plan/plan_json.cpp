@@ -78,6 +78,26 @@ json ToJson(const GpuModel& m) {
           {"on_demand_usd_per_gpu_hour", m.on_demand_per_gpu_hour.value}};
 }
 
+// plan/workload_profiles.h; read back by serve/profiles.h.
+json ToJson(const WorkloadProfiles& p) {
+  json workloads = json::array();
+  for (const WorkloadProfile& w : p.workloads) {
+    json hours = json::array();
+    for (const std::optional<double>& h : w.duty_pct_by_hour) hours.push_back(h ? json(*h) : json(nullptr));
+    workloads.push_back({{"workload", w.workload},
+                         {"replicas", w.replicas},
+                         {"samples", w.samples},
+                         {"memory_peak_mib", w.memory_peak_mib},
+                         {"duty_pct", w.duty_pct},
+                         {"duty_pct_by_hour", hours},
+                         {"walk_forward",
+                          {{"later_samples", w.later_samples},
+                           {"memory_over_peak_plus_margin", w.later_memory_over},
+                           {"duty_over_hour_quantile", w.later_duty_over}}}});
+  }
+  return {{"duty_quantile", p.duty_quantile}, {"margin_mib", p.margin_mib}, {"workloads", workloads}};
+}
+
 }  // namespace
 
 std::string PlanToJson(const Plan& plan) {
@@ -223,6 +243,7 @@ std::string PlanToJson(const Plan& plan) {
         {"memory_caps", plan.options.memory_caps}}},
       {"collision_limit_samples", plan.collision_limit_samples},
       {"pods", pods},
+      {"workload_profiles", ToJson(plan.workload_profiles)},
       {"groups", groups},
       {"too_big_for_target", too_big},
       {"kept_on_current_gpu", kept},

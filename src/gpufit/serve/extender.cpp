@@ -6,10 +6,13 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <utility>
 
+#include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/placement/fragmentation.h"
 #include "gpufit/placement/registry.h"
+#include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit::serve {
 namespace {
@@ -50,7 +53,45 @@ GpuSet SnapshotGpus(const Workload& w, const NodeState& node) {
   return gpus;
 }
 
+// The pod's workload on node `id` (its profile's share there, serve/profiles.h).
+Workload WorkloadOn(const ClusterState& cluster, const std::vector<double>& gpu_memory_mib, const ProfileBook* book,
+                    const PodRequest& r, int id) {
+  if (r.profile == nullptr || book == nullptr || gpu_memory_mib[static_cast<std::size_t>(id)] <= 0)
+    return cluster.WorkloadFor(r.declared);
+  PodSpec spec = r.declared;
+  spec.gpu_per_gpu = GpuMilli{book->MilliOn(*r.profile, gpu_memory_mib[static_cast<std::size_t>(id)])};
+  return cluster.WorkloadFor(spec);
+}
+
 }  // namespace
+
+double GpuMemoryMibOf(const KubeNode& node) {
+  if (node.gpu_memory) return static_cast<double>(node.gpu_memory->value);
+  const std::string product = NormalizedGpuProduct(node.gpu_product);
+  if (product.empty()) return 0;
+  for (const GpuModel& m : GpuCatalog::Embedded().models())
+    if (NormalizedGpuProduct(m.name) == product) return static_cast<double>(m.memory.value);
+  return 0;
+}
+
+Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
+  Result<PodSpec> declared = DeclaredRequest(pod);
+  if (!declared) return declared.error();
+  PodRequest r{.declared = std::move(*declared)};
+  if (profiles == nullptr) return r;  // every pod by its declared request: nothing to say
+  const std::string key = WorkloadKeyOfPod(pod);
+  const ServeProfile* p = profiles->Find(key);
+  const bool shares = r.declared.gpu_count == 1 && r.declared.gpu_per_gpu.value < 1000;
+  if (p == nullptr) {
+    r.from = fmt::format("declared requests: no telemetry profile for workload {}", key);
+  } else if (!shares) {
+    r.from = fmt::format("declared requests: {} holds whole GPUs, which a profile does not change", key);
+  } else {
+    r.profile = p;
+    r.from = fmt::format("telemetry profile of {} (peak {:.0f} MiB)", key, p->memory_peak_mib);
+  }
+  return r;
+}
 
 NodeSpec NodeSpecOf(const KubeNode& node) {
   // Allocatable nvidia.com/gpu when the node reports it (0 when every device is unhealthy),
@@ -111,6 +152,54 @@ std::string BindKey(const std::string& uid, const std::string& ns, const std::st
   return uid.empty() ? ns + "/" + name : uid;
 }
 
+template <class Tenants>
+bool DutyFits(const Tenants& t, const ServeProfile& p) {
+  if (t.unknown > 0) return false;
+  for (std::size_t h = 0; h < 24; ++h)
+    if (t.duty_pct[h] + p.duty_pct[h] > 100.0 + 1e-9) return false;
+  return true;
+}
+
+// Adds (sign +1) or takes away (-1) a placed pod's duty on the GPUs it shares.
+template <class Tenants>
+void CountTenant(std::vector<Tenants>& gpus, const Workload& w, GpuSet held, const PodRequest& r, int sign) {
+  if (!w.SharesGpu()) return;
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    if ((held >> g & 1) == 0) continue;
+    if (r.profile == nullptr) {
+      gpus[g].unknown += sign;
+      continue;
+    }
+    for (std::size_t h = 0; h < 24; ++h) gpus[g].duty_pct[h] += sign * r.profile->duty_pct[h];
+  }
+}
+
+// A shared GPU with room for `w` whose tenants' curves leave room for the pod's, -1 if none
+// (the pod must be placed by a profile).
+template <class Tenants>
+int SuitingGpu(const std::vector<Tenants>& gpus, const NodeState& n, const Workload& w, const PodRequest& r,
+               GpuSet prefer) {
+  auto suits = [&](int g) {
+    return n.gpu_free[static_cast<std::size_t>(g)] >= w.gpu_per_gpu &&
+           DutyFits(gpus[static_cast<std::size_t>(g)], *r.profile);
+  };
+  if (prefer != 0 && std::popcount(prefer) == 1 && suits(std::countr_zero(prefer))) return std::countr_zero(prefer);
+  for (int g = 0; g < n.gpu_count; ++g)
+    if (suits(g)) return g;
+  return -1;
+}
+
+// The GPUs a bind takes: the policy's picker's, or for a pod placed by its profile the GPU the
+// header comment names.
+template <class Tenants>
+GpuSet PickFor(Policy& policy, Rng& rng, const std::vector<Tenants>& gpus, const NodeState& n, const Workload& w,
+               const PodRequest& r) {
+  const GpuSet picked = policy.PickGpus(w, n, rng);
+  if (r.profile == nullptr || !w.SharesGpu()) return picked;
+  const int g = SuitingGpu(gpus, n, w, r, picked);
+  return g < 0 ? picked : GpuSet{1} << g;
+}
+
 }  // namespace
 
 Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,
@@ -124,6 +213,7 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
   std::unordered_set<std::string> shown;
   std::unordered_map<std::string, std::string> uid_of;
   std::vector<PodSpec> requests;
+  std::vector<PodRequest> placed_as;  // requests[i] with its profile
   std::vector<const KubePod*> bound;
   for (const KubePod& p : pods) {
     const bool ended = p.phase == "Succeeded" || p.phase == "Failed";
@@ -133,9 +223,10 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
     }
     uid_of.emplace(p.Key(), p.uid);
     if (ended) continue;
-    Result<PodSpec> r = DeclaredRequest(p);
+    Result<PodRequest> r = RequestOf(p, options.profiles.get());
     if (!r) return r.error();
-    requests.push_back(std::move(*r));
+    requests.push_back(r->declared);
+    placed_as.push_back(std::move(*r));
     bound.push_back(&p);
   }
   // FGD's target workload (and gpufit's): the shapes of the cluster's own pods. A cluster with
@@ -167,7 +258,11 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
              .order_pos = std::vector<int>(order.size()),
              .stats = {},
              .shown = std::move(shown),
-             .uid_of = std::move(uid_of)};
+             .uid_of = std::move(uid_of),
+             .gpu_memory_mib = {},
+             .tenants = {}};
+  for (const KubeNode& n : nodes) s.gpu_memory_mib.push_back(GpuMemoryMibOf(n));
+  for (const NodeState& n : s.cluster.nodes()) s.tenants.emplace_back(static_cast<std::size_t>(n.gpu_count));
   for (std::size_t k = 0; k < order.size(); ++k) s.order_pos[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
   for (std::size_t i = 0; i < s.cluster.nodes().size(); ++i) {
     s.node_ids.emplace(s.cluster.node_name(static_cast<int>(i)), static_cast<int>(i));
@@ -178,9 +273,12 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
     if (p.node_name.empty()) continue;  // pending: kube-scheduler will ask about it
     const auto found = s.node_ids.find(p.node_name);
     const int id = found == s.node_ids.end() ? -1 : found->second;
-    const Workload w = s.cluster.WorkloadFor(requests[i]);
+    const Workload w = id >= 0 ? WorkloadOn(s.cluster, s.gpu_memory_mib, options.profiles.get(), placed_as[i], id)
+                               : s.cluster.WorkloadFor(requests[i]);
     if (id >= 0 && s.policy.Check(w, s.cluster.node(id)).fits()) {
-      s.cluster.Place(id, w, SnapshotGpus(w, s.cluster.node(id)));
+      const GpuSet gpus = SnapshotGpus(w, s.cluster.node(id));
+      s.cluster.Place(id, w, gpus);
+      CountTenant(s.tenants[static_cast<std::size_t>(id)], w, gpus, placed_as[i], +1);
       ++s.stats.pods_placed;
       continue;
     }
@@ -218,7 +316,9 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
       continue;
     }
     const auto node = s->node_ids.find(cluster_.node_name(p.node));
-    const Workload w = s->cluster.WorkloadFor(p.request);
+    const Workload w = node == s->node_ids.end() ? s->cluster.WorkloadFor(p.request.declared)
+                                                 : WorkloadOn(s->cluster, s->gpu_memory_mib, options_.profiles.get(),
+                                                              p.request, node->second);
     const auto same_name = s->uid_of.find(p.pod);
     std::string drop;
     if (same_name != s->uid_of.end() && it->first != p.pod && same_name->second != it->first)
@@ -245,8 +345,10 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
       const GpuMilli free = n.gpu_free[static_cast<std::size_t>(g)];
       same_gpus_free = w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000;
     }
-    const GpuSet gpus = same_gpus_free ? p.gpus : s->policy.PickGpus(w, n, s->rng);
+    std::vector<GpuTenants>& tenants = s->tenants[static_cast<std::size_t>(node->second)];
+    const GpuSet gpus = same_gpus_free ? p.gpus : PickFor(s->policy, s->rng, tenants, n, w, p.request);
     s->cluster.Place(node->second, w, gpus);
+    CountTenant(tenants, w, gpus, p.request, +1);
     p.node = node->second;
     p.workload = w;
     p.gpus = gpus;
@@ -259,6 +361,8 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
   node_ids_ = std::move(s->node_ids);
   order_pos_ = std::move(s->order_pos);
   stats_ = std::move(s->stats);
+  gpu_memory_mib_ = std::move(s->gpu_memory_mib);
+  tenants_ = std::move(s->tenants);
   return stats_;
 }
 
@@ -273,12 +377,13 @@ int Extender::NodeId(const std::string& name) const {
 }
 
 Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
-  const Result<PodSpec> request = DeclaredRequest(args.pod);
+  const Result<PodRequest> request = RequestOf(args.pod, options_.profiles.get());
   if (!request) return request.error();
   FilterResult out;
+  out.request_from = request->from;
   const std::lock_guard lock(mu_);
   Remember(args.pod, *request);
-  const Workload w = cluster_.WorkloadFor(*request);
+  const Workload declared = cluster_.WorkloadFor(request->declared);
   std::vector<char> seen(cluster_.nodes().size(), 0);  // a node named twice is answered once
   for (std::size_t i = 0; i < args.node_names.size(); ++i) {
     const int id = NodeId(args.node_names[i]);
@@ -287,6 +392,8 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
       out.failed_and_unresolvable.push_back({.node = i, .reason = "not in gpufit's snapshot of the cluster"});
       continue;
     }
+    const Workload w =
+        request->profile ? WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), *request, id) : declared;
     const Verdict v = policy_.Check(w, cluster_.node(id));
     if (v.fits()) {
       out.kept.push_back(i);
@@ -299,7 +406,7 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
 }
 
 Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args) {
-  const Result<PodSpec> request = DeclaredRequest(args.pod);
+  const Result<PodRequest> request = RequestOf(args.pod, options_.profiles.get());
   if (!request) return request.error();
   std::vector<int> ids;
   std::vector<std::size_t> at;                         // index in args.node_names of each id
@@ -312,7 +419,37 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
       at.push_back(i);
     }
   }
-  const std::vector<std::optional<std::int64_t>> values = policy_.Values(cluster_.WorkloadFor(*request), cluster_, ids);
+  std::vector<std::optional<std::int64_t>> values;
+  if (request->profile == nullptr) {
+    values = policy_.Values(cluster_.WorkloadFor(request->declared), cluster_, ids);
+  } else {
+    // The pod's share differs with the node's GPU memory: the policy values each group of
+    // nodes with their share; then nodes with a GPU that suits the pod's duty curve rank above
+    // the rest (extender.h), by an offset larger than the values' span.
+    values.assign(ids.size(), std::nullopt);
+    std::map<double, std::vector<std::size_t>> by_memory;
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      by_memory[gpu_memory_mib_[static_cast<std::size_t>(ids[k])]].push_back(k);
+    std::vector<char> suits(ids.size(), 0);
+    for (const auto& [memory, ks] : by_memory) {
+      std::vector<int> group;
+      for (std::size_t k : ks) group.push_back(ids[k]);
+      const Workload w = WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), *request, group.front());
+      const std::vector<std::optional<std::int64_t>> v = policy_.Values(w, cluster_, group);
+      for (std::size_t j = 0; j < ks.size(); ++j) {
+        values[ks[j]] = v[j];
+        const NodeState& n = cluster_.node(group[j]);
+        suits[ks[j]] = v[j] && (!w.SharesGpu() ||
+                                SuitingGpu(tenants_[static_cast<std::size_t>(group[j])], n, w, *request, 0) >= 0);
+      }
+    }
+    std::int64_t vlo = 0, vhi = 0;
+    bool any = false;
+    for (const auto& v : values)
+      if (v) vlo = any ? std::min(vlo, *v) : *v, vhi = any ? std::max(vhi, *v) : *v, any = true;
+    for (std::size_t k = 0; k < values.size(); ++k)
+      if (values[k] && suits[k]) *values[k] += vhi - vlo + 1;
+  }
   // The policy's choice: the highest value, ties to the first in the seeded order.
   std::optional<std::size_t> choice;
   std::optional<std::int64_t> lo;
@@ -344,7 +481,7 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
   return out;
 }
 
-void Extender::Remember(const KubePod& pod, const PodSpec& request) {
+void Extender::Remember(const KubePod& pod, const PodRequest& request) {
   const std::string key = BindKey(pod.uid, pod.namespace_name, pod.name);
   const auto [it, inserted] = filtered_.insert_or_assign(key, Filtered{.pod = pod.Key(), .request = request});
   if (!inserted) return;
@@ -374,6 +511,8 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
                                                                     cluster_.node_name(it->second.node)));
     }
     cluster_.Remove(it->second.node, it->second.workload, it->second.gpus);  // bound again: this bind decides
+    CountTenant(tenants_[static_cast<std::size_t>(it->second.node)], it->second.workload, it->second.gpus,
+                it->second.request, -1);
     placed_.erase(it);
   }
   const auto it = filtered_.find(key);
@@ -383,13 +522,15 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
                                    "are unknown (kube-scheduler filters it again on its next attempt)",
                                    pod, args.pod_uid.empty() ? "" : " with UID " + args.pod_uid));
   }
-  const Workload w = cluster_.WorkloadFor(it->second.request);
+  const Workload w = WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), it->second.request, id);
   if (const Verdict v = policy_.Check(w, cluster_.node(id)); !v.fits()) {
     return fail(ReserveFailure::kNoRoom,
                 FailedPrecondition("bind {}: node {} can no longer take the pod: {}", pod, args.node, v.reason));
   }
-  const GpuSet gpus = policy_.PickGpus(w, cluster_.node(id), rng_);
+  std::vector<GpuTenants>& tenants = tenants_[static_cast<std::size_t>(id)];
+  const GpuSet gpus = PickFor(policy_, rng_, tenants, cluster_.node(id), w, it->second.request);
   cluster_.Place(id, w, gpus);
+  CountTenant(tenants, w, gpus, it->second.request, +1);
   placed_.emplace(key, Placed{.node = id, .pod = pod, .request = it->second.request, .workload = w, .gpus = gpus});
   return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
 }
@@ -399,6 +540,8 @@ void Extender::Release(const BindingArgs& args) {
   const auto it = placed_.find(BindKey(args.pod_uid, args.pod_namespace, args.pod_name));
   if (it == placed_.end()) return;
   cluster_.Remove(it->second.node, it->second.workload, it->second.gpus);
+  CountTenant(tenants_[static_cast<std::size_t>(it->second.node)], it->second.workload, it->second.gpus,
+              it->second.request, -1);
   placed_.erase(it);
 }
 

@@ -13,7 +13,9 @@
 // the first GPU with room; a pod that does not fit its node (an overcommitted snapshot, or a
 // node the snapshot lacks) is left out and counted in SnapshotStats.
 //
-// A pod's request is what it declares (no telemetry profile yet): CPU and memory by
+// A pod's request is what it declares, or, for a pod sharing one GPU whose workload has a
+// telemetry profile (`--profiles`, serve/profiles.h), its profile's share of each node's GPU:
+// CPU and memory by
 // kube-scheduler's rule (KubePod::CpuRequest, MemoryRequest); whole GPUs from
 // `nvidia.com/gpu`; without it, the annotations `alibabacloud.com/gpu-count` and
 // `alibabacloud.com/gpu-milli` (milli-GPU on each GPU, 1000 = one whole GPU) of Alibaba's
@@ -23,6 +25,16 @@
 //
 // The policy's target workload (FGD's M) is the shapes of the snapshot's pods; with no pods,
 // one whole GPU with the cluster's CPU per GPU.
+//
+// Duty-curve complementarity (a pod placed by its profile): each GPU's tenants that share it
+// add up their 24-hour duty curves; a GPU suits the pod when the sum with the pod's curve stays
+// within 100% at every hour and every sharing tenant has a profile (a tenant without one could
+// be busy at any hour). The profiles' hourly figures are quantiles at 1 - the plan's collision
+// share, so a sum within 100% keeps the GPU as the plan's collision rule allows (summing
+// quantiles errs on the safe side when tenants peak together). Prioritize ranks the nodes that
+// have such a GPU above those that do not, the policy's value deciding within each rank, and
+// the GPU chosen at bind is the picker's when it suits the pod, else the lowest-numbered GPU
+// with room that suits it, else the picker's.
 //
 // Filter: a node the snapshot lacks is FailedAndUnresolvable ("not in gpufit's snapshot");
 // otherwise the placement policy's filters (placement/registry.h: gpu-model, gpu, cpu,
@@ -59,6 +71,7 @@
 // Thread-safe: one decision at a time (the policy's plugins cache per pod shape).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -75,6 +88,7 @@
 #include "gpufit/placement/cluster_state.h"
 #include "gpufit/placement/policy.h"
 #include "gpufit/serve/extender_wire.h"
+#include "gpufit/serve/profiles.h"
 
 namespace gpufit::serve {
 
@@ -86,12 +100,28 @@ NodeSpec NodeSpecOf(const KubeNode& node);
 // 0..kMaxGpusPerNode, a milli outside 1..1000, a milli below 1000 with more than one GPU.
 Result<PodSpec> DeclaredRequest(const KubePod& pod);
 
+// A pod's request as the extender places it.
+struct PodRequest {
+  PodSpec declared{};
+  const ServeProfile* profile = nullptr;  // its workload's profile when it shares a GPU (above)
+  // How it is placed, for the log: "telemetry profile of ...", "declared requests: ..."; empty
+  // without --profiles.
+  std::string from{};
+};
+// Errors: those of DeclaredRequest.
+Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles);
+
+// Per-GPU memory of a node, MiB: the `nvidia.com/gpu.memory` label (GPU feature discovery),
+// else the catalog model whose name matches `nvidia.com/gpu.product`; 0 when neither says.
+double GpuMemoryMibOf(const KubeNode& node);
+
 struct ExtenderOptions {
   std::string policy = "gpufit";  // a name of placement/registry.h
   // Ties between equally good nodes go to the first in the snapshot's node order shuffled
   // with this seed, as `simulate --seeds <seed>` breaks them (sim/engine.h); the same seed then
   // drives a random GPU picker's draws.
   std::uint64_t seed = 42;
+  std::shared_ptr<const ProfileBook> profiles{};  // --profiles; null: every pod by its declared request
 };
 
 // Why Reserve refused.
@@ -151,6 +181,11 @@ class Extender {
   double GpuAllocationRatio() const;
 
  private:
+  // The tenants that share one GPU: their duty curves summed, and how many have no profile.
+  struct GpuTenants {
+    std::array<double, 24> duty_pct{};
+    int unknown = 0;
+  };
   // What a snapshot determines (FromSnapshot and Reconcile build it outside the lock).
   struct Snapshot {
     ClusterState cluster;
@@ -161,6 +196,8 @@ class Extender {
     SnapshotStats stats;
     std::unordered_set<std::string> shown;                // BindKeys of the snapshot's pods that are bound or ended
     std::unordered_map<std::string, std::string> uid_of;  // namespace/name -> UID, of every snapshot pod
+    std::vector<double> gpu_memory_mib;                   // per node (GpuMemoryMibOf)
+    std::vector<std::vector<GpuTenants>> tenants;         // per node, per GPU
   };
   static Result<Snapshot> Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,
                                 const ExtenderOptions& options);
@@ -170,15 +207,17 @@ class Extender {
         rng_(s.rng),
         node_ids_(std::move(s.node_ids)),
         order_pos_(std::move(s.order_pos)),
-        stats_(std::move(s.stats)) {}
+        stats_(std::move(s.stats)),
+        gpu_memory_mib_(std::move(s.gpu_memory_mib)),
+        tenants_(std::move(s.tenants)) {}
   int NodeId(const std::string& name) const;  // -1 when the snapshot lacks it
 
-  void Remember(const KubePod& pod, const PodSpec& request);  // under mu_
+  void Remember(const KubePod& pod, const PodRequest& request);  // under mu_
 
   struct Placed {
     int node = -1;
     std::string pod{};  // namespace/name
-    PodSpec request{};
+    PodRequest request{};
     Workload workload{};
     GpuSet gpus = 0;
     bool certain = true;  // false: the Binding's outcome is unknown (MarkUncertain)
@@ -186,7 +225,7 @@ class Extender {
   };
   struct Filtered {
     std::string pod{};  // namespace/name
-    PodSpec request{};
+    PodRequest request{};
   };
 
   mutable std::mutex mu_;
@@ -200,6 +239,8 @@ class Extender {
   std::unordered_map<std::string, Filtered> filtered_;  // by UID (else namespace/name): the last filter's request
   std::deque<std::string> filtered_order_;              // oldest first, for the kMaxRemembered bound
   std::unordered_map<std::string, Placed> placed_;      // pods this extender bound, by the same key
+  std::vector<double> gpu_memory_mib_;                  // per node
+  std::vector<std::vector<GpuTenants>> tenants_;        // per node, per GPU
 };
 
 }  // namespace gpufit::serve

@@ -54,6 +54,7 @@ struct FilterResult {
   std::vector<std::size_t> kept{};                 // indices into ExtenderArgs::node_names
   std::vector<FailedNode> failed{};                  // FailedNodes: may fit once pods leave
   std::vector<FailedNode> failed_and_unresolvable{};  // preemption cannot help
+  std::string request_from{};  // not on the wire: how the pod's request was taken (PodRequest::from), for the log
 };
 
 struct HostPriority {

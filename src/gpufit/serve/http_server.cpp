@@ -91,15 +91,18 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   s.set_read_timeout(read_s, static_cast<time_t>((options_.read_timeout_s - static_cast<double>(read_s)) * 1e6));
 
   auto log = [this](const std::string& verb, int status, const std::string& pod, std::size_t nodes, double seconds,
-                    const std::string& error) {
+                    const std::string& error, const std::string& request = {}) {
     if (!options_.log) return;
     nlohmann::json line{{"verb", verb}, {"status", status}, {"pod", pod}, {"nodes", nodes}, {"duration_s", seconds}};
+    if (!request.empty()) line["request"] = request;
     if (!error.empty()) line["error"] = error;
     options_.log(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
 
   // One verb: read the body within bounds, parse ExtenderArgs, answer with `answer`.
-  auto verb = [this, log](const std::string& name, std::function<Result<std::string>(const ExtenderArgs&)> answer,
+  // `answer` may set its last argument to how the pod's request was taken, for the log line.
+  auto verb = [this, log](const std::string& name,
+                          std::function<Result<std::string>(const ExtenderArgs&, std::string&)> answer,
                           std::function<std::string(const std::string&)> error_body) {
     return [this, log, name, answer, error_body](const httplib::Request& req, httplib::Response& res,
                                                  const httplib::ContentReader& reader) {
@@ -120,21 +123,26 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
                     body.error);
       const Result<ExtenderArgs> args = ParseExtenderArgs(body.text, name + " request");
       if (!args) return fail(400, "bad_request", args.error().message);
-      const Result<std::string> out = answer(*args);
+      std::string request;
+      const Result<std::string> out = answer(*args, request);
       if (!out) return fail(400, "bad_request", out.error().message);
       res.status = 200;
       res.set_content(*out, "application/json");
       metrics_.Observe(name, "ok", SecondsSince(t0));
-      log(name, 200, args->pod.Key(), args->node_names.size(), SecondsSince(t0), "");
+      log(name, 200, args->pod.Key(), args->node_names.size(), SecondsSince(t0), "", request);
     };
   };
 
   const std::string prefix = RegexLiteral(options_.url_prefix);
   s.Post(prefix + "/filter", verb(
                                  "filter",
-                                 [this](const ExtenderArgs& args) -> Result<std::string> {
+                                 [this](const ExtenderArgs& args, std::string& request) -> Result<std::string> {
                                    const Result<FilterResult> r = extender_->Filter(args);
                                    if (!r) return r.error();
+                                   request = r->request_from;
+                                   metrics_.CountPodRequest(r->request_from.starts_with("telemetry profile")
+                                                                ? "telemetry_profile"
+                                                                : "declared");
                                    metrics_.CountNodes("kept", static_cast<std::int64_t>(r->kept.size()));
                                    metrics_.CountNodes("failed", static_cast<std::int64_t>(r->failed.size()));
                                    metrics_.CountNodes("unresolvable",
@@ -145,7 +153,7 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   s.Post(prefix + "/prioritize",
          verb(
              "prioritize",
-             [this](const ExtenderArgs& args) -> Result<std::string> {
+             [this](const ExtenderArgs& args, std::string&) -> Result<std::string> {
                const Result<std::vector<HostPriority>> r = extender_->Prioritize(args);
                if (!r) return r.error();
                return WriteHostPriorityList(*r);

@@ -23,6 +23,11 @@ void ExtenderMetrics::CountNodes(const std::string& answer, std::int64_t n) {
   nodes_[answer] += static_cast<std::uint64_t>(n);
 }
 
+void ExtenderMetrics::CountPodRequest(const std::string& from) {
+  const std::lock_guard lock(mu_);
+  ++pod_requests_[from];
+}
+
 std::string ExtenderMetrics::Text(const Gauges& g) const {
   const std::lock_guard lock(mu_);
   std::string out;
@@ -34,6 +39,10 @@ std::string ExtenderMetrics::Text(const Gauges& g) const {
   out += "# TYPE gpufit_extender_filter_nodes_total counter\n";
   for (const auto& [answer, n] : nodes_)
     out += fmt::format("gpufit_extender_filter_nodes_total{{answer=\"{}\"}} {}\n", answer, n);
+  out += "# HELP gpufit_extender_pod_requests_total Filter requests by how the pod's request was taken.\n";
+  out += "# TYPE gpufit_extender_pod_requests_total counter\n";
+  for (const auto& [from, n] : pod_requests_)
+    out += fmt::format("gpufit_extender_pod_requests_total{{from=\"{}\"}} {}\n", from, n);
   out += "# HELP gpufit_extender_request_duration_seconds Time from a request's body read to its answer.\n";
   out += "# TYPE gpufit_extender_request_duration_seconds histogram\n";
   for (const auto& [verb, h] : latency_) {

@@ -25,6 +25,8 @@ class ExtenderMetrics {
   void Observe(const std::string& verb, const std::string& outcome, double seconds);
   // Nodes the filter kept or refused, by answer ("kept", "failed", "unresolvable").
   void CountNodes(const std::string& answer, std::int64_t n);
+  // A filter request's pod, by how its request was taken: "telemetry_profile" or "declared".
+  void CountPodRequest(const std::string& from);
 
   struct Gauges {
     double gpu_allocation_ratio = 0;  // allocated milli-GPU / capacity
@@ -45,6 +47,7 @@ class ExtenderMetrics {
   std::map<std::pair<std::string, std::string>, std::uint64_t> requests_;  // (verb, outcome)
   std::map<std::string, Histogram> latency_;                               // by verb
   std::map<std::string, std::uint64_t> nodes_;                             // by answer
+  std::map<std::string, std::uint64_t> pod_requests_;                      // by from
 };
 
 }  // namespace gpufit::serve

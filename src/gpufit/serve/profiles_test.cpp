@@ -1,0 +1,293 @@
+// Telemetry profiles in the extender (serve/profiles.h, extender.h): reading them from
+// plan.json, the workload key of a pod object, a profiled pod's share of each node's GPU,
+// the fallback for a pod without a profile, and duty-curve complementarity.
+#include "gpufit/serve/profiles.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/plan/workload_keys.h"
+#include "gpufit/serve/extender.h"
+#include "serve_fixture.h"
+
+namespace gpufit::serve {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+using testing::PodJson;
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+Json Hours(double day, double night) {  // day: hours 8..19; night: the rest
+  Json h = Json::array();
+  for (int i = 0; i < 24; ++i) h.push_back(i >= 8 && i < 20 ? day : night);
+  return h;
+}
+
+Json PlanJson(const Json& workloads, double margin = 0, double reserve = 0) {
+  return {{"options", {{"reserve_mib", reserve}}},
+          {"workload_profiles", {{"duty_quantile", 0.99}, {"margin_mib", margin}, {"workloads", workloads}}}};
+}
+
+Json Profile(const std::string& workload, double peak, const Json& hours, double duty = 50) {
+  return {{"workload", workload}, {"memory_peak_mib", peak}, {"duty_pct", duty}, {"duty_pct_by_hour", hours}};
+}
+
+TEST(ProfileBook, ReadsPlanJsonAndFillsHoursNotObserved) {
+  Json hours = Hours(80, 5);
+  hours[3] = nullptr;
+  const std::string path =
+      WriteTemp("gpufit_profiles_ok.json",
+                PlanJson(Json::array({Profile("statefulset/ml/day", 20000, hours, 77)}), 512, 256).dump());
+  const Result<ProfileBook> book = ProfileBook::FromPlanJson(path);
+  ASSERT_TRUE(book) << book.error().message;
+  EXPECT_EQ(book->size(), 1u);
+  EXPECT_EQ(book->margin_mib(), 512);
+  EXPECT_EQ(book->reserve_mib(), 256);
+  const ServeProfile* p = book->Find("statefulset/ml/day");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->memory_peak_mib, 20000);
+  EXPECT_EQ(p->duty_pct[3], 77);  // null: the overall figure
+  EXPECT_EQ(p->duty_pct[10], 80);
+  EXPECT_EQ(p->duty_pct[22], 5);
+  EXPECT_EQ(book->Find("statefulset/ml/night"), nullptr);
+}
+
+TEST(ProfileBook, BadFieldsAreNamed) {
+  struct Case {
+    const char* name;
+    Json plan;
+    const char* message;
+  };
+  Json short_hours = Hours(1, 1);
+  short_hours.erase(23);
+  Json bad_hour = Hours(1, 1);
+  bad_hour[5] = 120;
+  for (const Case& c : {
+           Case{"no section", Json{{"options", {{"reserve_mib", 0}}}}, "workload_profiles: missing"},
+           Case{"negative peak", PlanJson(Json::array({Profile("pod/a/x", -1, Hours(1, 1))})),
+                "workload_profiles.workloads[0].memory_peak_mib: expected a number in 0.."},
+           Case{"23 hours", PlanJson(Json::array({Profile("pod/a/x", 1, short_hours)})),
+                "workloads[0].duty_pct_by_hour: expected 24 entries"},
+           Case{"duty over 100", PlanJson(Json::array({Profile("pod/a/x", 1, bad_hour)})),
+                "workloads[0].duty_pct_by_hour[5]: expected a percent in 0..100 or null, got 120"},
+           Case{"named twice", PlanJson({Profile("pod/a/x", 1, Hours(1, 1)), Profile("pod/a/x", 2, Hours(1, 1))}),
+                "workloads[1].workload: 'pod/a/x' is also workloads[0]"},
+           Case{"string margin", Json{{"options", {{"reserve_mib", 0}}}, {"workload_profiles", {{"margin_mib", "1"}}}},
+                "workload_profiles.margin_mib: expected a number, got string"},
+       }) {
+    SCOPED_TRACE(c.name);
+    const std::string path = WriteTemp("gpufit_profiles_bad.json", c.plan.dump());
+    const Result<ProfileBook> book = ProfileBook::FromPlanJson(path);
+    ASSERT_FALSE(book);
+    EXPECT_THAT(book.error().message, HasSubstr(path));
+    EXPECT_THAT(book.error().message, HasSubstr(c.message));
+  }
+  EXPECT_EQ(ProfileBook::FromPlanJson("/nonexistent/plan.json").error().code, Code::kNotFound);
+}
+
+TEST(ProfileBook, ShareOfAGpuKeepsTheReserveAndMarginFree) {
+  const ProfileBook book({}, 9000, 1000);  // 80,000 MiB GPU: C = 70,000
+  ServeProfile p{.workload = "w", .memory_peak_mib = 17500};
+  EXPECT_EQ(book.MilliOn(p, 80000), 250);  // 17,500 / 70,000 exactly
+  p.memory_peak_mib = 17501;
+  EXPECT_EQ(book.MilliOn(p, 80000), 251);  // rounded up
+  p.memory_peak_mib = 0;
+  EXPECT_EQ(book.MilliOn(p, 80000), 1);
+  p.memory_peak_mib = 70000;
+  EXPECT_EQ(book.MilliOn(p, 80000), 1000);  // does not fit beside anything
+  EXPECT_EQ(book.MilliOn(p, 9000), 1000);   // C <= 0
+}
+
+// A pod of `owner_kind`/`owner` sharing one GPU by open-gpu-share's annotation.
+Json SharingPod(const std::string& name, const std::string& owner_kind, const std::string& owner, int milli,
+                const std::string& node = "") {
+  Json pod = PodJson(name, "1", "1Gi", 0, node);
+  pod["metadata"]["annotations"] = {{"alibabacloud.com/gpu-milli", std::to_string(milli)},
+                                    {"alibabacloud.com/gpu-count", "1"}};
+  if (!owner_kind.empty())
+    pod["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "apps/v1"},
+                                                       {"kind", owner_kind},
+                                                       {"name", owner},
+                                                       {"uid", "o-" + owner},
+                                                       {"controller", true}}});
+  return pod;
+}
+
+KubePod PodOf(const Json& j) {
+  Result<KubePod> p = ParseKubePod(j, "pods");
+  EXPECT_TRUE(p) << p.error().message;
+  return p ? *p : KubePod{};
+}
+
+TEST(WorkloadKeyOfPod, AgreesWithThePlansRule) {
+  Json rs = SharingPod("web-5d8f7c9b4-abcde", "ReplicaSet", "web-5d8f7c9b4", 100);
+  rs["metadata"]["labels"] = {{"pod-template-hash", "5d8f7c9b4"}};
+  for (const Json& j : {rs, SharingPod("day-0", "StatefulSet", "day", 100), SharingPod("solo", "", "", 100),
+                        SharingPod("run-x", "Job", "run", 100)}) {
+    const KubePod pod = PodOf(j);
+    EXPECT_EQ(WorkloadKeyOfPod(pod), WorkloadKeyOf(pod.Key(), {pod})) << pod.Key();
+  }
+  EXPECT_EQ(WorkloadKeyOfPod(PodOf(rs)), "deployment/ml/web");
+}
+
+Json GpuNode(const std::string& name, int gpus, int memory_mib) {
+  Json n = testing::NodeJson(name, 64, "256Gi", gpus, "NVIDIA-A100-SXM4-80GB");
+  n["metadata"]["labels"]["nvidia.com/gpu.memory"] = std::to_string(memory_mib);
+  return n;
+}
+
+ExtenderArgs Args(const Json& pod, std::vector<std::string> names) {
+  Result<ExtenderArgs> a = ParseExtenderArgs(Json{{"Pod", pod}, {"NodeNames", names}}.dump(), "request");
+  EXPECT_TRUE(a) << a.error().message;
+  return a ? *a : ExtenderArgs{};
+}
+
+std::unique_ptr<Extender> Make(const std::vector<Json>& nodes, const std::vector<Json>& pods,
+                               std::shared_ptr<const ProfileBook> book, const std::string& policy = "gpufit") {
+  Result<std::vector<KubeNode>> n = ParseKubeNodes(testing::ListOf(nodes, "NodeList"), "nodes");
+  EXPECT_TRUE(n) << n.error().message;
+  std::vector<KubePod> p;
+  for (const Json& j : pods) p.push_back(PodOf(j));
+  Result<std::unique_ptr<Extender>> e =
+      Extender::FromSnapshot(*n, p, {.policy = policy, .seed = 42, .profiles = std::move(book)});
+  EXPECT_TRUE(e) << e.error().message;
+  return e ? std::move(*e) : nullptr;
+}
+
+// One GPU of 80,000 MiB (no reserve, no margin). The tenant declares 500 milli but its profile
+// peaks at 60,000 MiB (750 milli); the new pod declares 100 and peaks at 30,000 (375).
+TEST(ExtenderProfiles, FilterTakesTheEnvelopeNotTheDeclaredShare) {
+  auto book = std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{{.workload = "statefulset/ml/old", .memory_peak_mib = 60000, .duty_pct = {}},
+                                {.workload = "statefulset/ml/new", .memory_peak_mib = 30000, .duty_pct = {}}},
+      0, 0);
+  const std::vector<Json> nodes = {GpuNode("n1", 1, 80000)};
+  const std::vector<Json> pods = {SharingPod("old-0", "StatefulSet", "old", 500, "n1")};
+  const Json pod = SharingPod("new-0", "StatefulSet", "new", 100);
+
+  const auto declared = Make(nodes, pods, nullptr);
+  const Result<FilterResult> d = declared->Filter(Args(pod, {"n1"}));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->kept.size(), 1u);  // 500 + 100 <= 1000
+  EXPECT_EQ(d->request_from, "");  // without --profiles the log says nothing more
+
+  const auto profiled = Make(nodes, pods, book);
+  const Result<FilterResult> f = profiled->Filter(Args(pod, {"n1"}));
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->kept.empty());  // 750 + 375 > 1000
+  ASSERT_EQ(f->failed.size(), 1u);
+  EXPECT_THAT(f->request_from, HasSubstr("telemetry profile of statefulset/ml/new"));
+  EXPECT_NEAR(profiled->GpuAllocationRatio(), 0.75, 1e-9);  // the tenant counts at its envelope
+}
+
+TEST(ExtenderProfiles, APodWithoutAProfileFallsBackToItsDeclaredRequestAndSaysSo) {
+  auto book = std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{{.workload = "statefulset/ml/other", .memory_peak_mib = 1, .duty_pct = {}}}, 0, 0);
+  const std::vector<Json> nodes = {GpuNode("n1", 2, 80000), GpuNode("n2", 1, 80000)};
+  const std::vector<Json> pods = {SharingPod("t-0", "StatefulSet", "t", 600, "n1")};
+  const Json pod = SharingPod("lone-0", "StatefulSet", "lone", 300);
+  const auto with = Make(nodes, pods, book);
+  const auto without = Make(nodes, pods, nullptr);
+  const Result<FilterResult> f = with->Filter(Args(pod, {"n1", "n2"}));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->request_from, "declared requests: no telemetry profile for workload statefulset/ml/lone");
+  const Result<FilterResult> g = without->Filter(Args(pod, {"n1", "n2"}));
+  EXPECT_EQ(f->kept, g->kept);
+  const auto a = with->Prioritize(Args(pod, {"n1", "n2"}));
+  const auto b = without->Prioritize(Args(pod, {"n1", "n2"}));
+  ASSERT_TRUE(a && b);
+  for (std::size_t i = 0; i < a->size(); ++i) EXPECT_EQ((*a)[i].score, (*b)[i].score) << (*a)[i].host;
+  // A whole-GPU pod of a profiled workload keeps its whole GPU.
+  const Result<FilterResult> whole = with->Filter(Args(PodJson("other-0", "1", "1Gi", 1), {"n1"}));
+  ASSERT_TRUE(whole);
+  EXPECT_THAT(whole->request_from, HasSubstr("declared requests"));
+}
+
+// Day: busy 80% in hours 8..19, 5% otherwise; night the reverse.
+std::shared_ptr<const ProfileBook> DayNight() {
+  auto curve = [](double day, double night) {
+    std::array<double, 24> c{};
+    for (int h = 0; h < 24; ++h) c[static_cast<std::size_t>(h)] = h >= 8 && h < 20 ? day : night;
+    return c;
+  };
+  return std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{
+          {.workload = "statefulset/ml/day", .memory_peak_mib = 8000, .duty_pct = curve(80, 5)},
+          {.workload = "statefulset/ml/night", .memory_peak_mib = 8000, .duty_pct = curve(5, 80)}},
+      0, 0);
+}
+
+TEST(ExtenderProfiles, PrioritizeSendsANightPodToTheDayTenantsNode) {
+  // a: a night tenant; b: a day tenant; c: a tenant without a profile. Each GPU 80,000 MiB.
+  const std::vector<Json> nodes = {GpuNode("a", 1, 80000), GpuNode("b", 1, 80000), GpuNode("c", 1, 80000)};
+  const std::vector<Json> pods = {SharingPod("night-0", "StatefulSet", "night", 100, "a"),
+                                  SharingPod("day-0", "StatefulSet", "day", 100, "b"),
+                                  SharingPod("x-0", "", "", 100, "c")};
+  const auto e = Make(nodes, pods, DayNight());
+  const Json pod = SharingPod("night-1", "StatefulSet", "night", 100);
+  const auto p = e->Prioritize(Args(pod, {"a", "b", "c"}));
+  ASSERT_TRUE(p);
+  // Only b keeps every hour within 100% (80 + 5): it alone is in the upper rank, and the choice.
+  EXPECT_EQ((*p)[1].score, kMaxExtenderPriority);
+  EXPECT_LT((*p)[0].score, kMaxExtenderPriority);
+  EXPECT_LT((*p)[2].score, kMaxExtenderPriority);
+  // Bind takes b's GPU and counts the pod's curve there. A day pod then suits only a (its
+  // night tenant leaves the day free), not b (80 + 5 + 80 by day) nor c.
+  ASSERT_TRUE(e->Filter(Args(pod, {"a", "b", "c"})));
+  const Result<Reservation> r =
+      e->Reserve({.pod_name = "night-1", .pod_namespace = "ml", .pod_uid = "uid-night-1", .node = "b"});
+  ASSERT_TRUE(r) << r.error().message;
+  const auto q = e->Prioritize(Args(SharingPod("day-1", "StatefulSet", "day", 100), {"a", "b", "c"}));
+  ASSERT_TRUE(q);
+  EXPECT_EQ((*q)[0].score, kMaxExtenderPriority);
+  EXPECT_LT((*q)[1].score, kMaxExtenderPriority);
+  EXPECT_LT((*q)[2].score, kMaxExtenderPriority);
+}
+
+TEST(ExtenderProfiles, BindChoosesTheGpuWhoseTenantsComplementThePod) {
+  // One node, two GPUs of 80,000 MiB; snapshot pods take the first GPU with room. GPU 0: a
+  // tenant without a profile declaring 850 milli (150 free). GPU 1: the day tenant, whose
+  // profile peaks at 48,000 MiB (600 milli, 400 free: it did not fit GPU 0).
+  auto book = std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{{.workload = "statefulset/ml/day",
+                                 .memory_peak_mib = 48000,
+                                 .duty_pct = DayNight()->Find("statefulset/ml/day")->duty_pct},
+                                {.workload = "statefulset/ml/night",
+                                 .memory_peak_mib = 8000,
+                                 .duty_pct = DayNight()->Find("statefulset/ml/night")->duty_pct}},
+      0, 0);
+  const std::vector<Json> nodes = {GpuNode("n", 2, 80000)};
+  const std::vector<Json> pods = {SharingPod("filler", "", "", 850, "n"),
+                                  SharingPod("day-0", "StatefulSet", "day", 100, "n")};
+  // best-fit's picker takes the GPU with the least room that fits: GPU 0, as the pod without a
+  // profile shows. The night pod (100 milli) goes to GPU 1, where every hour stays within 100%.
+  const auto e = Make(nodes, pods, book, "best-fit");
+  auto bind = [&](const std::string& name, const Json& pod) {
+    EXPECT_TRUE(e->Filter(Args(pod, {"n"})));
+    const Result<Reservation> r =
+        e->Reserve({.pod_name = name, .pod_namespace = "ml", .pod_uid = "uid-" + name, .node = "n"});
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->gpus : GpuSet{0};
+  };
+  EXPECT_EQ(bind("night-1", SharingPod("night-1", "StatefulSet", "night", 100)), GpuSet{0b10});
+  // Released, night-1's curve leaves GPU 1 (were it still counted, 85 + 80 at night would not
+  // suit, and best fit would take GPU 0).
+  e->Release({.pod_name = "night-1", .pod_namespace = "ml", .pod_uid = "uid-night-1", .node = "n"});
+  EXPECT_EQ(bind("night-2", SharingPod("night-2", "StatefulSet", "night", 100)), GpuSet{0b10});
+  // The picker alone: a pod without a profile goes to GPU 0.
+  EXPECT_EQ(bind("x-1", SharingPod("x-1", "", "", 100)), GpuSet{0b01});
+}
+
+}  // namespace
+}  // namespace gpufit::serve
