@@ -9,10 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "gpufit/serve/header_deadline.h"
+
 namespace gpufit::serve {
 
 struct ExtenderServer::Impl {
   httplib::Server http;
+  std::unique_ptr<HeaderDeadline> deadline;  // made once the port is bound
 };
 
 namespace {
@@ -89,6 +92,16 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   s.set_tcp_nodelay(true);
   const auto read_s = static_cast<time_t>(options_.read_timeout_s);
   s.set_read_timeout(read_s, static_cast<time_t>((options_.read_timeout_s - static_cast<double>(read_s)) * 1e6));
+  // An idle keep-alive connection closes after a read timeout, before the head deadline
+  // (serve/header_deadline.h) could take it for a slow client.
+  s.set_keep_alive_timeout(std::max<time_t>(1, read_s));
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response&) {
+    if (impl_->deadline) impl_->deadline->RequestBegan(req.remote_addr, req.remote_port);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.set_logger([this](const httplib::Request& req, const httplib::Response&) {
+    if (impl_->deadline) impl_->deadline->RequestEnded(req.remote_addr, req.remote_port);
+  });
 
   auto log = [this](const std::string& verb, int status, const std::string& pod, std::size_t nodes, double seconds,
                     const std::string& error, const std::string& request = {}) {
@@ -270,7 +283,21 @@ bool ExtenderServer::Serve() {
     serving_ = false;
     return true;
   }
+  // A request's head must be read within a read timeout (the keep-alive wait) plus the body's
+  // deadline of the connection's start or its previous answer.
+  impl_->deadline = std::make_unique<HeaderDeadline>(
+      port_, options_.read_timeout_s + options_.body_timeout_s, [this](const std::string& peer) {
+        metrics_.CountClosed("head_timeout");
+        if (!options_.log) return;
+        options_.log(nlohmann::json{{"event", "connection closed"},
+                                    {"peer", peer},
+                                    {"reason", fmt::format("request head not read within {} s",
+                                                           options_.read_timeout_s + options_.body_timeout_s)}}
+                         .dump());
+      });
+  impl_->deadline->Start();
   const bool ok = impl_->http.listen_after_bind();
+  impl_->deadline->Stop();
   serving_ = false;
   return ok;
 }

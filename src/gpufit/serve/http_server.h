@@ -14,7 +14,9 @@
 // Bounds: a body above `max_body_bytes` is refused with 413 before it is read (httplib checks
 // Content-Length; a chunked body is cut at the bound); a body still unread `body_timeout_s`
 // after the request started is refused with 408 (a client sending a byte a second); each
-// socket read waits at most `read_timeout_s`. A malformed request is answered 400 with an
+// socket read waits at most `read_timeout_s`, an idle keep-alive connection as long; a request
+// head not read within `read_timeout_s + body_timeout_s` of the connection's start or its
+// previous answer gets the connection shut down (serve/header_deadline.h). A malformed request is answered 400 with an
 // ExtenderFilterResult whose Error says why (prioritize: a JSON {"Error": ...}); kube-scheduler
 // fails the pod's attempt on a filter error and ignores a prioritize error (formats.md (d)). A
 // handler that throws answers 500, counted as outcome "internal"; none takes the server down.

@@ -196,6 +196,46 @@ TEST(ExtenderServer, SlowBodyTimesOut) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
+// A client that sends its request head a byte every 0.3 s (each read within the 1 s read
+// timeout) is cut off once the head is not read within read + body timeout (2 s) of the
+// connection's start; the server meanwhile answers others, and a keep-alive client whose
+// requests come within the bounds keeps its connection.
+TEST(ExtenderServer, SlowHeadIsCutOff) {
+  Served s(ServerOptions{.body_timeout_s = 1.0, .read_timeout_s = 1.0});
+  RawClient raw(s.port());
+  const std::string head = "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Slow: ";
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t sent = 0;
+  for (; sent < 40 && raw.Send(std::string(1, head[sent % head.size()])); ++sent) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (sent == 3) {  // another client is answered meanwhile
+      const auto ok = s.Client().Post("/filter", FilterBody("1"), "application/json");
+      ASSERT_TRUE(ok);
+      EXPECT_EQ(ok->status, 200);
+    }
+  }
+  EXPECT_EQ(raw.Receive(), "");  // closed, no answer
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(sent, 40u);
+  EXPECT_GT(took, 2.0);
+  EXPECT_LT(took, 5.0);
+  int closed = 0;
+  for (const std::string& line : s.log()) closed += line.find("request head not read within 2 s") != std::string::npos;
+  EXPECT_EQ(closed, 1);
+
+  httplib::Client keep = s.Client();
+  keep.set_keep_alive(true);
+  for (int i = 0; i < 4; ++i) {
+    const auto r = keep.Post("/filter", FilterBody("1"), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  }
+  const auto metrics = keep.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("gpufit_extender_connections_closed_total{reason=\"head_timeout\"} 1\n"));
+}
+
 // A Content-Length that is no byte count is answered at once (not after the read timeout), with
 // Connection: close (the body's end is unknown, so nothing after it can be read as a request).
 TEST(ExtenderServer, BadContentLengthIsRefusedAtOnceAndCloses) {

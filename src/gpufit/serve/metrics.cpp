@@ -28,6 +28,11 @@ void ExtenderMetrics::CountPodRequest(const std::string& from) {
   ++pod_requests_[from];
 }
 
+void ExtenderMetrics::CountClosed(const std::string& reason) {
+  const std::lock_guard lock(mu_);
+  ++closed_[reason];
+}
+
 std::string ExtenderMetrics::Text(const Gauges& g) const {
   const std::lock_guard lock(mu_);
   std::string out;
@@ -43,6 +48,10 @@ std::string ExtenderMetrics::Text(const Gauges& g) const {
   out += "# TYPE gpufit_extender_pod_requests_total counter\n";
   for (const auto& [from, n] : pod_requests_)
     out += fmt::format("gpufit_extender_pod_requests_total{{from=\"{}\"}} {}\n", from, n);
+  out += "# HELP gpufit_extender_connections_closed_total Connections the server closed, by reason.\n";
+  out += "# TYPE gpufit_extender_connections_closed_total counter\n";
+  out += fmt::format("gpufit_extender_connections_closed_total{{reason=\"head_timeout\"}} {}\n",
+                     closed_.contains("head_timeout") ? closed_.at("head_timeout") : 0);
   out += "# HELP gpufit_extender_request_duration_seconds Time from a request's body read to its answer.\n";
   out += "# TYPE gpufit_extender_request_duration_seconds histogram\n";
   for (const auto& [verb, h] : latency_) {

@@ -27,6 +27,8 @@ class ExtenderMetrics {
   void CountNodes(const std::string& answer, std::int64_t n);
   // A filter request's pod, by how its request was taken: "telemetry_profile" or "declared".
   void CountPodRequest(const std::string& from);
+  // A connection the server closed, by reason ("head_timeout": serve/header_deadline.h).
+  void CountClosed(const std::string& reason);
 
   struct Gauges {
     double gpu_allocation_ratio = 0;  // allocated milli-GPU / capacity
@@ -48,6 +50,7 @@ class ExtenderMetrics {
   std::map<std::string, Histogram> latency_;                               // by verb
   std::map<std::string, std::uint64_t> nodes_;                             // by answer
   std::map<std::string, std::uint64_t> pod_requests_;                      // by from
+  std::map<std::string, std::uint64_t> closed_;                            // by reason
 };
 
 }  // namespace gpufit::serve
