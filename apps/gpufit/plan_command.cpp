@@ -331,7 +331,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (keys.empty())
       for (const std::string& name : plan->pod_names) keys.push_back(WorkloadKeyOf(name, {}));
     plan->workload_profiles =
-        ProfileWorkloads(*telemetry, keys, 1.0 - plan->options.max_collision_share, plan->memory_margin_mib);
+        ProfileWorkloads(*telemetry, keys, 1.0 - plan->options.max_collision_share, plan->memory_margin_mib,
+                         plan->options.robust ? std::optional<double>(plan->options.memory_risk) : std::nullopt);
     // Every plan from telemetry is also checked on data it was not fitted to.
     if (WalkForwardSplits(*telemetry).empty()) {
       backtest_note = "Backtest: none, the telemetry is too short to hold a part out.";

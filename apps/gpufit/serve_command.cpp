@@ -83,6 +83,19 @@ int Run(const ServeFlags& f) {
     return Fail(InvalidArgument("serve needs --nodes (and --pods), or --watch-dir with nodes.json and pods.json"));
   const std::string nodes_path = f.watch_dir.empty() ? f.nodes : f.watch_dir + "/nodes.json";
   const std::string pods_path = f.watch_dir.empty() ? f.pods : f.watch_dir + "/pods.json";
+  std::shared_ptr<const serve::ProfileBook> profiles;
+  if (!f.profiles.empty()) {
+    Result<serve::ProfileBook> book = serve::ProfileBook::FromPlanJson(f.profiles);
+    if (!book) return Fail(book.error());
+    profiles = std::make_shared<const serve::ProfileBook>(std::move(*book));
+    std::fprintf(stderr, "gpufit: %zu workload profiles from %s (margin %.0f MiB, reserve %.0f MiB per GPU)\n",
+                 profiles->size(), f.profiles.c_str(), profiles->margin_mib(), profiles->reserve_mib());
+    if (const std::vector<std::string> none = profiles->Unmatchable(); !none.empty())
+      std::fprintf(stderr,
+                   "gpufit: warning: %zu profiles name no namespace (e.g. %s): no pod can match them (telemetry whose "
+                   "pod names have no namespace)\n",
+                   none.size(), none.front().c_str());
+  }
   // SIGTERM (kubelet stopping the pod) and SIGINT stop the server gracefully: blocked here, so
   // every thread started below inherits the mask, and taken by one waiting thread (or by the
   // wait for the first snapshot, which then ends the process with 0).
@@ -105,14 +118,6 @@ int Run(const ServeFlags& f) {
       }
     }
   }
-  std::shared_ptr<const serve::ProfileBook> profiles;
-  if (!f.profiles.empty()) {
-    Result<serve::ProfileBook> book = serve::ProfileBook::FromPlanJson(f.profiles);
-    if (!book) return Fail(book.error());
-    profiles = std::make_shared<const serve::ProfileBook>(std::move(*book));
-    std::fprintf(stderr, "gpufit: %zu workload profiles from %s (margin %.0f MiB, reserve %.0f MiB per GPU)\n",
-                 profiles->size(), f.profiles.c_str(), profiles->margin_mib(), profiles->reserve_mib());
-  }
   WatchedFiles seen = f.watch_dir.empty() ? WatchedFiles{} : Stat(f.watch_dir);
   Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = ReadSnapshot(nodes_path, pods_path);
   if (!snapshot) return Fail(snapshot.error());
@@ -121,6 +126,9 @@ int Run(const ServeFlags& f) {
   if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", nodes_path, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
+  if (stats.gpus_with_outside_memory > 0)
+    std::fprintf(stderr, "gpufit: memory used outside pods counted as used for %d GPUs (reserved_gpus of %s)\n",
+                 stats.gpus_with_outside_memory, f.profiles.c_str());
 
   serve::ServerOptions options{.host = f.host,
                                .port = f.port,

@@ -17,12 +17,18 @@ double PeakIn(const PodSeries& p, std::size_t lo, std::size_t hi) {
 }  // namespace
 
 std::vector<double> PooledPeakSurprises(const Telemetry& telemetry, const std::vector<std::size_t>& pods) {
+  return PooledPeakSurprises(telemetry, pods, telemetry.samples);
+}
+
+std::vector<double> PooledPeakSurprises(const Telemetry& telemetry, const std::vector<std::size_t>& pods,
+                                        std::size_t end) {
   std::vector<double> out;
-  if (telemetry.samples < 2) return out;
-  const std::size_t mid = telemetry.samples / 2;
+  end = std::min(end, telemetry.samples);
+  if (end < 2) return out;
+  const std::size_t mid = end / 2;
   for (std::size_t i : pods) {
     const PodSeries& p = telemetry.pods[i];
-    const double earlier = PeakIn(p, 0, mid), later = PeakIn(p, mid, telemetry.samples);
+    const double earlier = PeakIn(p, 0, mid), later = PeakIn(p, mid, end);
     if (earlier < 0 || later < 0) continue;
     out.push_back(std::max(0.0, later - earlier));
     out.push_back(std::max(0.0, earlier - later));

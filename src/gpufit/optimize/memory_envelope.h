@@ -35,6 +35,10 @@ namespace gpufit {
 // between the two halves of the window, two per pod running in both halves (see above).
 // Empty when fewer than 2 samples or no pod runs in both halves.
 std::vector<double> PooledPeakSurprises(const Telemetry& telemetry, const std::vector<std::size_t>& pods);
+// The same over the samples [0, end) alone, split at end / 2 (a margin learned from the
+// earlier part of a window, for a check on the later part).
+std::vector<double> PooledPeakSurprises(const Telemetry& telemetry, const std::vector<std::size_t>& pods,
+                                        std::size_t end);
 
 // Nearest-rank (1 - risk) quantile of `surprises` (ascending), risk in [0, 1); 0 if empty.
 double SurpriseMargin(const std::vector<double>& surprises, double risk);

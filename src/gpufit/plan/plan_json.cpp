@@ -91,7 +91,8 @@ json ToJson(const WorkloadProfiles& p) {
                          {"duty_pct", w.duty_pct},
                          {"duty_pct_by_hour", hours},
                          {"walk_forward",
-                          {{"later_samples", w.later_samples},
+                          {{"margin_mib", p.earlier_margin_mib},
+                           {"later_samples", w.later_samples},
                            {"memory_over_peak_plus_margin", w.later_memory_over},
                            {"duty_over_hour_quantile", w.later_duty_over}}}});
   }

@@ -27,7 +27,7 @@ Telemetry TwoDays() {
 }
 
 TEST(ProfileWorkloads, HourlyQuantilesOfTheOneSlotEnvelopeByHand) {
-  const WorkloadProfiles p = ProfileWorkloads(TwoDays(), {"deployment/a/w", "deployment/a/w"}, 0.99, 0);
+  const WorkloadProfiles p = ProfileWorkloads(TwoDays(), {"deployment/a/w", "deployment/a/w"}, 0.99, 0, std::nullopt);
   ASSERT_EQ(p.workloads.size(), 1u);
   const WorkloadProfile& w = p.workloads[0];
   EXPECT_EQ(w.workload, "deployment/a/w");
@@ -51,11 +51,48 @@ TEST(ProfileWorkloads, HourlyQuantilesOfTheOneSlotEnvelopeByHand) {
   EXPECT_EQ(w.later_duty_over, 12u);
 }
 
-TEST(ProfileWorkloads, LaterMemoryOverThePeakCountsOnlyPastTheMargin) {
+// The walk-forward margin is learned from the first half alone: its quarters [0, 12) and
+// [12, 24). w1 peaks at 300 then 100 (surprise 200 both ways), w2 at 200 and 200 (0): with
+// risk 0 the margin is 200, so day 2 passes day 1's peak of 300 only above 500.
+TEST(ProfileWorkloads, LaterMemoryOverThePeakCountsOnlyPastTheEarlierMargin) {
   Telemetry t = TwoDays();
-  t.pods[0].fb_used_mib[30] = 350;  // day 2: 50 over day 1's peak of 300
-  EXPECT_EQ(ProfileWorkloads(t, {"w", "w"}, 0.99, 49).workloads[0].later_memory_over, 1u);
-  EXPECT_EQ(ProfileWorkloads(t, {"w", "w"}, 0.99, 50).workloads[0].later_memory_over, 0u);
+  t.pods[0].fb_used_mib[30] = 501;
+  const WorkloadProfiles over = ProfileWorkloads(t, {"w", "w"}, 0.99, 7, 0.0);
+  EXPECT_EQ(over.earlier_margin_mib, 200);
+  EXPECT_EQ(over.margin_mib, 7);  // the plan's, passed through for serve
+  EXPECT_EQ(over.workloads[0].later_memory_over, 1u);
+  t.pods[0].fb_used_mib[30] = 500;
+  EXPECT_EQ(ProfileWorkloads(t, {"w", "w"}, 0.99, 7, 0.0).workloads[0].later_memory_over, 0u);
+  // Without the robust envelope there is no margin: 500 > 300.
+  EXPECT_EQ(ProfileWorkloads(t, {"w", "w"}, 0.99, 0, std::nullopt).workloads[0].later_memory_over, 1u);
+}
+
+// Samples the grid filled (a scrape gap) are not observations: w1's gaps at hours 3 and 4 of
+// both days, when w2 is not alive, leave those hours without a figure.
+TEST(ProfileWorkloads, GapsAreNotObserved) {
+  Telemetry t = TwoDays();
+  t.pods[0].fb_gaps = {3, 4, 27, 28};
+  const WorkloadProfile w = ProfileWorkloads(t, {"w", "w"}, 0.99, 0, std::nullopt).workloads[0];
+  EXPECT_EQ(w.samples, 44u);
+  EXPECT_FALSE(w.duty_pct_by_hour[3].has_value());
+  EXPECT_FALSE(w.duty_pct_by_hour[4].has_value());
+  EXPECT_EQ(w.duty_pct_by_hour[5], 10);  // max(5, 2 * 5)
+}
+
+// Two minutes of a pod vouch for no hour: it needs half an hour of samples.
+TEST(ProfileWorkloads, AnHourNeedsHalfAnHourOfSamples) {
+  Telemetry t;
+  t.step_s = 60;
+  t.samples = 120;
+  t.pods = {{.pod = "a/x",
+             .fb_used_mib = std::vector<float>(120, 10),
+             .gpu_util_pct = std::vector<float>(120, 5),
+             .first = 0,
+             .last = 1}};
+  const WorkloadProfile brief = ProfileWorkloads(t, {"pod/a/x"}, 0.99, 0, std::nullopt).workloads[0];
+  for (std::size_t h = 0; h < 24; ++h) EXPECT_FALSE(brief.duty_pct_by_hour[h].has_value()) << h;
+  t.pods[0].last = 29;  // 30 minutes
+  EXPECT_EQ(ProfileWorkloads(t, {"pod/a/x"}, 0.99, 0, std::nullopt).workloads[0].duty_pct_by_hour[0], 5);
 }
 
 TEST(ProfileWorkloads, AnHourWithUnderHalfTheMedianHoursSamplesIsNotObserved) {
@@ -69,7 +106,7 @@ TEST(ProfileWorkloads, AnHourWithUnderHalfTheMedianHoursSamplesIsNotObserved) {
              .first = 0,
              .last = 8}};
   for (int k = 0; k <= 8; ++k) t.pods[0].gpu_util_pct[static_cast<std::size_t>(k)] = static_cast<float>(10 * k);
-  const WorkloadProfile w = ProfileWorkloads(t, {"pod/a/x"}, 0.5, 0).workloads[0];
+  const WorkloadProfile w = ProfileWorkloads(t, {"pod/a/x"}, 0.5, 0, std::nullopt).workloads[0];
   EXPECT_EQ(w.samples, 9u);
   // Median of 9 values 0..80 at nearest rank ceil(4.5) = 5: 40.
   EXPECT_EQ(w.duty_pct, 40);
@@ -84,7 +121,7 @@ TEST(ProfileWorkloads, AnHourWithUnderHalfTheMedianHoursSamplesIsNotObserved) {
 TEST(ProfileWorkloads, HoursFollowTheClockNotTheFirstSample) {
   Telemetry t = TwoDays();
   t.start_s = 86400.0 * 3 + 3600 * 22;  // sample 0 is 22:00
-  const WorkloadProfile w = ProfileWorkloads(t, {"w", "w"}, 0.99, 0).workloads[0];
+  const WorkloadProfile w = ProfileWorkloads(t, {"w", "w"}, 0.99, 0, std::nullopt).workloads[0];
   // Hour 22 holds samples 0 and 24: duty 0 (day 1) and 2 * 0 = 0 (day 2).
   EXPECT_EQ(w.duty_pct_by_hour[22], 0);
   // Hour 0 holds samples 2 and 26: 2 and 4.

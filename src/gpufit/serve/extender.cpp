@@ -59,14 +59,27 @@ Workload WorkloadOn(const ClusterState& cluster, const std::vector<double>& gpu_
   if (r.profile == nullptr || book == nullptr || gpu_memory_mib[static_cast<std::size_t>(id)] <= 0)
     return cluster.WorkloadFor(r.declared);
   PodSpec spec = r.declared;
-  spec.gpu_per_gpu = GpuMilli{book->MilliOn(*r.profile, gpu_memory_mib[static_cast<std::size_t>(id)])};
+  spec.gpu_per_gpu = GpuMilli{book->MilliOn(r.profile->memory_peak_mib, gpu_memory_mib[static_cast<std::size_t>(id)])};
   return cluster.WorkloadFor(spec);
+}
+
+// Why node `id` can never hold the pod by its profile (its peak does not fit one GPU's memory
+// less the reserve), or "".
+std::string TooBigFor(const std::vector<double>& gpu_memory_mib, const ProfileBook* book, const PodRequest& r, int id) {
+  if (r.profile == nullptr || book == nullptr) return {};
+  const double memory = gpu_memory_mib[static_cast<std::size_t>(id)];
+  if (memory <= 0 || r.profile->memory_peak_mib <= memory - book->reserve_mib()) return {};
+  return fmt::format("the workload's peak of {:.0f} MiB does not fit this node's GPU ({:.0f} MiB, {:.0f} reserved)",
+                     r.profile->memory_peak_mib, memory, book->reserve_mib());
 }
 
 }  // namespace
 
 double GpuMemoryMibOf(const KubeNode& node) {
   if (node.gpu_memory) return static_cast<double>(node.gpu_memory->value);
+  // A MIG slice (GFD's single strategy names it "<product>-MIG-<profile>") has a fraction of the
+  // product's memory: unknown without the label.
+  if (node.gpu_product.find("-MIG-") != std::string::npos) return 0;
   const std::string product = NormalizedGpuProduct(node.gpu_product);
   if (product.empty()) return 0;
   for (const GpuModel& m : GpuCatalog::Embedded().models())
@@ -84,6 +97,10 @@ Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
   const bool shares = r.declared.gpu_count == 1 && r.declared.gpu_per_gpu.value < 1000;
   if (p == nullptr) {
     r.from = fmt::format("declared requests: no telemetry profile for workload {}", key);
+  } else if (r.declared.gpu_count == 0) {
+    r.from = fmt::format("declared requests: {} asks for no GPU", key);
+  } else if (p->observed_hours == 0) {
+    r.from = fmt::format("declared requests: the profile of {} vouches for no hour (under half an hour observed)", key);
   } else if (!shares) {
     r.from = fmt::format("declared requests: {} holds whole GPUs, which a profile does not change", key);
   } else {
@@ -275,10 +292,27 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
     const int id = found == s.node_ids.end() ? -1 : found->second;
     const Workload w = id >= 0 ? WorkloadOn(s.cluster, s.gpu_memory_mib, options.profiles.get(), placed_as[i], id)
                                : s.cluster.WorkloadFor(requests[i]);
-    if (id >= 0 && s.policy.Check(w, s.cluster.node(id)).fits()) {
-      const GpuSet gpus = SnapshotGpus(w, s.cluster.node(id));
-      s.cluster.Place(id, w, gpus);
-      CountTenant(s.tenants[static_cast<std::size_t>(id)], w, gpus, placed_as[i], +1);
+    Workload placed = w;
+    if (id >= 0 && placed_as[i].profile != nullptr && w.SharesGpu() && !s.policy.Check(w, s.cluster.node(id)).fits()) {
+      // Its profile's share does not fit beside the pods already there. It runs all the same,
+      // so it takes what is left of the GPU with the most room (the safe side: nothing else
+      // lands there), if the rest of its request fits.
+      const NodeState& n = s.cluster.node(id);
+      std::int64_t most = 0;
+      for (int g = 0; g < n.gpu_count; ++g) most = std::max(most, n.gpu_free[static_cast<std::size_t>(g)].value);
+      if (most > 0) {
+        placed.gpu_per_gpu = GpuMilli{most};
+        if (s.policy.Check(placed, n).fits() && s.stats.warnings.size() < 20)
+          s.stats.warnings.push_back(fmt::format(
+              "pod {}: its profile's share ({} milli-GPU) does not fit beside the pods already on node {}; counted "
+              "at the {} left",
+              p.Key(), w.gpu_per_gpu.value, p.node_name, most));
+      }
+    }
+    if (id >= 0 && s.policy.Check(placed, s.cluster.node(id)).fits()) {
+      const GpuSet gpus = SnapshotGpus(placed, s.cluster.node(id));
+      s.cluster.Place(id, placed, gpus);
+      CountTenant(s.tenants[static_cast<std::size_t>(id)], placed, gpus, placed_as[i], +1);
       ++s.stats.pods_placed;
       continue;
     }
@@ -289,6 +323,34 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
                                      : fmt::format("pod {}: does not fit node {} beside the pods already there ({})",
                                                    p.Key(), p.node_name, s.policy.Check(w, s.cluster.node(id)).reason));
     }
+  }
+  // GPU memory used outside any pod (plan.json reserved_gpus, serve/profiles.h): used on its GPU
+  // after the pods (what runs is certain, a peak is a figure), or on every GPU of the node when
+  // the plan does not say which GPU it is: any of them may be. Nothing vouches for its duty.
+  for (const OutsideMemory& o : options.profiles ? options.profiles->outside() : std::vector<OutsideMemory>{}) {
+    const auto found = s.node_ids.find(o.host);
+    if (found == s.node_ids.end()) continue;  // a node of the telemetry that this cluster lacks now
+    const int id = found->second;
+    const double memory = s.gpu_memory_mib[static_cast<std::size_t>(id)];
+    const int gpus = s.cluster.node(id).gpu_count;
+    if (memory <= 0 || gpus == 0 || (o.index && *o.index >= gpus)) {
+      if (s.stats.warnings.size() < 20)
+        s.stats.warnings.push_back(fmt::format("GPU memory used outside pods on {} ({}, {:.0f} MiB) not counted: {}",
+                                               o.host, o.gpu, o.peak_mib,
+                                               gpus == 0     ? "the node has no GPU"
+                                               : memory <= 0 ? "its GPU memory is unknown"
+                                                             : "no GPU of that index"));
+      continue;
+    }
+    const std::int64_t milli = options.profiles->MilliOn(o.peak_mib, memory);
+    for (int g = 0; g < gpus; ++g) {
+      if (o.index && *o.index != g) continue;
+      const std::int64_t take = std::min(milli, s.cluster.node(id).gpu_free[static_cast<std::size_t>(g)].value);
+      if (take <= 0) continue;
+      s.cluster.Place(id, Workload{.gpu_count = 1, .gpu_per_gpu = GpuMilli{take}}, GpuSet{1} << g);
+      ++s.tenants[static_cast<std::size_t>(id)][static_cast<std::size_t>(g)].unknown;
+    }
+    ++s.stats.gpus_with_outside_memory;
   }
   return s;
 }
@@ -392,6 +454,12 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
       out.failed_and_unresolvable.push_back({.node = i, .reason = "not in gpufit's snapshot of the cluster"});
       continue;
     }
+    if (!TooBigFor(gpu_memory_mib_, options_.profiles.get(), *request, id).empty()) {
+      // FailedNode::reason is static text (the numbers go into a bind's error)
+      out.failed_and_unresolvable.push_back(
+          {.node = i, .reason = "the workload's memory peak (telemetry profile) exceeds this node's GPU memory"});
+      continue;
+    }
     const Workload w =
         request->profile ? WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), *request, id) : declared;
     const Verdict v = policy_.Check(w, cluster_.node(id));
@@ -437,10 +505,11 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
       const Workload w = WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), *request, group.front());
       const std::vector<std::optional<std::int64_t>> v = policy_.Values(w, cluster_, group);
       for (std::size_t j = 0; j < ks.size(); ++j) {
+        if (!TooBigFor(gpu_memory_mib_, options_.profiles.get(), *request, group[j]).empty()) continue;
         values[ks[j]] = v[j];
         const NodeState& n = cluster_.node(group[j]);
-        suits[ks[j]] = v[j] && (!w.SharesGpu() ||
-                                SuitingGpu(tenants_[static_cast<std::size_t>(group[j])], n, w, *request, 0) >= 0);
+        suits[ks[j]] = values[ks[j]] && (!w.SharesGpu() || SuitingGpu(tenants_[static_cast<std::size_t>(group[j])], n,
+                                                                      w, *request, 0) >= 0);
       }
     }
     std::int64_t vlo = 0, vhi = 0;
@@ -522,6 +591,10 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
                                    "are unknown (kube-scheduler filters it again on its next attempt)",
                                    pod, args.pod_uid.empty() ? "" : " with UID " + args.pod_uid));
   }
+  if (const std::string never = TooBigFor(gpu_memory_mib_, options_.profiles.get(), it->second.request, id);
+      !never.empty())
+    return fail(ReserveFailure::kNoRoom,
+                FailedPrecondition("bind {}: node {} can never take the pod: {}", pod, args.node, never));
   const Workload w = WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), it->second.request, id);
   if (const Verdict v = policy_.Check(w, cluster_.node(id)); !v.fits()) {
     return fail(ReserveFailure::kNoRoom,

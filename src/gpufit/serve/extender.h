@@ -23,6 +23,11 @@
 // of the openb trace that `simulate` replays; GPU types from the node selector
 // `nvidia.com/gpu.product` or `alibabacloud.com/gpu-card-model`.
 //
+// With --profiles, GPU memory used outside any pod (plan.json `reserved_gpus`) counts as used:
+// its peak's share (ProfileBook::MilliOn) on that GPU of the node named by its host, or on
+// every GPU of the node when the plan names the GPU by UUID (the snapshot does not say which
+// index that is); a GPU holding it has a tenant without a duty curve.
+//
 // The policy's target workload (FGD's M) is the shapes of the snapshot's pods; with no pods,
 // one whole GPU with the cluster's CPU per GPU.
 //
@@ -138,6 +143,7 @@ struct SnapshotStats {
   int nodes = 0;
   int pods_placed = 0;                  // bound, running pods taken into the state
   int pods_not_fitting = 0;             // bound pods left out: their node lacks room or is not in the snapshot
+  int gpus_with_outside_memory = 0;     // plan.json reserved_gpus counted as used (--profiles)
   std::vector<std::string> warnings{};  // one per pod left out (at most 20 kept)
   // Reconcile only: the extender's reservations kept on top of the snapshot, those the
   // snapshot now shows (bound or ended), and those dropped (node gone or full).

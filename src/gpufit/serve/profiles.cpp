@@ -26,8 +26,9 @@ Result<double> Number(const json& j, const char* key, const std::string& where, 
 
 }  // namespace
 
-ProfileBook::ProfileBook(std::vector<ServeProfile> profiles, double margin_mib, double reserve_mib)
-    : margin_mib_(margin_mib), reserve_mib_(reserve_mib) {
+ProfileBook::ProfileBook(std::vector<ServeProfile> profiles, double margin_mib, double reserve_mib,
+                         std::vector<OutsideMemory> outside)
+    : margin_mib_(margin_mib), reserve_mib_(reserve_mib), outside_(std::move(outside)) {
   for (ServeProfile& p : profiles) profiles_.emplace(p.workload, std::move(p));
 }
 
@@ -75,6 +76,7 @@ Result<ProfileBook> ProfileBook::FromPlanJson(const std::string& path) {
       const json& v = (*hours)[h];
       if (v.is_null()) {
         p.duty_pct[h] = *duty;  // not observed: the workload's overall figure
+        --p.observed_hours;
         continue;
       }
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 100)
@@ -84,7 +86,39 @@ Result<ProfileBook> ProfileBook::FromPlanJson(const std::string& path) {
     }
     profiles.push_back(std::move(p));
   }
-  return ProfileBook(std::move(profiles), *margin, *reserve);
+  std::vector<OutsideMemory> outside;
+  if (const auto reserved = doc->find("reserved_gpus"); reserved != doc->end() && !reserved->is_null()) {
+    if (!reserved->is_array()) return InvalidArgument("{}: reserved_gpus: expected an array", path);
+    for (std::size_t i = 0; i < reserved->size(); ++i) {
+      const json& r = (*reserved)[i];
+      const std::string where = fmt::format("{}: reserved_gpus[{}]", path, i);
+      if (!r.is_object()) return InvalidArgument("{}: expected an object", where);
+      OutsideMemory o;
+      for (auto [key, into] : {std::pair{"gpu", &o.gpu}, std::pair{"host", &o.host}}) {
+        const auto it = r.find(key);
+        if (it == r.end() || !it->is_string()) return InvalidArgument("{}.{}: expected a string", where, key);
+        *into = it->get<std::string>();
+      }
+      const Result<double> peak = Number(r, "outside_pods_peak_mib", where);
+      if (!peak) return peak.error();
+      o.peak_mib = *peak;
+      // "<host>/gpu<N>": the GPU's index on its node.
+      const std::string prefix = o.host + "/gpu";
+      const std::string digits = o.gpu.starts_with(prefix) ? o.gpu.substr(prefix.size()) : std::string();
+      if (!o.host.empty() && !digits.empty() && digits.size() <= 4 &&
+          std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+        o.index = std::stoi(digits);
+      outside.push_back(std::move(o));
+    }
+  }
+  return ProfileBook(std::move(profiles), *margin, *reserve, std::move(outside));
+}
+
+std::vector<std::string> ProfileBook::Unmatchable() const {
+  std::vector<std::string> out;
+  for (const auto& [key, p] : profiles_)
+    if (std::count(key.begin(), key.end(), '/') < 2) out.push_back(key);
+  return out;
 }
 
 const ServeProfile* ProfileBook::Find(const std::string& workload) const {
@@ -92,10 +126,10 @@ const ServeProfile* ProfileBook::Find(const std::string& workload) const {
   return it == profiles_.end() ? nullptr : &it->second;
 }
 
-std::int64_t ProfileBook::MilliOn(const ServeProfile& p, double gpu_memory_mib) const {
+std::int64_t ProfileBook::MilliOn(double mib, double gpu_memory_mib) const {
   const double capacity = gpu_memory_mib - reserve_mib_ - margin_mib_;
-  if (capacity <= 0 || p.memory_peak_mib >= capacity) return 1000;
-  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(1000.0 * p.memory_peak_mib / capacity)), 1, 1000);
+  if (capacity <= 0 || mib >= capacity) return 1000;
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(1000.0 * mib / capacity)), 1, 1000);
 }
 
 std::string WorkloadKeyOfPod(const KubePod& pod) {

@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,30 +38,48 @@ struct ServeProfile {
   // replica stays under but in the plan's collision share of samples; an hour the telemetry
   // did not observe takes the workload's overall figure.
   std::array<double, 24> duty_pct{};
+  int observed_hours = 24;  // hours with a figure of their own; 0: the profile vouches for none
+};
+
+// GPU memory used outside any pod (plan.json `reserved_gpus`, plan/reserved_gpus.h): it counts
+// as used on that node's GPU, as the issue's state rule asks ("unattributed GPU memory counts as
+// used"). `gpu` is dcgm-exporter's UUID, or "<host>/gpu<N>" where it had none; only the latter
+// says which GPU of the node it is (`index`).
+struct OutsideMemory {
+  std::string host{};  // the node's name (dcgm-exporter's Hostname label)
+  std::string gpu{};
+  std::optional<int> index{};
+  double peak_mib = 0;
 };
 
 class ProfileBook {
  public:
   // Reads plan.json: workload_profiles.workloads[] (workload, memory_peak_mib, duty_pct,
-  // duty_pct_by_hour of 24 numbers or nulls), workload_profiles.margin_mib and
-  // options.reserve_mib. Errors (kInvalidArgument, naming the file and the field): unreadable
-  // JSON, a missing or mistyped field, a negative or non-finite size, a duty outside 0..100,
-  // an hour list not of 24 entries, a workload named twice. kNotFound: no such file.
+  // duty_pct_by_hour of 24 numbers or nulls), workload_profiles.margin_mib,
+  // options.reserve_mib, and reserved_gpus[] (gpu, host, outside_pods_peak_mib) when present. Errors (kInvalidArgument,
+  // naming the file and the field): unreadable JSON, a missing or mistyped field, a negative or non-finite size, a duty
+  // outside 0..100, an hour list not of 24 entries, a workload named twice. kNotFound: no such file.
   static Result<ProfileBook> FromPlanJson(const std::string& path);
   // For tests and callers that already hold the figures.
-  ProfileBook(std::vector<ServeProfile> profiles, double margin_mib, double reserve_mib);
+  ProfileBook(std::vector<ServeProfile> profiles, double margin_mib, double reserve_mib,
+              std::vector<OutsideMemory> outside = {});
 
   const ServeProfile* Find(const std::string& workload) const;
   double margin_mib() const { return margin_mib_; }
   double reserve_mib() const { return reserve_mib_; }
   std::size_t size() const { return profiles_.size(); }
+  const std::vector<OutsideMemory>& outside() const { return outside_; }
+  // Profiles whose key names no namespace ("pod/<name>", from telemetry without namespaces, as
+  // GenTD26's): no pod's key can be one of them.
+  std::vector<std::string> Unmatchable() const;
 
-  // The pod's share of one GPU of `gpu_memory_mib` (above): 1..1000 milli-GPU.
-  std::int64_t MilliOn(const ServeProfile& p, double gpu_memory_mib) const;
+  // The share of one GPU of `gpu_memory_mib` that `mib` takes (above): 1..1000 milli-GPU.
+  std::int64_t MilliOn(double mib, double gpu_memory_mib) const;
 
  private:
   std::map<std::string, ServeProfile> profiles_;
   double margin_mib_ = 0, reserve_mib_ = 0;
+  std::vector<OutsideMemory> outside_;
 };
 
 // The workload key of a pod object (plan/workload_keys.h's rule, above).

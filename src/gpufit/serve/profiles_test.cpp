@@ -61,6 +61,26 @@ TEST(ProfileBook, ReadsPlanJsonAndFillsHoursNotObserved) {
   EXPECT_EQ(p->duty_pct[10], 80);
   EXPECT_EQ(p->duty_pct[22], 5);
   EXPECT_EQ(book->Find("statefulset/ml/night"), nullptr);
+  EXPECT_TRUE(book->outside().empty());  // no reserved_gpus
+}
+
+TEST(ProfileBook, ReservedGpusNameTheirIndexOnlyByHostAndNumber) {
+  Json plan = PlanJson(Json::array());
+  plan["reserved_gpus"] = Json::array({{{"gpu", "n1/gpu3"}, {"host", "n1"}, {"outside_pods_peak_mib", 2048}},
+                                       {{"gpu", "GPU-8f6e"}, {"host", "n2"}, {"outside_pods_peak_mib", 512}},
+                                       {{"gpu", "n1/gpux"}, {"host", "n1"}, {"outside_pods_peak_mib", 1}}});
+  const Result<ProfileBook> book = ProfileBook::FromPlanJson(WriteTemp("gpufit_profiles_reserved.json", plan.dump()));
+  ASSERT_TRUE(book) << book.error().message;
+  ASSERT_EQ(book->outside().size(), 3u);
+  EXPECT_EQ(book->outside()[0].index, 3);
+  EXPECT_EQ(book->outside()[0].peak_mib, 2048);
+  EXPECT_EQ(book->outside()[1].host, "n2");
+  EXPECT_FALSE(book->outside()[1].index.has_value());
+  EXPECT_FALSE(book->outside()[2].index.has_value());
+  plan["reserved_gpus"][1]["outside_pods_peak_mib"] = "512";
+  const std::string bad = WriteTemp("gpufit_profiles_reserved_bad.json", plan.dump());
+  EXPECT_THAT(ProfileBook::FromPlanJson(bad).error().message,
+              HasSubstr(bad + ": reserved_gpus[1].outside_pods_peak_mib: expected a number, got string"));
 }
 
 TEST(ProfileBook, BadFieldsAreNamed) {
@@ -99,14 +119,14 @@ TEST(ProfileBook, BadFieldsAreNamed) {
 TEST(ProfileBook, ShareOfAGpuKeepsTheReserveAndMarginFree) {
   const ProfileBook book({}, 9000, 1000);  // 80,000 MiB GPU: C = 70,000
   ServeProfile p{.workload = "w", .memory_peak_mib = 17500};
-  EXPECT_EQ(book.MilliOn(p, 80000), 250);  // 17,500 / 70,000 exactly
+  EXPECT_EQ(book.MilliOn(p.memory_peak_mib, 80000), 250);  // 17,500 / 70,000 exactly
   p.memory_peak_mib = 17501;
-  EXPECT_EQ(book.MilliOn(p, 80000), 251);  // rounded up
+  EXPECT_EQ(book.MilliOn(p.memory_peak_mib, 80000), 251);  // rounded up
   p.memory_peak_mib = 0;
-  EXPECT_EQ(book.MilliOn(p, 80000), 1);
+  EXPECT_EQ(book.MilliOn(p.memory_peak_mib, 80000), 1);
   p.memory_peak_mib = 70000;
-  EXPECT_EQ(book.MilliOn(p, 80000), 1000);  // does not fit beside anything
-  EXPECT_EQ(book.MilliOn(p, 9000), 1000);   // C <= 0
+  EXPECT_EQ(book.MilliOn(p.memory_peak_mib, 80000), 1000);  // does not fit beside anything
+  EXPECT_EQ(book.MilliOn(p.memory_peak_mib, 9000), 1000);   // C <= 0
 }
 
 // A pod of `owner_kind`/`owner` sharing one GPU by open-gpu-share's annotation.
@@ -212,6 +232,102 @@ TEST(ExtenderProfiles, APodWithoutAProfileFallsBackToItsDeclaredRequestAndSaysSo
   const Result<FilterResult> whole = with->Filter(Args(PodJson("other-0", "1", "1Gi", 1), {"n1"}));
   ASSERT_TRUE(whole);
   EXPECT_THAT(whole->request_from, HasSubstr("declared requests"));
+}
+
+// A peak larger than one GPU's memory (less the reserve) can never be held there: the node is
+// unresolvable, scores 0, and bind refuses it. 30,000 MiB fits 81,920 but not 16,384.
+TEST(ExtenderProfiles, APeakAboveAGpusMemoryNeverFits) {
+  auto book = std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{{.workload = "statefulset/ml/big", .memory_peak_mib = 30000, .duty_pct = {}}}, 0, 0);
+  const auto e = Make({GpuNode("small", 1, 16384), GpuNode("a80", 1, 81920)}, {}, book);
+  const Json pod = SharingPod("big-0", "StatefulSet", "big", 100, "");
+  const Result<FilterResult> f = e->Filter(Args(pod, {"small", "a80"}));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->kept, std::vector<std::size_t>{1});
+  ASSERT_EQ(f->failed_and_unresolvable.size(), 1u);
+  EXPECT_EQ(f->failed_and_unresolvable[0].reason,
+            "the workload's memory peak (telemetry profile) exceeds this node's GPU memory");
+  const auto p = e->Prioritize(Args(pod, {"small", "a80"}));
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)[0].score, 0);
+  EXPECT_EQ((*p)[1].score, kMaxExtenderPriority);
+  const Result<Reservation> r =
+      e->Reserve({.pod_name = "big-0", .pod_namespace = "ml", .pod_uid = "uid-big-0", .node = "small"});
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, HasSubstr("can never take the pod: the workload's peak of 30000 MiB does not fit "
+                                           "this node's GPU (16384 MiB, 0 reserved)"));
+}
+
+// Two running replicas whose profile (50,000 of 80,000 MiB: 625 milli each) does not fit one
+// GPU together: the second is counted at the 375 left rather than left out, so the GPU stays
+// full and a 300-milli pod is refused, as it is by the declared shares (400 + 400 + 300).
+TEST(ExtenderProfiles, ARunningPodWhoseProfileDoesNotFitTakesWhatIsLeft) {
+  auto book = std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{{.workload = "statefulset/ml/big", .memory_peak_mib = 50000, .duty_pct = {}}}, 0, 0);
+  const auto e =
+      Make({GpuNode("n1", 1, 80000)},
+           {SharingPod("big-0", "StatefulSet", "big", 400, "n1"), SharingPod("big-1", "StatefulSet", "big", 400, "n1")},
+           book);
+  EXPECT_EQ(e->snapshot().pods_placed, 2);
+  EXPECT_EQ(e->snapshot().pods_not_fitting, 0);
+  EXPECT_THAT(e->snapshot().warnings, ::testing::Contains(HasSubstr("counted at the 375 left")));
+  EXPECT_NEAR(e->GpuAllocationRatio(), 1.0, 1e-9);
+  const Result<FilterResult> f = e->Filter(Args(SharingPod("other", "", "", 300, ""), {"n1"}));
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->kept.empty());
+}
+
+TEST(ExtenderProfiles, WhyAProfileIsNotUsedIsSaid) {
+  std::array<double, 24> flat{};
+  auto book = std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{
+          {.workload = "statefulset/ml/cpu", .memory_peak_mib = 1, .duty_pct = flat},
+          {.workload = "statefulset/ml/brief", .memory_peak_mib = 1, .duty_pct = flat, .observed_hours = 0},
+          {.workload = "pod/00800b6d", .memory_peak_mib = 1, .duty_pct = flat}},
+      0, 0);
+  Json cpu = PodJson("cpu-0", "1", "1Gi", 0);
+  cpu["metadata"]["ownerReferences"] = Json::array(
+      {{{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"}, {"name", "cpu"}, {"uid", "o"}, {"controller", true}}});
+  EXPECT_EQ(RequestOf(PodOf(cpu), book.get())->from, "declared requests: statefulset/ml/cpu asks for no GPU");
+  const Result<PodRequest> brief = RequestOf(PodOf(SharingPod("brief-0", "StatefulSet", "brief", 100)), book.get());
+  EXPECT_EQ(brief->profile, nullptr);
+  EXPECT_THAT(brief->from, HasSubstr("vouches for no hour"));
+  EXPECT_EQ(book->Unmatchable(), std::vector<std::string>{"pod/00800b6d"});
+}
+
+TEST(GpuMemoryMibOf, LabelThenCatalogButNotAMigSlice) {
+  auto node = [](const std::string& product, const std::string& memory) {
+    Json n = testing::NodeJson("n", 8, "64Gi", 1, product);
+    if (!memory.empty()) n["metadata"]["labels"]["nvidia.com/gpu.memory"] = memory;
+    return (*ParseKubeNodes(testing::ListOf({n}, "NodeList"), "nodes"))[0];
+  };
+  EXPECT_EQ(GpuMemoryMibOf(node("NVIDIA-A100-SXM4-80GB", "81920")), 81920);
+  EXPECT_GT(GpuMemoryMibOf(node("NVIDIA-A100-SXM4-80GB", "")), 80000);  // the catalog's a100-80gb
+  EXPECT_EQ(GpuMemoryMibOf(node("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "")), 0);
+  EXPECT_EQ(GpuMemoryMibOf(node("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "9728")), 9728);
+  EXPECT_EQ(GpuMemoryMibOf(node("Some-Unknown-GPU", "")), 0);
+}
+
+// Memory used outside pods counts as used: 40,000 MiB of 80,000 is 500 milli. On n1 the plan
+// names GPU 1; on n2 it names a UUID, so both GPUs of n2 count it.
+TEST(ExtenderProfiles, MemoryOutsidePodsCountsAsUsed) {
+  auto book = std::make_shared<const ProfileBook>(
+      std::vector<ServeProfile>{}, 0, 0,
+      std::vector<OutsideMemory>{{.host = "n1", .gpu = "n1/gpu1", .index = 1, .peak_mib = 40000},
+                                 {.host = "n2", .gpu = "GPU-8f6e", .index = std::nullopt, .peak_mib = 40000},
+                                 {.host = "gone", .gpu = "gone/gpu0", .index = 0, .peak_mib = 40000}});
+  const auto e = Make({GpuNode("n1", 2, 80000), GpuNode("n2", 2, 80000)}, {}, book, "best-fit");
+  EXPECT_EQ(e->snapshot().gpus_with_outside_memory, 2);
+  EXPECT_NEAR(e->GpuAllocationRatio(), 1500.0 / 4000.0, 1e-9);
+  const Json pod = SharingPod("big", "", "", 600, "");
+  const Result<FilterResult> f = e->Filter(Args(pod, {"n1", "n2"}));
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->kept.size(), 1u);  // n1's GPU 0; n2 has 500 free on each GPU
+  EXPECT_EQ(f->kept[0], 0u);
+  const Result<Reservation> r =
+      e->Reserve({.pod_name = "big", .pod_namespace = "ml", .pod_uid = "uid-big", .node = "n1"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->gpus, GpuSet{0b01});
 }
 
 // Day: busy 80% in hours 8..19, 5% otherwise; night the reverse.
