@@ -106,6 +106,12 @@ int Run(const ServeFlags& f) {
   sigaddset(&signals, SIGUSR1);  // our own: Serve ended, the waiter may go
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   if (!f.watch_dir.empty() && !std::filesystem::exists(nodes_path)) {  // a sidecar writes the first snapshot
+    // Meanwhile /healthz answers (a liveness probe must not restart the wait) and /readyz is 503.
+    serve::WaitingServer waiting;
+    if (f.port != 0) {
+      if (Result<void> ok = waiting.Start(f.host, f.port, "waiting for the first snapshot (" + nodes_path + ")"); !ok)
+        return Fail(ok.error());
+    }
     std::fprintf(stderr, "gpufit: waiting for %s\n", nodes_path.c_str());
     const auto ns = static_cast<long>(f.watch_interval_s * 1e9);
     const timespec tick{.tv_sec = ns / 1'000'000'000, .tv_nsec = ns % 1'000'000'000};

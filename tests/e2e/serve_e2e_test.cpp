@@ -1,9 +1,12 @@
 // Issue 22: `gpufit serve` as a user runs it: from kubectl snapshots, on a free loopback port,
 // answering kube-scheduler's filter call, stopped by SIGTERM as kubelet stops a pod.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,7 +51,7 @@ struct Started {
   int port = 0;
 };
 
-Started StartServe(const fs::path& dir, const std::vector<std::string>& args) {
+Started StartServe(const fs::path& dir, const std::vector<std::string>& args, bool wait_listening = true) {
   Started s;
   s.pid = ::fork();
   if (s.pid == 0) {
@@ -61,7 +64,7 @@ Started StartServe(const fs::path& dir, const std::vector<std::string>& args) {
     std::_Exit(127);
   }
   const std::regex listening(R"(serving the scheduler extender on http://127\.0\.0\.1:(\d+)/scheduler)");
-  for (int i = 0; i < 200 && s.pid > 0 && s.port == 0; ++i) {
+  for (int i = 0; i < 200 && s.pid > 0 && s.port == 0 && wait_listening; ++i) {
     std::smatch m;
     const std::string err = Slurp(dir / "stderr");
     if (std::regex_search(err, m, listening)) s.port = std::stoi(m[1]);
@@ -312,6 +315,68 @@ TEST(Serve, ProfilesFromAPlanPlaceANewReplicaByItsWorkload) {
       dir);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr((dir / "old-plan.json").string() + ": workload_profiles: missing"));
+  fs::remove_all(dir);
+}
+
+// A loopback port free now: bound (not listening), read, closed. (httplib's bind_to_any_port
+// would leave a listening socket with SO_REUSEPORT behind, which takes half the connections.)
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// While --watch-dir waits for the first snapshot, /healthz answers 200 (a liveness probe must
+// not restart the wait) and /readyz 503; once nodes.json appears, the extender takes the port.
+TEST(Serve, HealthzAnswersWhileWaitingForTheFirstSnapshot) {
+  const fs::path dir = Scratch("serve-wait");
+  fs::create_directories(dir / "snap");
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  const Started started = StartServe(dir,
+                                     {"--watch-dir", (dir / "snap").string(), "--watch-interval-s", "0.1", "--port",
+                                      std::to_string(port), "--url-prefix", "/scheduler", "--drain-s", "0"},
+                                     false);
+  ASSERT_GT(started.pid, 0);
+  httplib::Client c("127.0.0.1", port);
+  int healthy = 0;
+  for (int i = 0; i < 200 && healthy != 200; ++i) {
+    const auto r = c.Get("/healthz");
+    healthy = r ? r->status : 0;
+    if (healthy != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(healthy, 200);
+  const auto waiting = c.Get("/readyz");
+  ASSERT_TRUE(waiting);
+  EXPECT_EQ(waiting->status, 503);
+  EXPECT_THAT(waiting->body, HasSubstr("waiting for the first snapshot"));
+  const auto early = c.Post("/scheduler/filter", "{}", "application/json");
+  ASSERT_TRUE(early) << httplib::to_string(early.error());
+  EXPECT_EQ(early->status, 503);
+
+  std::ofstream(dir / "snap" / "nodes.tmp") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}};
+  fs::rename(dir / "snap" / "nodes.tmp", dir / "snap" / "nodes.json");
+  int ready = 0;
+  for (int i = 0; i < 200 && ready != 200; ++i) {
+    const auto r = c.Get("/readyz");
+    ready = r ? r->status : 0;
+    if (ready != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(ready, 200);
+  EXPECT_THAT(Slurp(dir / "stderr"),
+              HasSubstr("serving the scheduler extender on http://127.0.0.1:" + std::to_string(port) + "/scheduler"));
+  ASSERT_EQ(::kill(started.pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(started.pid, &status, 0), started.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   fs::remove_all(dir);
 }
 

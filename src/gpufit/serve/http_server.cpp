@@ -80,11 +80,22 @@ std::string RegexLiteral(const std::string& text) {
   return out;
 }
 
+// SO_REUSEADDR (a restart binds at once past TIME_WAIT) without cpp-httplib's default
+// SO_REUSEPORT, which would let a second server bind the same port and take half its
+// connections instead of failing.
+void ReuseAddressOnly(httplib::Server& s) {
+  s.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+}
+
 }  // namespace
 
 ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options)
     : extender_(std::move(extender)), options_(std::move(options)), impl_(std::make_unique<Impl>()) {
   httplib::Server& s = impl_->http;
+  ReuseAddressOnly(s);
   s.set_payload_max_length(options_.max_body_bytes);
   // Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm holds the
   // body until the peer's delayed ACK, about 40 ms an answer on Linux (Go's net/http, which
@@ -309,6 +320,39 @@ void ExtenderServer::Stop(double drain_s) {
   // httplib's stop() does nothing before its listen loop runs: wait for it, unless Serve ended.
   while (serving_ && !impl_->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   impl_->http.stop();
+}
+
+struct WaitingServer::Impl {
+  httplib::Server http;
+  std::thread thread;
+};
+
+WaitingServer::WaitingServer() : impl_(std::make_unique<Impl>()) {}
+
+WaitingServer::~WaitingServer() { Stop(); }
+
+Result<void> WaitingServer::Start(const std::string& host, int port, const std::string& why) {
+  httplib::Server& s = impl_->http;
+  ReuseAddressOnly(s);
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  auto unavailable = [why](const httplib::Request&, httplib::Response& res) {
+    res.status = 503;
+    res.set_content(why + "\n", "text/plain");
+  };
+  s.Get("/readyz", unavailable);
+  s.Get(".*", unavailable);
+  s.Post(".*", unavailable);
+  if (!s.bind_to_port(host, port))
+    return Unavailable("serve: cannot bind {}:{} (in use, or not an address of this machine)", host, port);
+  impl_->thread = std::thread([this] { impl_->http.listen_after_bind(); });
+  return {};
+}
+
+void WaitingServer::Stop() {
+  if (!impl_->thread.joinable()) return;
+  while (!impl_->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl_->http.stop();
+  impl_->thread.join();
 }
 
 }  // namespace gpufit::serve

@@ -77,4 +77,21 @@ class ExtenderServer {
   int port_ = 0;
 };
 
+// What answers on the extender's address before its state exists (`serve --watch-dir` waiting
+// for the first snapshot): GET /healthz 200 (the process is alive: a liveness probe must not
+// restart it while a sidecar is still listing a large cluster), GET /readyz 503, anything else
+// 503. Stop before the extender binds the same address.
+class WaitingServer {
+ public:
+  WaitingServer();
+  ~WaitingServer();
+  // Errors: kUnavailable when the address cannot be bound.
+  Result<void> Start(const std::string& host, int port, const std::string& why);
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace gpufit::serve

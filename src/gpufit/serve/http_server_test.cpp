@@ -196,6 +196,20 @@ TEST(ExtenderServer, SlowBodyTimesOut) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
+// A second server on a port in use fails to bind instead of sharing the port.
+TEST(ExtenderServer, APortInUseIsAnError) {
+  Served s;
+  const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100")}, "NodeList");
+  auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), {}, {});
+  ASSERT_TRUE(e);
+  ExtenderServer second(std::move(*e), ServerOptions{.port = s.port()});
+  const Result<void> bound = second.Bind();
+  ASSERT_FALSE(bound);
+  EXPECT_THAT(bound.error().message, HasSubstr("cannot bind 127.0.0.1:" + std::to_string(s.port())));
+  WaitingServer waiting;
+  EXPECT_FALSE(waiting.Start("127.0.0.1", s.port(), "waiting"));
+}
+
 // A client that sends its request head a byte every 0.3 s (each read within the 1 s read
 // timeout) is cut off once the head is not read within read + body timeout (2 s) of the
 // connection's start; the server meanwhile answers others, and a keep-alive client whose
