@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "cli_common.h"
@@ -171,6 +172,7 @@ int Run(const ServeFlags& f) {
   std::condition_variable watch_cv;
   bool watch_done = false;
   std::string last_error;
+  std::set<std::string> last_warnings(stats.warnings.begin(), stats.warnings.end());
   std::thread watcher;
   if (!f.watch_dir.empty()) {
     watcher = std::thread([&] {
@@ -195,7 +197,18 @@ int Run(const ServeFlags& f) {
         }
         last_error.clear();
         seen = now;
-        for (const std::string& w : taken->warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
+        // A warning the previous snapshot gave too (a pod still not fitting) is not repeated.
+        std::set<std::string> warned;
+        int repeated = 0;
+        for (const std::string& w : taken->warnings) {
+          warned.insert(w);
+          if (last_warnings.contains(w))
+            ++repeated;
+          else
+            std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
+        }
+        if (repeated > 0) std::fprintf(stderr, "gpufit: %d warnings as at the previous snapshot\n", repeated);
+        last_warnings = std::move(warned);
         std::fprintf(stderr,
                      "gpufit: snapshot %d taken in from %s: %d nodes, %d pods placed, %d left out; gpufit's binds: %d "
                      "kept, %d now in the snapshot, %d dropped\n",

@@ -137,11 +137,13 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
     fs::rename(dir / "snap" / (name + ".tmp"), dir / "snap" / name);
   };
   // The snapshot appears after the server started: it waits for nodes.json (the stand-in
-  // sidecar writes it once the server says it is waiting).
+  // sidecar writes it once the server says it is waiting). Every snapshot has "lost", bound to
+  // a node that is not in it: warned about once, not at every snapshot.
+  const Json lost = Pod("lost", "1", 1, "ghost");
   std::thread sidecar([&] {
     for (int i = 0; i < 400 && Slurp(dir / "stderr").find("waiting for") == std::string::npos; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    write("pods.json", Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}}.dump());
+    write("pods.json", Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a"), lost}}}.dump());
     write("nodes.json", Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}}.dump());
   });
   const Started started = StartServe(dir, {"--watch-dir", (dir / "snap").string(), "--watch-interval-s", "0.1",
@@ -173,15 +175,22 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   EXPECT_FALSE(kept());
   Json done = Pod("t", "8", 2, "a");
   done["status"]["phase"] = "Succeeded";
-  write("pods.json", Json{{"kind", "PodList"}, {"items", {done}}}.dump());
+  write("pods.json", Json{{"kind", "PodList"}, {"items", {done, lost}}}.dump());
   EXPECT_TRUE(eventually(kept)) << Slurp(dir / "stderr");
-  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("snapshot 2 taken in from " + (dir / "snap").string() +
-                                               ": 1 nodes, 0 pods placed, 0 left out"));
+  const std::string err = Slurp(dir / "stderr");
+  EXPECT_THAT(
+      err, HasSubstr("snapshot 2 taken in from " + (dir / "snap").string() + ": 1 nodes, 0 pods placed, 1 left out"));
+  std::size_t warned = 0;
+  for (std::size_t at = 0;
+       (at = err.find("pod ml/lost: node ghost is not in the nodes snapshot", at)) != std::string::npos; ++at)
+    ++warned;
+  EXPECT_EQ(warned, 1u) << err;
+  EXPECT_THAT(err, HasSubstr("1 warnings as at the previous snapshot"));
   const auto metrics = c.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("gpufit_snapshots_total 2\n"));
   // t runs again; then pods.json disappears: not an empty cluster, the state is kept.
-  write("pods.json", Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a")}}}.dump());
+  write("pods.json", Json{{"kind", "PodList"}, {"items", {Pod("t", "8", 2, "a"), lost}}}.dump());
   EXPECT_TRUE(eventually([&] { return !kept(); }));
   fs::remove(dir / "snap" / "pods.json");
   EXPECT_TRUE(eventually([&] {
