@@ -165,6 +165,8 @@ Result<PodSpec> DeclaredRequest(const KubePod& pod) {
 
 namespace {
 
+std::int64_t DeclaredMilli(const PodSpec& p) { return static_cast<std::int64_t>(p.gpu_count) * p.gpu_per_gpu.value; }
+
 std::string BindKey(const std::string& uid, const std::string& ns, const std::string& name) {
   return uid.empty() ? ns + "/" + name : uid;
 }
@@ -276,6 +278,8 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
              .stats = {},
              .shown = std::move(shown),
              .uid_of = std::move(uid_of),
+             .target = target,
+             .declared_milli = 0,
              .gpu_memory_mib = {},
              .tenants = {}};
   for (const KubeNode& n : nodes) s.gpu_memory_mib.push_back(GpuMemoryMibOf(n));
@@ -313,6 +317,7 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
       const GpuSet gpus = SnapshotGpus(placed, s.cluster.node(id));
       s.cluster.Place(id, placed, gpus);
       CountTenant(s.tenants[static_cast<std::size_t>(id)], placed, gpus, placed_as[i], +1);
+      s.declared_milli += DeclaredMilli(requests[i]);
       ++s.stats.pods_placed;
       continue;
     }
@@ -411,6 +416,7 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
     const GpuSet gpus = same_gpus_free ? p.gpus : PickFor(s->policy, s->rng, tenants, n, w, p.request);
     s->cluster.Place(node->second, w, gpus);
     CountTenant(tenants, w, gpus, p.request, +1);
+    s->declared_milli += DeclaredMilli(p.request.declared);
     p.node = node->second;
     p.workload = w;
     p.gpus = gpus;
@@ -425,6 +431,8 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
   stats_ = std::move(s->stats);
   gpu_memory_mib_ = std::move(s->gpu_memory_mib);
   tenants_ = std::move(s->tenants);
+  target_ = std::move(s->target);
+  declared_milli_ = s->declared_milli;
   return stats_;
 }
 
@@ -582,6 +590,7 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
     cluster_.Remove(it->second.node, it->second.workload, it->second.gpus);  // bound again: this bind decides
     CountTenant(tenants_[static_cast<std::size_t>(it->second.node)], it->second.workload, it->second.gpus,
                 it->second.request, -1);
+    declared_milli_ -= DeclaredMilli(it->second.request.declared);
     placed_.erase(it);
   }
   const auto it = filtered_.find(key);
@@ -604,6 +613,7 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
   const GpuSet gpus = PickFor(policy_, rng_, tenants, cluster_.node(id), w, it->second.request);
   cluster_.Place(id, w, gpus);
   CountTenant(tenants, w, gpus, it->second.request, +1);
+  declared_milli_ += DeclaredMilli(it->second.request.declared);
   placed_.emplace(key, Placed{.node = id, .pod = pod, .request = it->second.request, .workload = w, .gpus = gpus});
   return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
 }
@@ -615,6 +625,7 @@ void Extender::Release(const BindingArgs& args) {
   cluster_.Remove(it->second.node, it->second.workload, it->second.gpus);
   CountTenant(tenants_[static_cast<std::size_t>(it->second.node)], it->second.workload, it->second.gpus,
               it->second.request, -1);
+  declared_milli_ -= DeclaredMilli(it->second.request.declared);
   placed_.erase(it);
 }
 
@@ -622,6 +633,21 @@ void Extender::MarkUncertain(const BindingArgs& args) {
   const std::lock_guard lock(mu_);
   if (const auto it = placed_.find(BindKey(args.pod_uid, args.pod_namespace, args.pod_name)); it != placed_.end())
     it->second.certain = false;
+}
+
+Extender::Fragmentation Extender::GpuFragmentation() const {
+  const std::lock_guard lock(mu_);
+  Fragmentation f;
+  for (const NodeState& n : cluster_.nodes()) f.milli += FragMilli(NodeFree::Of(n), *target_);
+  const double free = static_cast<double>(cluster_.gpu_capacity().value - cluster_.gpu_allocated().value);
+  f.ratio = free > 0 ? f.milli / free : 0.0;
+  return f;
+}
+
+double Extender::GpuMemoryOvercommitRatio() const {
+  const std::lock_guard lock(mu_);
+  const double cap = static_cast<double>(cluster_.gpu_capacity().value);
+  return cap > 0 ? static_cast<double>(declared_milli_) / cap : 0.0;
 }
 
 double Extender::GpuAllocationRatio() const {

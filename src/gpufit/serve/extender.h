@@ -91,6 +91,7 @@
 #include "gpufit/model/cluster.h"
 #include "gpufit/model/kube_cluster.h"
 #include "gpufit/placement/cluster_state.h"
+#include "gpufit/placement/fragmentation.h"
 #include "gpufit/placement/policy.h"
 #include "gpufit/serve/extender_wire.h"
 #include "gpufit/serve/profiles.h"
@@ -185,6 +186,17 @@ class Extender {
   SnapshotStats snapshot() const;
   // Allocated milli-GPU over the cluster's milli-GPU, 0..1.
   double GpuAllocationRatio() const;
+  // The cluster's GPU fragmentation as `simulate` reports it (sim/engine.h): FGD's sum over nodes
+  // of F_n(M) for the policy's target workload M (placement/fragmentation.h), in milli-GPU, and
+  // that over the free milli-GPU (0 when none is free).
+  struct Fragmentation {
+    double milli = 0, ratio = 0;
+  };
+  Fragmentation GpuFragmentation() const;
+  // The GPU shares the placed pods declare over the cluster's milli-GPU. Above
+  // GpuAllocationRatio when telemetry profiles place pods below their declared shares (GPU
+  // memory overcommitted with respect to the requests); below it when they place them above.
+  double GpuMemoryOvercommitRatio() const;
 
  private:
   // The tenants that share one GPU: their duty curves summed, and how many have no profile.
@@ -202,6 +214,8 @@ class Extender {
     SnapshotStats stats;
     std::unordered_set<std::string> shown;                // BindKeys of the snapshot's pods that are bound or ended
     std::unordered_map<std::string, std::string> uid_of;  // namespace/name -> UID, of every snapshot pod
+    std::shared_ptr<const std::vector<TypicalPod>> target;  // the policy's target workload
+    std::int64_t declared_milli = 0;                        // declared GPU shares of the placed pods
     std::vector<double> gpu_memory_mib;                   // per node (GpuMemoryMibOf)
     std::vector<std::vector<GpuTenants>> tenants;         // per node, per GPU
   };
@@ -214,6 +228,8 @@ class Extender {
         node_ids_(std::move(s.node_ids)),
         order_pos_(std::move(s.order_pos)),
         stats_(std::move(s.stats)),
+        target_(std::move(s.target)),
+        declared_milli_(s.declared_milli),
         gpu_memory_mib_(std::move(s.gpu_memory_mib)),
         tenants_(std::move(s.tenants)) {}
   int NodeId(const std::string& name) const;  // -1 when the snapshot lacks it
@@ -245,6 +261,8 @@ class Extender {
   std::unordered_map<std::string, Filtered> filtered_;  // by UID (else namespace/name): the last filter's request
   std::deque<std::string> filtered_order_;              // oldest first, for the kMaxRemembered bound
   std::unordered_map<std::string, Placed> placed_;      // pods this extender bound, by the same key
+  std::shared_ptr<const std::vector<TypicalPod>> target_;
+  std::int64_t declared_milli_ = 0;
   std::vector<double> gpu_memory_mib_;                  // per node
   std::vector<std::vector<GpuTenants>> tenants_;        // per node, per GPU
 };

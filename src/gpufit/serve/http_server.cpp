@@ -263,6 +263,10 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     ExtenderMetrics::Gauges g;
     g.gpu_allocation_ratio = extender_->GpuAllocationRatio();
+    const Extender::Fragmentation frag = extender_->GpuFragmentation();
+    g.gpu_fragmentation_milli = frag.milli;
+    g.gpu_fragmentation_ratio = frag.ratio;
+    g.gpu_memory_overcommit_ratio = extender_->GpuMemoryOvercommitRatio();
     const SnapshotStats snapshot = extender_->snapshot();
     g.nodes = snapshot.nodes;
     g.snapshot_pods = snapshot.pods_placed;

@@ -91,6 +91,11 @@ TEST(ExtenderServer, FilterAndPrioritizeOverHttp) {
   EXPECT_THAT(m->body, HasSubstr("gpufit_extender_filter_nodes_total{answer=\"unresolvable\"} 1\n"));
   // One GPU of three is taken by the snapshot's pod.
   EXPECT_THAT(m->body, HasSubstr("gpufit_cluster_gpu_allocation_ratio 0.333"));
+  EXPECT_THAT(m->body, HasSubstr("gpufit_cluster_gpu_memory_overcommit_ratio 0.333"));  // as declared
+  // The target workload is the snapshot's one shape (4 cores, 1 whole GPU): n1's two idle GPUs
+  // can take it, n2 has nothing free, so nothing is fragmented.
+  EXPECT_THAT(m->body, HasSubstr("gpufit_cluster_gpu_fragmentation_milli 0\n"));
+  EXPECT_THAT(m->body, HasSubstr("gpufit_cluster_gpu_fragmentation_ratio 0\n"));
   EXPECT_THAT(m->body, HasSubstr("gpufit_snapshot_pods{state=\"placed\"} 1\n"));
   const auto h = c.Get("/healthz");
   ASSERT_TRUE(h);

@@ -69,6 +69,21 @@ std::string ExtenderMetrics::Text(const Gauges& g) const {
   out += "# HELP gpufit_cluster_gpu_allocation_ratio Allocated milli-GPU over the cluster's milli-GPU.\n";
   out += "# TYPE gpufit_cluster_gpu_allocation_ratio gauge\n";
   out += fmt::format("gpufit_cluster_gpu_allocation_ratio {}\n", g.gpu_allocation_ratio);
+  out +=
+      "# HELP gpufit_cluster_gpu_fragmentation_milli FGD fragmentation of the cluster for the target workload, "
+      "milli-GPU.\n";
+  out += "# TYPE gpufit_cluster_gpu_fragmentation_milli gauge\n";
+  out += fmt::format("gpufit_cluster_gpu_fragmentation_milli {}\n", g.gpu_fragmentation_milli);
+  out +=
+      "# HELP gpufit_cluster_gpu_fragmentation_ratio Fragmented milli-GPU over free milli-GPU (simulate's "
+      "frag_rate).\n";
+  out += "# TYPE gpufit_cluster_gpu_fragmentation_ratio gauge\n";
+  out += fmt::format("gpufit_cluster_gpu_fragmentation_ratio {}\n", g.gpu_fragmentation_ratio);
+  out +=
+      "# HELP gpufit_cluster_gpu_memory_overcommit_ratio GPU shares the placed pods declare over the cluster's "
+      "milli-GPU.\n";
+  out += "# TYPE gpufit_cluster_gpu_memory_overcommit_ratio gauge\n";
+  out += fmt::format("gpufit_cluster_gpu_memory_overcommit_ratio {}\n", g.gpu_memory_overcommit_ratio);
   out += "# HELP gpufit_snapshot_nodes Nodes in the cluster snapshot.\n# TYPE gpufit_snapshot_nodes gauge\n";
   out += fmt::format("gpufit_snapshot_nodes {}\n", g.nodes);
   out += "# HELP gpufit_snapshot_pods Bound pods of the snapshot, by whether they were taken into the state.\n";

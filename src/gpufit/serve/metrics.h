@@ -32,6 +32,8 @@ class ExtenderMetrics {
 
   struct Gauges {
     double gpu_allocation_ratio = 0;  // allocated milli-GPU / capacity
+    double gpu_fragmentation_milli = 0, gpu_fragmentation_ratio = 0;  // Extender::GpuFragmentation
+    double gpu_memory_overcommit_ratio = 0;                           // Extender::GpuMemoryOvercommitRatio
     std::int64_t nodes = 0, snapshot_pods = 0, snapshot_pods_not_fitting = 0;
     std::int64_t snapshots = 0;          // snapshots taken in since the start (1 + reconciles)
     std::int64_t reservations_kept = 0;  // gpufit's binds the last snapshot did not show yet

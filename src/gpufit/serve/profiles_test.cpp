@@ -209,6 +209,12 @@ TEST(ExtenderProfiles, FilterTakesTheEnvelopeNotTheDeclaredShare) {
   ASSERT_EQ(f->failed.size(), 1u);
   EXPECT_THAT(f->request_from, HasSubstr("telemetry profile of statefulset/ml/new"));
   EXPECT_NEAR(profiled->GpuAllocationRatio(), 0.75, 1e-9);  // the tenant counts at its envelope
+  EXPECT_NEAR(profiled->GpuMemoryOvercommitRatio(), 0.5, 1e-9);  // and declares 500 of 1000
+  // FGD fragmentation for the target workload (the tenant's declared shape: 1 GPU at 500 milli):
+  // the 250 milli left cannot take 500, so all of it is fragment; ratio 250 / 250 free.
+  EXPECT_NEAR(profiled->GpuFragmentation().milli, 250, 1e-9);
+  EXPECT_NEAR(profiled->GpuFragmentation().ratio, 1.0, 1e-9);
+  EXPECT_NEAR(declared->GpuFragmentation().milli, 0, 1e-9);  // 500 free takes 500
 }
 
 TEST(ExtenderProfiles, APodWithoutAProfileFallsBackToItsDeclaredRequestAndSaysSo) {
