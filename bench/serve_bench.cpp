@@ -4,14 +4,17 @@
 // prioritize pairs (nodeCacheCapable: every node's name in NodeNames) for pods drawn from the
 // same trace, for `seconds`.
 //
-//  * BM_ServeFilterPrioritize/<clients>/<seconds>: counters pairs_per_s, p50_ms, p99_ms,
+//  * BM_ServeFilterPrioritize/<clients>/<seconds>/<pinned>: counters pairs_per_s, p50_ms, p99_ms,
 //    p999_ms (per pair, as the client sees it), errors (non-200 or no answer), peak_rss_mib, and
 //    server_filter_mean_ms / server_prioritize_mean_ms (the server's own time per verb).
 //    Goal: p99 under 1 ms per pair.
 //  * BM_ExtenderPairInProcess: the same pairs without HTTP (parse, decide, write), per pair.
-// Run: build/bench/serve_bench --benchmark_filter='BM_ServeFilterPrioritize/2/60'
+// Run: build/bench/serve_bench --benchmark_filter='BM_ServeFilterPrioritize/2/60/0/'
+// (pinned 1: the server's threads on CPU 1 and the clients on CPU 0)
 #include <benchmark/benchmark.h>
 #include <httplib.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -108,6 +111,16 @@ BENCHMARK(BM_ExtenderPairInProcess)->Unit(benchmark::kMicrosecond);
 void BM_ServeFilterPrioritize(benchmark::State& state) {
   const auto clients = static_cast<int>(state.range(0));
   const auto seconds = static_cast<double>(state.range(1));
+  // Pinned: the server's threads on CPU 1, the clients on CPU 0, as when kube-scheduler and the
+  // extender run in separate pods rather than sharing every core.
+  const bool pinned = state.range(2) != 0;
+  auto pin = [pinned](int cpu) {
+    if (!pinned) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  };
   Setup setup = MakeSetup();
   if (!setup.error.empty()) {
     state.SkipWithError(setup.error.c_str());
@@ -119,7 +132,10 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
     state.SkipWithError("cannot bind");
     return;
   }
-  std::thread serving([&] { server.Serve(); });
+  std::thread serving([&] {
+    pin(1);  // the server's worker threads are made here and inherit it
+    server.Serve();
+  });
 
   std::vector<double> pair_ms;
   std::atomic<std::int64_t> errors{0};
@@ -131,6 +147,7 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
     std::vector<std::thread> threads;
     for (int c = 0; c < clients; ++c) {
       threads.emplace_back([&, c] {
+        pin(0);
         httplib::Client client("127.0.0.1", server.port());
         client.set_keep_alive(true);
         client.set_tcp_nodelay(true);  // as Go's net/http (kube-scheduler) does by default
@@ -182,8 +199,9 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
   state.counters["peak_rss_mib"] = bench::PeakRssMiB();
 }
 BENCHMARK(BM_ServeFilterPrioritize)
-    ->Args({1, 10})
-    ->Args({2, 60})
+    ->Args({1, 10, 0})
+    ->Args({1, 10, 1})
+    ->Args({2, 60, 0})
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
     ->UseRealTime();

@@ -133,9 +133,11 @@ int Run(const ServeFlags& f) {
   if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", nodes_path, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
-  if (stats.gpus_with_outside_memory > 0)
-    std::fprintf(stderr, "gpufit: memory used outside pods counted as used for %d GPUs (reserved_gpus of %s)\n",
-                 stats.gpus_with_outside_memory, f.profiles.c_str());
+  if (stats.nodes_with_outside_memory > 0)
+    std::fprintf(stderr,
+                 "gpufit: GPU memory used outside pods (reserved_gpus of %s) counted on %d nodes for pods placed by "
+                 "their profiles\n",
+                 f.profiles.c_str(), stats.nodes_with_outside_memory);
 
   serve::ServerOptions options{.host = f.host,
                                .port = f.port,
@@ -151,9 +153,9 @@ int Run(const ServeFlags& f) {
   std::fprintf(stderr,
                "gpufit: serving the scheduler extender on http://%s:%d%s (filter, prioritize, bind%s; /healthz, "
                "/readyz, /metrics): %d nodes, %d pods placed, %d left out, policy %s\n",
-               f.host.c_str(), server.port(), f.url_prefix.c_str(),
-               binder ? (" through " + binder->url()).c_str() : " not enabled: no --kube-api", stats.nodes,
-               stats.pods_placed, stats.pods_not_fitting, f.policy.c_str());
+               (f.host.find(':') != std::string::npos ? "[" + f.host + "]" : f.host).c_str(), server.port(),
+               f.url_prefix.c_str(), binder ? (" through " + binder->url()).c_str() : " not enabled: no --kube-api",
+               stats.nodes, stats.pods_placed, stats.pods_not_fitting, f.policy.c_str());
   std::atomic<bool> signalled{false};
   std::thread waiter([&] {
     int sig = 0;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -371,8 +372,24 @@ TEST(Serve, HealthzAnswersWhileWaitingForTheFirstSnapshot) {
   ASSERT_TRUE(early) << httplib::to_string(early.error());
   EXPECT_EQ(early->status, 503);
 
+  // A client sending its head a byte every 0.3 s holds one of the waiting server's workers: it
+  // must not keep the extender from taking the port.
+  const int slow = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(slow, reinterpret_cast<const sockaddr*>(&to), sizeof to), 0);
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    const std::string head = "GET /readyz HTTP/1.1\r\nX-Slow: ";
+    for (std::size_t k = 0; !stop && ::send(slow, &head[k % head.size()], 1, MSG_NOSIGNAL) == 1; ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
   std::ofstream(dir / "snap" / "nodes.tmp") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}};
   fs::rename(dir / "snap" / "nodes.tmp", dir / "snap" / "nodes.json");
+  const auto renamed = std::chrono::steady_clock::now();
   int ready = 0;
   for (int i = 0; i < 200 && ready != 200; ++i) {
     const auto r = c.Get("/readyz");
@@ -380,6 +397,10 @@ TEST(Serve, HealthzAnswersWhileWaitingForTheFirstSnapshot) {
     if (ready != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(ready, 200);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - renamed).count(), 3.0);
+  stop = true;
+  trickle.join();
+  ::close(slow);
   EXPECT_THAT(Slurp(dir / "stderr"),
               HasSubstr("serving the scheduler extender on http://127.0.0.1:" + std::to_string(port) + "/scheduler"));
   ASSERT_EQ(::kill(started.pid, SIGTERM), 0);

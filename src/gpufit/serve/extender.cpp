@@ -329,34 +329,28 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
                                                    p.Key(), p.node_name, s.policy.Check(w, s.cluster.node(id)).reason));
     }
   }
-  // GPU memory used outside any pod (plan.json reserved_gpus, serve/profiles.h): used on its GPU
-  // after the pods (what runs is certain, a peak is a figure), or on every GPU of the node when
-  // the plan does not say which GPU it is: any of them may be. Nothing vouches for its duty.
+  // GPU memory used outside any pod (plan.json reserved_gpus, serve/profiles.h): the most on any
+  // GPU of a node comes off the memory its profiled pods' shares are taken of (extender.h).
+  std::vector<double> outside(s.gpu_memory_mib.size(), 0.0);
+  std::vector<std::string> unknown_hosts;
   for (const OutsideMemory& o : options.profiles ? options.profiles->outside() : std::vector<OutsideMemory>{}) {
     const auto found = s.node_ids.find(o.host);
-    if (found == s.node_ids.end()) continue;  // a node of the telemetry that this cluster lacks now
-    const int id = found->second;
-    const double memory = s.gpu_memory_mib[static_cast<std::size_t>(id)];
-    const int gpus = s.cluster.node(id).gpu_count;
-    if (memory <= 0 || gpus == 0 || (o.index && *o.index >= gpus)) {
-      if (s.stats.warnings.size() < 20)
-        s.stats.warnings.push_back(fmt::format("GPU memory used outside pods on {} ({}, {:.0f} MiB) not counted: {}",
-                                               o.host, o.gpu, o.peak_mib,
-                                               gpus == 0     ? "the node has no GPU"
-                                               : memory <= 0 ? "its GPU memory is unknown"
-                                                             : "no GPU of that index"));
+    if (found == s.node_ids.end()) {
+      unknown_hosts.push_back(o.host);
       continue;
     }
-    const std::int64_t milli = options.profiles->MilliOn(o.peak_mib, memory);
-    for (int g = 0; g < gpus; ++g) {
-      if (o.index && *o.index != g) continue;
-      const std::int64_t take = std::min(milli, s.cluster.node(id).gpu_free[static_cast<std::size_t>(g)].value);
-      if (take <= 0) continue;
-      s.cluster.Place(id, Workload{.gpu_count = 1, .gpu_per_gpu = GpuMilli{take}}, GpuSet{1} << g);
-      ++s.tenants[static_cast<std::size_t>(id)][static_cast<std::size_t>(g)].unknown;
-    }
-    ++s.stats.gpus_with_outside_memory;
+    double& most = outside[static_cast<std::size_t>(found->second)];
+    if (most == 0 && o.peak_mib > 0) ++s.stats.nodes_with_outside_memory;
+    most = std::max(most, o.peak_mib);
   }
+  for (std::size_t n = 0; n < outside.size(); ++n)
+    if (s.gpu_memory_mib[n] > 0 && outside[n] > 0)
+      s.gpu_memory_mib[n] = std::max(1.0, s.gpu_memory_mib[n] - outside[n]);
+  if (!unknown_hosts.empty() && s.stats.warnings.size() < 20)
+    s.stats.warnings.push_back(fmt::format(
+        "{} reserved_gpus entries name hosts that are not nodes of the snapshot (e.g. {}): their memory used outside "
+        "pods is not counted (dcgm-exporter's Hostname must be the node's name)",
+        unknown_hosts.size(), unknown_hosts.front()));
   return s;
 }
 

@@ -23,10 +23,11 @@
 // of the openb trace that `simulate` replays; GPU types from the node selector
 // `nvidia.com/gpu.product` or `alibabacloud.com/gpu-card-model`.
 //
-// With --profiles, GPU memory used outside any pod (plan.json `reserved_gpus`) counts as used:
-// its peak's share (ProfileBook::MilliOn) on that GPU of the node named by its host, or on
-// every GPU of the node when the plan names the GPU by UUID (the snapshot does not say which
-// index that is); a GPU holding it has a tenant without a duty curve.
+// With --profiles, GPU memory used outside any pod (plan.json `reserved_gpus`) counts as used
+// for the pods placed by a profile: on a node whose GPUs have M MiB and where some GPU has X MiB
+// used outside pods (the most of its entries), their shares are taken of M - X, so whichever
+// GPU the device stack gives them, X is left alone. Pods placed by their declared requests
+// (whole GPUs, declared shares) are not charged: a whole GPU is given whatever runs beside.
 //
 // The policy's target workload (FGD's M) is the shapes of the snapshot's pods; with no pods,
 // one whole GPU with the cluster's CPU per GPU.
@@ -144,7 +145,7 @@ struct SnapshotStats {
   int nodes = 0;
   int pods_placed = 0;                  // bound, running pods taken into the state
   int pods_not_fitting = 0;             // bound pods left out: their node lacks room or is not in the snapshot
-  int gpus_with_outside_memory = 0;     // plan.json reserved_gpus counted as used (--profiles)
+  int nodes_with_outside_memory = 0;    // nodes where plan.json reserved_gpus counts (--profiles)
   std::vector<std::string> warnings{};  // one per pod left out (at most 20 kept)
   // Reconcile only: the extender's reservations kept on top of the snapshot, those the
   // snapshot now shows (bound or ended), and those dropped (node gone or full).
@@ -216,7 +217,7 @@ class Extender {
     std::unordered_map<std::string, std::string> uid_of;  // namespace/name -> UID, of every snapshot pod
     std::shared_ptr<const std::vector<TypicalPod>> target;  // the policy's target workload
     std::int64_t declared_milli = 0;                        // declared GPU shares of the placed pods
-    std::vector<double> gpu_memory_mib;                   // per node (GpuMemoryMibOf)
+    std::vector<double> gpu_memory_mib;  // per node: GpuMemoryMibOf less the memory used outside pods there
     std::vector<std::vector<GpuTenants>> tenants;         // per node, per GPU
   };
   static Result<Snapshot> Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,

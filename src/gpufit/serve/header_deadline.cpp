@@ -2,11 +2,13 @@
 
 #include <dirent.h>
 #include <netdb.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace gpufit::serve {
@@ -115,12 +117,15 @@ int HeaderDeadline::ScanOnce(Clock::time_point now) {
         it = connections_.erase(it);
         continue;
       }
-      const Connection& c = it->second;
+      Connection& c = it->second;
       const auto p = peers_.find(c.peer);
       const Peer peer = p == peers_.end() ? Peer{} : p->second;
       live.emplace(c.peer, peer);
+      int unread = 0;
+      const bool drained = ::ioctl(c.fd, FIONREAD, &unread) == 0 && unread == 0;
+      const bool was_drained = std::exchange(c.drained, drained);
       const Clock::time_point waiting_since = std::max(c.first_seen, peer.last_end);
-      if (peer.in_flight == 0 && now - waiting_since > limit_) {
+      if (peer.in_flight == 0 && drained && was_drained && now - waiting_since > limit_) {
         close.emplace_back(c.fd, c.peer);
         it = connections_.erase(it);
         continue;
@@ -145,6 +150,19 @@ int HeaderDeadline::ScanOnce(Clock::time_point now) {
     ::shutdown(fd, SHUT_RDWR);
     ++closed;
     if (on_close_) on_close_(peer);
+  }
+  return closed;
+}
+
+int HeaderDeadline::CloseAll() {
+  bool readable = false;
+  int closed = 0;
+  for (const auto& [fd, inode] : OpenSockets(&readable)) {
+    std::string addr;
+    int local = 0, remote = 0;
+    if (!Endpoint(fd, false, nullptr, &local) || local != port_ || !Endpoint(fd, true, &addr, &remote)) continue;
+    ::shutdown(fd, SHUT_RDWR);
+    ++closed;
   }
   return closed;
 }

@@ -8,10 +8,13 @@
 // most 1 s) and follows each by its socket inode (unique while it is open, so a reused fd
 // number is a new connection). The server reports when a request's head has been read
 // (RequestBegan: cpp-httplib's pre-routing handler) and when its answer is written
-// (RequestEnded: its logger), by the peer's address and port. A connection that is not inside
-// a request and has waited more than `limit_s` since it was first seen or since its last
-// answer is shut down (shutdown(2), read and write): the worker's blocked read returns and
-// cpp-httplib closes it. Its idle keep-alive connections it closes itself sooner
+// (RequestEnded: its logger), by the peer's address and port. A connection is shut down
+// (shutdown(2), read and write: the worker's blocked read returns and cpp-httplib closes it)
+// when it is not inside a request, has waited more than `limit_s` since it was first seen or
+// since its last answer, and had no unread bytes in its receive buffer (FIONREAD) at this scan
+// and the one before: a worker is reading it byte by byte as the bytes come. A connection
+// with bytes waiting is not slow but queued, for a worker the slow ones hold, and is left
+// alone. Idle keep-alive connections cpp-httplib closes itself sooner
 // (set_keep_alive_timeout below `limit_s`), so only a head that keeps trickling reaches the
 // deadline. A request in flight is never cut here: its body has its own deadline.
 //
@@ -52,13 +55,17 @@ class HeaderDeadline {
   // One scan at `now` (the thread's step; tests call it directly). Returns the connections
   // closed.
   int ScanOnce(Clock::time_point now);
+  // Shuts down every connection of the server now (a server about to stop, whose worker
+  // threads would otherwise wait for their slow clients). Returns how many.
+  int CloseAll();
 
  private:
   struct Connection {
     int fd = -1;
     std::string peer;
     Clock::time_point first_seen;
-    bool seen = false;  // in the current scan
+    bool seen = false;     // in the current scan
+    bool drained = false;  // no unread bytes at the previous scan
   };
   struct Peer {
     int in_flight = 0;

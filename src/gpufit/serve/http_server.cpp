@@ -90,12 +90,21 @@ void ReuseAddressOnly(httplib::Server& s) {
   });
 }
 
+// Worker threads: cpp-httplib holds one per connection while it reads a request, so its
+// default pool (8 here) is what slow clients exhaust before the head deadline cuts them.
+// kube-scheduler keeps a few connections, probes and Prometheus one each.
+constexpr std::size_t kWorkerThreads = 32;
+void Workers(httplib::Server& s) {
+  s.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+}
+
 }  // namespace
 
 ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options)
     : extender_(std::move(extender)), options_(std::move(options)), impl_(std::make_unique<Impl>()) {
   httplib::Server& s = impl_->http;
   ReuseAddressOnly(s);
+  Workers(s);
   s.set_payload_max_length(options_.max_body_bytes);
   // Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm holds the
   // body until the peer's delayed ACK, about 40 ms an answer on Linux (Go's net/http, which
@@ -329,6 +338,7 @@ void ExtenderServer::Stop(double drain_s) {
 struct WaitingServer::Impl {
   httplib::Server http;
   std::thread thread;
+  std::unique_ptr<HeaderDeadline> deadline;
 };
 
 WaitingServer::WaitingServer() : impl_(std::make_unique<Impl>()) {}
@@ -338,6 +348,16 @@ WaitingServer::~WaitingServer() { Stop(); }
 Result<void> WaitingServer::Start(const std::string& host, int port, const std::string& why) {
   httplib::Server& s = impl_->http;
   ReuseAddressOnly(s);
+  Workers(s);
+  s.set_read_timeout(5, 0);
+  s.set_keep_alive_timeout(5);
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response&) {
+    impl_->deadline->RequestBegan(req.remote_addr, req.remote_port);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.set_logger([this](const httplib::Request& req, const httplib::Response&) {
+    impl_->deadline->RequestEnded(req.remote_addr, req.remote_port);
+  });
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   auto unavailable = [why](const httplib::Request&, httplib::Response& res) {
     res.status = 503;
@@ -348,6 +368,9 @@ Result<void> WaitingServer::Start(const std::string& host, int port, const std::
   s.Post(".*", unavailable);
   if (!s.bind_to_port(host, port))
     return Unavailable("serve: cannot bind {}:{} (in use, or not an address of this machine)", host, port);
+  // The same head deadline as the extender's with its default bounds (5 s read, 10 s body).
+  impl_->deadline = std::make_unique<HeaderDeadline>(port, 15.0, nullptr);
+  impl_->deadline->Start();
   impl_->thread = std::thread([this] { impl_->http.listen_after_bind(); });
   return {};
 }
@@ -356,7 +379,10 @@ void WaitingServer::Stop() {
   if (!impl_->thread.joinable()) return;
   while (!impl_->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   impl_->http.stop();
+  // Its workers may be reading slow clients: cut them, so the extender can take the port now.
+  impl_->deadline->CloseAll();
   impl_->thread.join();
+  impl_->deadline->Stop();
 }
 
 }  // namespace gpufit::serve
