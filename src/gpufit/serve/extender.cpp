@@ -514,12 +514,14 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
                                                                       w, *request, 0) >= 0);
       }
     }
-    std::int64_t vlo = 0, vhi = 0;
-    bool any = false;
-    for (const auto& v : values)
-      if (v) vlo = any ? std::min(vlo, *v) : *v, vhi = any ? std::max(vhi, *v) : *v, any = true;
+    std::optional<std::int64_t> vlo, vhi;
+    for (const auto& v : values) {
+      if (!v) continue;
+      vlo = vlo ? std::min(*vlo, *v) : *v;
+      vhi = vhi ? std::max(*vhi, *v) : *v;
+    }
     for (std::size_t k = 0; k < values.size(); ++k)
-      if (values[k] && suits[k]) *values[k] += vhi - vlo + 1;
+      if (values[k] && suits[k]) *values[k] += *vhi - *vlo + 1;
   }
   // The policy's choice: the highest value, ties to the first in the seeded order.
   std::optional<std::size_t> choice;
