@@ -357,13 +357,16 @@ TEST(Serve, HealthzAnswersWhileWaitingForTheFirstSnapshot) {
                                      false);
   ASSERT_GT(started.pid, 0);
   httplib::Client c("127.0.0.1", port);
-  int healthy = 0;
-  for (int i = 0; i < 200 && healthy != 200; ++i) {
-    const auto r = c.Get("/healthz");
-    healthy = r ? r->status : 0;
-    if (healthy != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(healthy, 200);
+  auto status_200 = [&](const std::string& path) {  // polled for 10 s at most; the last status
+    int status = 0;
+    for (int i = 0; i < 200 && status != 200; ++i) {
+      const auto r = c.Get(path);
+      status = r ? r->status : 0;
+      if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return status;
+  };
+  EXPECT_EQ(status_200("/healthz"), 200);
   const auto waiting = c.Get("/readyz");
   ASSERT_TRUE(waiting);
   EXPECT_EQ(waiting->status, 503);
@@ -390,13 +393,7 @@ TEST(Serve, HealthzAnswersWhileWaitingForTheFirstSnapshot) {
   std::ofstream(dir / "snap" / "nodes.tmp") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}};
   fs::rename(dir / "snap" / "nodes.tmp", dir / "snap" / "nodes.json");
   const auto renamed = std::chrono::steady_clock::now();
-  int ready = 0;
-  for (int i = 0; i < 200 && ready != 200; ++i) {
-    const auto r = c.Get("/readyz");
-    ready = r ? r->status : 0;
-    if (ready != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(ready, 200);
+  EXPECT_EQ(status_200("/readyz"), 200);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - renamed).count(), 3.0);
   stop = true;
   trickle.join();

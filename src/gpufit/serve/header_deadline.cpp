@@ -33,10 +33,9 @@ bool Endpoint(int fd, bool peer, std::string* addr, int* port) {
 }
 
 // The process's open fds and their socket inodes (non-sockets left out).
-std::vector<std::pair<int, std::uint64_t>> OpenSockets(bool* readable) {
+std::vector<std::pair<int, std::uint64_t>> OpenSockets() {
   std::vector<std::pair<int, std::uint64_t>> out;
   DIR* dir = ::opendir("/proc/self/fd");
-  *readable = dir != nullptr;
   if (dir == nullptr) return out;
   const int own = ::dirfd(dir);
   while (const dirent* e = ::readdir(dir)) {
@@ -94,8 +93,7 @@ void HeaderDeadline::RequestEnded(const std::string& addr, int port) {
 }
 
 int HeaderDeadline::ScanOnce(Clock::time_point now) {
-  bool readable = false;
-  const std::vector<std::pair<int, std::uint64_t>> sockets = OpenSockets(&readable);
+  const std::vector<std::pair<int, std::uint64_t>> sockets = OpenSockets();
   std::vector<std::pair<int, std::string>> close;  // fd, peer
   {
     const std::lock_guard lock(mu_);
@@ -155,9 +153,8 @@ int HeaderDeadline::ScanOnce(Clock::time_point now) {
 }
 
 int HeaderDeadline::CloseAll() {
-  bool readable = false;
   int closed = 0;
-  for (const auto& [fd, inode] : OpenSockets(&readable)) {
+  for (const auto& [fd, inode] : OpenSockets()) {
     std::string addr;
     int local = 0, remote = 0;
     if (!Endpoint(fd, false, nullptr, &local) || local != port_ || !Endpoint(fd, true, &addr, &remote)) continue;

@@ -19,8 +19,8 @@
 // deadline. A request in flight is never cut here: its body has its own deadline.
 //
 // Limits: the scan finds a connection up to one period late, and cannot see a connection that
-// lives less than a period; both only delay a close. Without /proc (not Linux), Start logs
-// once and the deadline is off.
+// lives less than a period; both only delay a close. Without /proc (not Linux) it finds no
+// connection and cuts none.
 #pragma once
 
 #include <atomic>
