@@ -1,16 +1,20 @@
 # Targets behind the README's two commands (scripts/demo and scripts/test, which first
 # install make itself through scripts/bootstrap):
-#   make demo   sets up, builds and runs the main job on the embedded synthetic cluster
-#   make test   sets up, builds and runs all tests
-# Also: make asan-test (AddressSanitizer + UBSan build and tests, all but the whole-trace
-#   acceptance runs, which the Release run of make test covers), make bench,
+#   make demo   sets up, builds the gpufit binary alone and runs the main job on the embedded
+#               synthetic cluster
+#   make test   sets up, builds everything and runs all tests
+# Also: make check (the fast inner loop: the unit tests of the components a change touches,
+#   scripts/check), make asan-build and make asan-test (AddressSanitizer + UBSan build and its
+#   tests: all but the whole-trace acceptance runs, which the Release run of make test covers and
+#   the sanitizer build does not build), make bench,
 #   make fuzz (libFuzzer targets of fuzz/, built with clang in build-fuzz, run briefly: scripts/fuzz),
 #   make package (the Debian package build/gpufit_<version>_<arch>.deb: cmake/packaging.cmake).
+# Every build compiles through ccache when it is installed (CMakeLists.txt says how).
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo test asan-test fuzz bench package clean
+.PHONY: setup build build-gpufit demo test check asan-build asan-test fuzz bench package clean
 
 setup:
 	bash scripts/bootstrap
@@ -21,19 +25,29 @@ $(BUILD)/build.ninja: | setup
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo needs the gpufit binary alone: about a third of the targets of `build`.
+build-gpufit: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target gpufit
+
+demo: build-gpufit
 	$(BUILD)/apps/gpufit/gpufit demo
 
 test: build
 	bash scripts/bootstrap --tests
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-asan-test: setup
+check: setup $(BUILD)/build.ninja
+	bash scripts/check $(BUILD)
+
+$(ASAN_BUILD)/build.ninja: | setup
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUFIT_WERROR=ON -DGPUFIT_SANITIZE=ON -DGPUFIT_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
+
+asan-build: setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) \
-	  --label-exclude acceptance
+
+asan-test: asan-build
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 fuzz: setup
 	bash scripts/fuzz

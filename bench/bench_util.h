@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "test_paths.h"
+
 namespace gpufit::bench {
 
 inline double PeakRssMiB() {
@@ -17,7 +19,7 @@ inline double PeakRssMiB() {
 // The real public traces: $GPUFIT_DATA, else ../shared/data beside the checkout.
 inline std::string DataDir() {
   const char* env = std::getenv("GPUFIT_DATA");
-  return env ? env : GPUFIT_DATA_DEFAULT;
+  return env ? env : gpufit::test_paths::DataDefault();
 }
 
 }  // namespace gpufit::bench

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_run.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -85,14 +86,15 @@ std::set<std::string> Listing(const fs::path& dir) {
 }
 
 TEST(BadInputCatalog, EveryCaseExitsAndSaysWhatTheDocsSay) {
-  const std::vector<Case> cases = ReadCatalog(GPUFIT_BAD_INPUTS_DOC);
-  ASSERT_GE(cases.size(), 30u) << "the catalog in " << GPUFIT_BAD_INPUTS_DOC;
-  const fs::path inputs = GPUFIT_BAD_INPUTS_DIR;
+  const std::string doc = std::string(gpufit::test_paths::SourceDir()) + "/docs/bad-inputs.md";
+  const std::vector<Case> cases = ReadCatalog(doc);
+  ASSERT_GE(cases.size(), 30u) << "the catalog in " << doc;
+  const fs::path inputs = fs::path(gpufit::test_paths::SourceDir()) / "tests/e2e/bad_inputs";
   const std::set<std::string> inputs_before = Listing(inputs);
   const fs::path scratch = Scratch("bad-inputs");
   std::set<std::string> names;
   for (const Case& c : cases) {
-    SCOPED_TRACE(std::string(GPUFIT_BAD_INPUTS_DOC) + ":" + std::to_string(c.line) + ": " + c.name);
+    SCOPED_TRACE(doc + ":" + std::to_string(c.line) + ": " + c.name);
     EXPECT_TRUE(names.insert(c.name).second) << "two cases named alike";
     ASSERT_TRUE(c.command.starts_with("gpufit")) << c.command;
     // $TMP: a fresh folder holding one regular file, a-file (for "a file where a folder
@@ -101,7 +103,7 @@ TEST(BadInputCatalog, EveryCaseExitsAndSaysWhatTheDocsSay) {
     fs::remove_all(tmp);
     fs::create_directories(tmp);
     std::ofstream(tmp / "a-file") << "x";
-    const std::string command = "cd " + inputs.string() + " && " + GPUFIT_BIN +
+    const std::string command = "cd " + inputs.string() + " && " + gpufit::test_paths::GpufitBin() +
                                 ReplaceAll(c.command.substr(6), "$TMP", tmp.string()) + " > " +
                                 (scratch / "stdout").string() + " 2> " + (scratch / "stderr").string() + " < /dev/null";
     const int status = std::system(command.c_str());

@@ -17,6 +17,7 @@
 
 #include "cli_run.h"
 #include "manifest_validator.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -473,7 +474,7 @@ TEST(Demo, OutPathThatIsAFileIsBadInputAndLeavesNothing) {
 
 std::string Openb(const std::string& file) {
   const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/openb/" + file;
+  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/openb/" + file;
 }
 
 TEST(Simulate, ComparesPoliciesAsJsonAndWritesStepFiles) {
@@ -887,7 +888,7 @@ TEST(TrainingDrainAndDefrag, ADrainedGangLosesEveryPodsWorkAndAZeroBudgetIsPlann
 
 TEST(TrainingStudy, OpenbAtThreeBandsCostsTwentyToFortyPercent) {
   const char* env = std::getenv("GPUFIT_DATA");
-  const std::string openb = std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/openb/";
+  const std::string openb = std::string(env ? env : gpufit::test_paths::DataDefault()) + "/openb/";
   if (!fs::exists(openb)) GTEST_SKIP() << "no " << openb;
   const fs::path dir = Scratch("training-study");
   const CliRun r = Gpufit("training study --openb-pods " + openb + "openb_pod_list_default.csv --openb-nodes " + openb +
@@ -931,8 +932,9 @@ TEST(TrainingBadInput, ClearErrorsAndExitTwo) {
 // Inference: a services file on the real Azure trace, through `gpufit inference` and
 // `gpufit plan --inference`; manifests land in the folder given.
 TEST(Inference, AzureServiceThroughInferenceAndPlan) {
-  const std::string trace = std::string(std::getenv("GPUFIT_DATA") ? std::getenv("GPUFIT_DATA") : GPUFIT_DATA_DEFAULT) +
-                            "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
+  const std::string trace =
+      std::string(std::getenv("GPUFIT_DATA") ? std::getenv("GPUFIT_DATA") : gpufit::test_paths::DataDefault()) +
+      "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
   if (!fs::exists(trace)) GTEST_SKIP() << "no " << trace;
   const fs::path dir = Scratch("inference");
   std::ofstream(dir / "services.yaml")

@@ -1,5 +1,5 @@
 // Helpers of the end-to-end tests: run the built `gpufit` binary as a user would.
-// GPUFIT_BIN and GPUFIT_DATA_DEFAULT come from tests/e2e/CMakeLists.txt.
+// The binary and the traces are found through tests/support/test_paths.h.
 #pragma once
 
 #include <sys/wait.h>
@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "test_paths.h"
 
 namespace gpufit::e2e {
 
@@ -36,8 +38,8 @@ inline fs::path Scratch(const std::string& name) {
 
 // Runs `gpufit ARGS` with stdout and stderr captured in DIR.
 inline CliRun Gpufit(const std::string& args, const fs::path& dir) {
-  const std::string cmd =
-      std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "stdout").string() + " 2> " + (dir / "stderr").string();
+  const std::string cmd = std::string(gpufit::test_paths::GpufitBin()) + " " + args + " > " +
+                          (dir / "stdout").string() + " 2> " + (dir / "stderr").string();
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "stdout"), Slurp(dir / "stderr")};
 }
@@ -45,7 +47,7 @@ inline CliRun Gpufit(const std::string& args, const fs::path& dir) {
 // The GenTD26 trace folder: $GPUFIT_DATA/gentd26, else beside the checkout.
 inline std::string GenTd26() {
   const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/gentd26";
+  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/gentd26";
 }
 
 }  // namespace gpufit::e2e

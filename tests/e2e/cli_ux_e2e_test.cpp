@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli_run.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -27,7 +28,9 @@ using gpufit::e2e::Scratch;
 using gpufit::e2e::Slurp;
 
 // A small input file of tests/e2e/bad_inputs (valid ones: telemetry.csv, openb-*.csv).
-std::string Fixture(const std::string& name) { return std::string(GPUFIT_FIXTURES) + "/" + name; }
+std::string Fixture(const std::string& name) {
+  return std::string(gpufit::test_paths::SourceDir()) + "/tests/e2e/bad_inputs/" + name;
+}
 
 // Runs a shell command line with stdout and stderr captured in DIR.
 CliRun Sh(const std::string& command, const fs::path& dir) {
@@ -49,7 +52,7 @@ void Write(const fs::path& p, const std::string& text) { std::ofstream(p) << tex
 
 TEST(Version, PrintsTheVersionAndTheCommitOfTheCheckout) {
   const fs::path dir = Scratch("version");
-  const CliRun git = Sh("git -C '" + std::string(GPUFIT_SOURCE_DIR) + "' rev-parse --short HEAD", dir);
+  const CliRun git = Sh("git -C '" + std::string(gpufit::test_paths::SourceDir()) + "' rev-parse --short HEAD", dir);
   const std::string commit = git.exit_code == 0 && !git.out.empty() ? git.out.substr(0, git.out.find('\n')) : "unknown";
   const CliRun r = Gpufit("--version", dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -425,7 +428,8 @@ TEST(Verbose, NothingIsLoggedWithoutIt) {
 // `gpufit ARGS` under a pseudo-terminal (util-linux `script`), stdout to a file: what the
 // terminal showed is stderr alone.
 CliRun OnATerminal(const std::string& args, const fs::path& dir) {
-  const std::string inner = std::string(GPUFIT_BIN) + " " + args + " > " + (dir / "plan.out").string();
+  const std::string inner =
+      std::string(gpufit::test_paths::GpufitBin()) + " " + args + " > " + (dir / "plan.out").string();
   return Sh("script -qec \"" + inner + "\" " + (dir / "terminal").string() + " > /dev/null", dir);
 }
 

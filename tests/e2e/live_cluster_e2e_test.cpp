@@ -32,6 +32,7 @@
 #include "dcgm_fixture.h"
 #include "metrics_server.h"
 #include "serving_fixture.h"
+#include "test_paths.h"
 #include "training_fixture.h"
 
 namespace {
@@ -51,7 +52,7 @@ constexpr double kOdAUsdPerGpuHour = 2.40;  // od-a's OpenCost GPU price, writte
 
 std::string AzureTrace() {
   const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
+  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
 }
 
 // The trace's requests: its data rows (every non-empty line after the header).

@@ -6,13 +6,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_run.h"
+#include "test_paths.h"
 
 namespace gpufit::e2e {
 namespace {
@@ -29,8 +29,9 @@ Check CheckReport(const fs::path& report, const std::vector<std::string>& expect
   for (const std::string& s : expect) sections += (sections.empty() ? "" : ",") + s;
   const fs::path out = shots.parent_path() / (shots.filename().string() + ".json");
   const fs::path err = shots.parent_path() / (shots.filename().string() + ".err");
-  const std::string cmd = "node " GPUFIT_REPORT_CHECK " " + report.string() + " --expect " + sections +
-                          " --screenshots " + shots.string() + " > " + out.string() + " 2> " + err.string();
+  const std::string cmd = std::string("node ") + gpufit::test_paths::SourceDir() + "/tools/report/check-report.mjs " +
+                          report.string() + " --expect " + sections + " --screenshots " + shots.string() + " > " +
+                          out.string() + " 2> " + err.string();
   const int status = std::system(cmd.c_str());
   Check c{WIFEXITED(status) ? WEXITSTATUS(status) : -1, nullptr, Slurp(err)};
   c.summary = nlohmann::json::parse(Slurp(out), nullptr, false);
@@ -98,7 +99,7 @@ TEST(Report, GenTd26PlanUnderFiveMegabytes) {
 TEST(Report, InferenceStudy) {
   const fs::path dir = Scratch("report-inference");
   const char* env = std::getenv("GPUFIT_DATA");
-  const std::string data = env ? env : GPUFIT_DATA_DEFAULT;
+  const std::string data = env ? env : gpufit::test_paths::DataDefault();
   std::ofstream(dir / "services.yaml") << "services:\n  - name: chat\n    namespace: llm\n    requests: {format: azure-llm, path: "
                                        << data << "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv}\n"
                                        << "    gpu: a100-80gb\n    llm: {model: llama-2-13b}\n"
@@ -115,7 +116,7 @@ TEST(Report, InferenceStudy) {
 
 std::string Openb(const std::string& file) {
   const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/openb/" + file;
+  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/openb/" + file;
 }
 
 TEST(Report, SimulateAndSpotStudy) {

@@ -19,6 +19,7 @@
 
 #include "cli_run.h"
 #include "manifest_validator.h"
+#include "test_paths.h"
 
 namespace gpufit::e2e {
 namespace {
@@ -58,10 +59,10 @@ Started StartServe(const fs::path& dir, const std::vector<std::string>& args, bo
   if (s.pid == 0) {
     const std::string err = (dir / "stderr").string();
     std::freopen(err.c_str(), "w", stderr);
-    std::vector<char*> argv{const_cast<char*>(GPUFIT_BIN), const_cast<char*>("serve")};
+    std::vector<char*> argv{const_cast<char*>(gpufit::test_paths::GpufitBin()), const_cast<char*>("serve")};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(GPUFIT_BIN, argv.data());
+    ::execv(gpufit::test_paths::GpufitBin(), argv.data());
     std::_Exit(127);
   }
   const std::regex listening(R"(serving the scheduler extender on http://127\.0\.0\.1:(\d+)/scheduler)");
@@ -207,8 +208,8 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   const pid_t waiting = ::fork();
   if (waiting == 0) {
     std::freopen((dir / "waiting.err").c_str(), "w", stderr);
-    ::execl(GPUFIT_BIN, GPUFIT_BIN, "serve", "--port", "0", "--watch-dir", (dir / "empty").c_str(),
-            "--watch-interval-s", "0.1", static_cast<char*>(nullptr));
+    ::execl(gpufit::test_paths::GpufitBin(), gpufit::test_paths::GpufitBin(), "serve", "--port", "0", "--watch-dir",
+            (dir / "empty").c_str(), "--watch-interval-s", "0.1", static_cast<char*>(nullptr));
     std::_Exit(127);
   }
   EXPECT_TRUE(eventually([&] { return Slurp(dir / "waiting.err").find("waiting for") != std::string::npos; }));
@@ -483,7 +484,7 @@ TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
 // the Kubernetes OpenAPI schemas, both scheduler configurations against KubeSchedulerConfiguration v1's fields
 // (tools/validate-manifests).
 TEST(Serve, DeployManifestsAreValid) {
-  const fs::path deploy = fs::path(GPUFIT_SOURCE_DIR) / "deploy";
+  const fs::path deploy = fs::path(gpufit::test_paths::SourceDir()) / "deploy";
   const gpufit::testing::ManifestValidation v =
       gpufit::testing::ValidateManifests({deploy / "kubernetes", deploy / "scheduler"});
   EXPECT_EQ(v.exit_code, 0) << v.output;

@@ -17,6 +17,7 @@
 #include "dcgm_fixture.h"
 #include "prometheus_server.h"
 #include "serving_fixture.h"
+#include "test_paths.h"
 
 namespace {
 
@@ -31,7 +32,7 @@ using gpufit::e2e::Slurp;
 
 std::string AzureTrace() {
   const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : GPUFIT_DATA_DEFAULT) + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
+  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
 }
 
 // The gpufit row of the one service in an inference section.

@@ -14,6 +14,7 @@
 
 #include "cli_run.h"
 #include "prometheus_server.h"
+#include "test_paths.h"
 #include "training_fixture.h"
 
 namespace {
@@ -205,8 +206,9 @@ TEST(TrainingFromKubectl, PodsAloneGiveTheJobsWithTheCatalogBand) {
 
 TEST(TrainingExample, TheExampleFilePlansAsDocumented) {
   const fs::path dir = Scratch("training-example");
-  const CliRun r =
-      Gpufit(std::string("plan --training-jobs ") + GPUFIT_EXAMPLES_DIR + "/training-jobs.yaml --format json", dir);
+  const CliRun r = Gpufit(std::string("plan --training-jobs ") + gpufit::test_paths::SourceDir() +
+                              "/examples/training-jobs.yaml --format json",
+                          dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json t = nlohmann::json::parse(r.out);
   ASSERT_EQ(t["jobs"].size(), 3u);

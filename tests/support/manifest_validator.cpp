@@ -4,10 +4,13 @@
 
 #include <cstdio>
 
+#include "test_paths.h"
+
 namespace gpufit::testing {
 
 ManifestValidation ValidateManifests(const std::vector<std::filesystem::path>& dirs) {
-  std::string cmd = std::string(GPUFIT_NODE) + " " + GPUFIT_VALIDATE_MANIFESTS;
+  std::string cmd = std::string(gpufit::test_paths::Node()) + " " + gpufit::test_paths::SourceDir() +
+                    "/tools/validate-manifests/validate.mjs";
   for (const std::filesystem::path& d : dirs) cmd += " '" + d.string() + "'";
   cmd += " 2>&1";
   ManifestValidation run;

@@ -8,12 +8,14 @@
 #include <fstream>
 #include <string>
 
+#include "test_paths.h"
+
 namespace gpufit::testing {
 
 // The real public traces: $GPUFIT_DATA, else ../shared/data beside the checkout.
 inline std::string DataDir() {
   const char* env = std::getenv("GPUFIT_DATA");
-  return env ? env : GPUFIT_DATA_DEFAULT;
+  return env ? env : gpufit::test_paths::DataDefault();
 }
 
 // A fresh directory under the system temp directory, removed with its contents.

@@ -8,11 +8,12 @@
 #include <stdexcept>
 
 #include "gpufit/report/report_assets.h"
+#include "test_paths.h"
 
 namespace gpufit::report {
 namespace {
 
-std::string ReadFile(const char* path) {
+std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
@@ -29,7 +30,8 @@ std::string DataElement(const std::string& page) {
 }
 
 TEST(ReportAssets, AreTheInstalledFilesByteForByte) {
-  const std::string echarts = ReadFile(GPUFIT_ECHARTS_JS);
+  const std::string echarts =
+      ReadFile(std::string(gpufit::test_paths::SourceDir()) + "/tools/report/node_modules/echarts/dist/echarts.min.js");
   ASSERT_GT(echarts.size(), 100000u);
   EXPECT_EQ(EchartsJs(), echarts);
   EXPECT_NE(ReportJs().find("gpufitReport"), std::string_view::npos);
