@@ -17,9 +17,6 @@ inline double PeakRssMiB() {
 }
 
 // The real public traces: $GPUFIT_DATA, else ../shared/data beside the checkout.
-inline std::string DataDir() {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return env ? env : gpufit::test_paths::DataDefault();
-}
+using gpufit::test_paths::DataDir;
 
 }  // namespace gpufit::bench

@@ -86,10 +86,10 @@ std::set<std::string> Listing(const fs::path& dir) {
 }
 
 TEST(BadInputCatalog, EveryCaseExitsAndSaysWhatTheDocsSay) {
-  const std::string doc = std::string(gpufit::test_paths::SourceDir()) + "/docs/bad-inputs.md";
+  const std::string doc = gpufit::test_paths::SourcePath("docs/bad-inputs.md");
   const std::vector<Case> cases = ReadCatalog(doc);
   ASSERT_GE(cases.size(), 30u) << "the catalog in " << doc;
-  const fs::path inputs = fs::path(gpufit::test_paths::SourceDir()) / "tests/e2e/bad_inputs";
+  const fs::path inputs = gpufit::test_paths::SourcePath("tests/e2e/bad_inputs");
   const std::set<std::string> inputs_before = Listing(inputs);
   const fs::path scratch = Scratch("bad-inputs");
   std::set<std::string> names;

@@ -472,10 +472,7 @@ TEST(Demo, OutPathThatIsAFileIsBadInputAndLeavesNothing) {
 
 }  // namespace
 
-std::string Openb(const std::string& file) {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/openb/" + file;
-}
+std::string Openb(const std::string& file) { return gpufit::test_paths::DataDir() + "/openb/" + file; }
 
 TEST(Simulate, ComparesPoliciesAsJsonAndWritesStepFiles) {
   if (!fs::exists(Openb("openb_pod_list_default.csv"))) GTEST_SKIP() << "no openb trace";
@@ -887,8 +884,7 @@ TEST(TrainingDrainAndDefrag, ADrainedGangLosesEveryPodsWorkAndAZeroBudgetIsPlann
 }
 
 TEST(TrainingStudy, OpenbAtThreeBandsCostsTwentyToFortyPercent) {
-  const char* env = std::getenv("GPUFIT_DATA");
-  const std::string openb = std::string(env ? env : gpufit::test_paths::DataDefault()) + "/openb/";
+  const std::string openb = gpufit::test_paths::DataDir() + "/openb/";
   if (!fs::exists(openb)) GTEST_SKIP() << "no " << openb;
   const fs::path dir = Scratch("training-study");
   const CliRun r = Gpufit("training study --openb-pods " + openb + "openb_pod_list_default.csv --openb-nodes " + openb +
@@ -932,9 +928,7 @@ TEST(TrainingBadInput, ClearErrorsAndExitTwo) {
 // Inference: a services file on the real Azure trace, through `gpufit inference` and
 // `gpufit plan --inference`; manifests land in the folder given.
 TEST(Inference, AzureServiceThroughInferenceAndPlan) {
-  const std::string trace =
-      std::string(std::getenv("GPUFIT_DATA") ? std::getenv("GPUFIT_DATA") : gpufit::test_paths::DataDefault()) +
-      "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
+  const std::string trace = gpufit::test_paths::DataDir() + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
   if (!fs::exists(trace)) GTEST_SKIP() << "no " << trace;
   const fs::path dir = Scratch("inference");
   std::ofstream(dir / "services.yaml")

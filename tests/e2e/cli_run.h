@@ -45,9 +45,6 @@ inline CliRun Gpufit(const std::string& args, const fs::path& dir) {
 }
 
 // The GenTD26 trace folder: $GPUFIT_DATA/gentd26, else beside the checkout.
-inline std::string GenTd26() {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/gentd26";
-}
+inline std::string GenTd26() { return gpufit::test_paths::DataDir() + "/gentd26"; }
 
 }  // namespace gpufit::e2e

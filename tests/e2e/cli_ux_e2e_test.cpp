@@ -28,9 +28,7 @@ using gpufit::e2e::Scratch;
 using gpufit::e2e::Slurp;
 
 // A small input file of tests/e2e/bad_inputs (valid ones: telemetry.csv, openb-*.csv).
-std::string Fixture(const std::string& name) {
-  return std::string(gpufit::test_paths::SourceDir()) + "/tests/e2e/bad_inputs/" + name;
-}
+std::string Fixture(const std::string& name) { return gpufit::test_paths::SourcePath("tests/e2e/bad_inputs/") + name; }
 
 // Runs a shell command line with stdout and stderr captured in DIR.
 CliRun Sh(const std::string& command, const fs::path& dir) {

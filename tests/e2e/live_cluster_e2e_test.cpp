@@ -50,10 +50,7 @@ using json = nlohmann::json;
 constexpr double kSince = kFixtureT0, kUntil = kFixtureT0 + 6 * 3600;
 constexpr double kOdAUsdPerGpuHour = 2.40;  // od-a's OpenCost GPU price, written here
 
-std::string AzureTrace() {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
-}
+std::string AzureTrace() { return gpufit::test_paths::DataDir() + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"; }
 
 // The trace's requests: its data rows (every non-empty line after the header).
 std::size_t CsvRows(const std::string& path) {

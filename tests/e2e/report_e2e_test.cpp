@@ -29,7 +29,7 @@ Check CheckReport(const fs::path& report, const std::vector<std::string>& expect
   for (const std::string& s : expect) sections += (sections.empty() ? "" : ",") + s;
   const fs::path out = shots.parent_path() / (shots.filename().string() + ".json");
   const fs::path err = shots.parent_path() / (shots.filename().string() + ".err");
-  const std::string cmd = std::string("node ") + gpufit::test_paths::SourceDir() + "/tools/report/check-report.mjs " +
+  const std::string cmd = "node " + gpufit::test_paths::SourcePath("tools/report/check-report.mjs") + " " +
                           report.string() + " --expect " + sections + " --screenshots " + shots.string() + " > " +
                           out.string() + " 2> " + err.string();
   const int status = std::system(cmd.c_str());
@@ -98,8 +98,7 @@ TEST(Report, GenTd26PlanUnderFiveMegabytes) {
 
 TEST(Report, InferenceStudy) {
   const fs::path dir = Scratch("report-inference");
-  const char* env = std::getenv("GPUFIT_DATA");
-  const std::string data = env ? env : gpufit::test_paths::DataDefault();
+  const std::string data = gpufit::test_paths::DataDir();
   std::ofstream(dir / "services.yaml") << "services:\n  - name: chat\n    namespace: llm\n    requests: {format: azure-llm, path: "
                                        << data << "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv}\n"
                                        << "    gpu: a100-80gb\n    llm: {model: llama-2-13b}\n"
@@ -114,10 +113,7 @@ TEST(Report, InferenceStudy) {
   EXPECT_EQ(Charts(c.summary), 2);
 }
 
-std::string Openb(const std::string& file) {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/openb/" + file;
-}
+std::string Openb(const std::string& file) { return gpufit::test_paths::DataDir() + "/openb/" + file; }
 
 TEST(Report, SimulateAndSpotStudy) {
   const fs::path dir = Scratch("report-openb");

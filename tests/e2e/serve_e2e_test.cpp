@@ -484,7 +484,7 @@ TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
 // the Kubernetes OpenAPI schemas, both scheduler configurations against KubeSchedulerConfiguration v1's fields
 // (tools/validate-manifests).
 TEST(Serve, DeployManifestsAreValid) {
-  const fs::path deploy = fs::path(gpufit::test_paths::SourceDir()) / "deploy";
+  const fs::path deploy = gpufit::test_paths::SourcePath("deploy");
   const gpufit::testing::ManifestValidation v =
       gpufit::testing::ValidateManifests({deploy / "kubernetes", deploy / "scheduler"});
   EXPECT_EQ(v.exit_code, 0) << v.output;

@@ -30,10 +30,7 @@ using gpufit::e2e::Gpufit;
 using gpufit::e2e::Scratch;
 using gpufit::e2e::Slurp;
 
-std::string AzureTrace() {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return std::string(env ? env : gpufit::test_paths::DataDefault()) + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
-}
+std::string AzureTrace() { return gpufit::test_paths::DataDir() + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"; }
 
 // The gpufit row of the one service in an inference section.
 double GpufitGpuHours(const nlohmann::json& service) {

@@ -206,8 +206,8 @@ TEST(TrainingFromKubectl, PodsAloneGiveTheJobsWithTheCatalogBand) {
 
 TEST(TrainingExample, TheExampleFilePlansAsDocumented) {
   const fs::path dir = Scratch("training-example");
-  const CliRun r = Gpufit(std::string("plan --training-jobs ") + gpufit::test_paths::SourceDir() +
-                              "/examples/training-jobs.yaml --format json",
+  const CliRun r = Gpufit(std::string("plan --training-jobs ") +
+                              gpufit::test_paths::SourcePath("examples/training-jobs.yaml") + " --format json",
                           dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json t = nlohmann::json::parse(r.out);

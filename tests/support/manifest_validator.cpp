@@ -9,8 +9,8 @@
 namespace gpufit::testing {
 
 ManifestValidation ValidateManifests(const std::vector<std::filesystem::path>& dirs) {
-  std::string cmd = std::string(gpufit::test_paths::Node()) + " " + gpufit::test_paths::SourceDir() +
-                    "/tools/validate-manifests/validate.mjs";
+  std::string cmd = std::string(gpufit::test_paths::Node()) + " " +
+                    gpufit::test_paths::SourcePath("tools/validate-manifests/validate.mjs");
   for (const std::filesystem::path& d : dirs) cmd += " '" + d.string() + "'";
   cmd += " 2>&1";
   ManifestValidation run;

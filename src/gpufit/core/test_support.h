@@ -13,10 +13,7 @@
 namespace gpufit::testing {
 
 // The real public traces: $GPUFIT_DATA, else ../shared/data beside the checkout.
-inline std::string DataDir() {
-  const char* env = std::getenv("GPUFIT_DATA");
-  return env ? env : gpufit::test_paths::DataDefault();
-}
+using gpufit::test_paths::DataDir;
 
 // A fresh directory under the system temp directory, removed with its contents.
 class TempDir {

@@ -31,7 +31,7 @@ std::string DataElement(const std::string& page) {
 
 TEST(ReportAssets, AreTheInstalledFilesByteForByte) {
   const std::string echarts =
-      ReadFile(std::string(gpufit::test_paths::SourceDir()) + "/tools/report/node_modules/echarts/dist/echarts.min.js");
+      ReadFile(gpufit::test_paths::SourcePath("tools/report/node_modules/echarts/dist/echarts.min.js"));
   ASSERT_GT(echarts.size(), 100000u);
   EXPECT_EQ(EchartsJs(), echarts);
   EXPECT_NE(ReportJs().find("gpufitReport"), std::string_view::npos);
