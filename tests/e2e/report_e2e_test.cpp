@@ -80,6 +80,7 @@ TEST(Report, DemoShowsEveryStrategy) {
 }
 
 TEST(Report, GenTd26PlanUnderFiveMegabytes) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("report-gentd26");
   const fs::path report = dir / "gentd26.html";
   const CliRun run = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --report " + report.string(), dir);
@@ -99,6 +100,7 @@ TEST(Report, GenTd26PlanUnderFiveMegabytes) {
 TEST(Report, InferenceStudy) {
   const fs::path dir = Scratch("report-inference");
   const std::string data = gpufit::test_paths::DataDir();
+  if (!fs::exists(data + "/azure-llm-2023")) GTEST_SKIP() << "no " << data << "/azure-llm-2023";
   std::ofstream(dir / "services.yaml") << "services:\n  - name: chat\n    namespace: llm\n    requests: {format: azure-llm, path: "
                                        << data << "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv}\n"
                                        << "    gpu: a100-80gb\n    llm: {model: llama-2-13b}\n"
@@ -116,6 +118,7 @@ TEST(Report, InferenceStudy) {
 std::string Openb(const std::string& file) { return gpufit::test_paths::DataDir() + "/openb/" + file; }
 
 TEST(Report, SimulateAndSpotStudy) {
+  if (!fs::exists(Openb(""))) GTEST_SKIP() << "no " << Openb("");
   const fs::path dir = Scratch("report-openb");
   const std::string nodes = "--openb-nodes " + Openb("openb_node_list_gpu_node.csv");
   CliRun run = Gpufit("simulate " + nodes + " --openb-pods " + Openb("openb_pod_list_default.csv") +
@@ -136,6 +139,7 @@ TEST(Report, SimulateAndSpotStudy) {
 }
 
 TEST(Formats, YamlCsvAndHtmlOfOnePlan) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("formats");
   const std::string plan_args = "plan --telemetry " + GenTd26() + " --gpu a100-80gb --report " + (dir / "r.html").string();
   const CliRun json = Gpufit(plan_args + " --format json", dir);
