@@ -12,7 +12,8 @@
 // before that instant (last value carried forward), evaluated at every sample time of any
 // of its pods inside the later part, while the pod lives there (between its first and last
 // row after the cut). Duty cycle the same way; a collision is an instant whose summed duty
-// exceeds 100%. Those instants are what the checker counts as "samples".
+// exceeds 100% (on the mixed fleet, each pod's duty times its slowdown on its GPU's model, as
+// plan.json states it). Those instants are what the checker counts as "samples".
 //
 // Usage: holdout_check GPUFIT_BIN GENTD26_DIR "plan args" [cuts...]
 //   e.g. holdout_check build/apps/gpufit/gpufit ../shared/data/gentd26 "--gpu a100-80gb"
@@ -92,7 +93,7 @@ struct GpuCheck {
 };
 
 GpuCheck CheckGpu(const std::vector<std::string>& pods, double line_mib, double cut, const Series& mem,
-                  const Series& duty) {
+                  const Series& duty, const std::map<std::string, double>& slowdown = {}) {
   GpuCheck c;
   std::vector<double> times;
   std::vector<std::pair<double, double>> life;  // per pod: first and last row after the cut
@@ -119,7 +120,8 @@ GpuCheck CheckGpu(const std::vector<std::string>& pods, double line_mib, double 
       const auto d = duty.find(pods[k]);
       if (d != duty.end()) {
         const double u = ValueAt(d->second, cut, t);
-        if (u > 0) busy += u;
+        const auto f = slowdown.find(pods[k]);
+        if (u > 0) busy += u * (f == slowdown.end() ? 1.0 : f->second);
       }
     }
     ++c.instants;
@@ -207,9 +209,14 @@ int main(int argc, char** argv) {
       Add(same, CheckGpu(g["pods"].get<std::vector<std::string>>(), capacity, cut, mem, duty));
       ++same.gpus;
     }
+    // The fleet's duty is scaled by each pod's slowdown on its model, as the plan assumed
+    // (plan.json fleet.pods[].slowdown: the catalog's BF16 and bandwidth ratio).
+    std::map<std::string, double> slowdown;
+    for (const auto& p : j["fleet"]["pods"]) slowdown[p["pod"].get<std::string>()] = p["slowdown"].get<double>();
     Totals fleet;
     for (const auto& g : j["fleet"]["shared_gpus"]) {
-      Add(fleet, CheckGpu(g["pods"].get<std::vector<std::string>>(), g["oom_line_mib"].get<double>(), cut, mem, duty));
+      Add(fleet, CheckGpu(g["pods"].get<std::vector<std::string>>(), g["oom_line_mib"].get<double>(), cut, mem, duty,
+                          slowdown));
       ++fleet.gpus;
     }
     const double fit_h = (cut - t0) / 3600;

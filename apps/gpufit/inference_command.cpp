@@ -158,6 +158,8 @@ void AddBacktestCommand(CLI::App* inference, int& rc) {
       return;
     }
     rc = Emit(flags->output, "backtest", WalkForwardToJson(*r), WalkForwardToMarkdown(*r));
+    // A test day that missed the SLO is a schedule that did not hold: exit 3, as `backtest`.
+    if (rc == 0 && !r->AllMet()) rc = 3;
   });
 }
 

@@ -17,6 +17,7 @@
 #include "cluster_training.h"
 #include "demo_cluster.h"
 #include "gpufit/backtest/backtest.h"
+#include "gpufit/backtest/status.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/ingest/gentd26_serving_reader.h"
@@ -466,13 +467,20 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
   const auto row = std::find_if(curve->begin(), curve->end(), [&](const TradeoffRow& r) {
     return f.options.robust ? r.robust && r.memory_risk == f.options.memory_risk : !r.robust;
   });
-  const Backtest b{f.options, row->splits};
+  const Backtest b{f.options, row->splits, tel->window_hours()};
   const std::string md =
       fmt::format("# gpufit backtest\n\nTelemetry: {} ({} pods, {:.1f} h), {} on {}.\n{}", f.telemetry.name,
                   tel->pods.size(), tel->window_hours(), f.options.robust ? "robust envelope" : "in-sample rule",
                   f.options.target_gpu, BacktestToMarkdown(b, &*curve));
   const int rc = Emit(f.output, "backtest", BacktestToJson(b, &*curve), md);
-  return rc != 0 ? rc : (b.safe() ? 0 : 3);
+  if (rc != 0) return rc;
+  // 3: a strategy did not hold; 4: the co-location was not tested (nothing was replayed);
+  // 0: held or provisional (status.h).
+  const std::vector<StrategyStatus> statuses = Statuses(b, b.window_hours);
+  if (std::any_of(statuses.begin(), statuses.end(),
+                  [](const StrategyStatus& s) { return s.verdict == StrategyVerdict::kDidNotHold; }))
+    return 3;
+  return StatusOf(statuses, "colocation").verdict == StrategyVerdict::kNotTested ? 4 : 0;
 }
 
 }  // namespace gpufit::cli

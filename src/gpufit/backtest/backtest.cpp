@@ -1,10 +1,12 @@
 #include "gpufit/backtest/backtest.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 
+#include "gpufit/backtest/status.h"
 #include "gpufit/optimize/time_multiplex.h"
 #include "gpufit/plan/replay.h"
 
@@ -34,7 +36,7 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
   Result<Plan> plan = BuildPlan(fit, catalog, fit_options, split.label);
   if (!plan) return plan.error();
   out.gpus = plan->totals.gpus_after;
-  out.shared_gpus = plan->replay.gpus.size();
+  for (const GpuReplay& g : plan->replay.gpus) out.shared_gpus += g.pods.size() > 1;
   out.memory_margin_mib = plan->memory_margin_mib;
 
   // Both slices hold exactly `both`, in name order: fit and test indices agree.
@@ -79,6 +81,8 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
   tm.gpu_id = plan->target.id;
   tm.fleet_gpus = static_cast<int>(plan->replay.gpus.size() + plan->too_big.size());
   tm.excluded_pods = plan->kept_on_current_gpu();
+  tm.gpu_memory_mib = plan->capacity_mib;
+  tm.workload_by_pod = options.workload_by_pod;
   const Result<TimeMultiplexPlan> lend = PlanTimeMultiplex(fit, {}, tm);
   if (lend && lend->has_window && lend->lent_gpus > 0) {
     out.lending = true;
@@ -105,44 +109,21 @@ Result<std::vector<SplitOutcome>> RunSplits(const Telemetry& telemetry, const Gp
 }  // namespace
 
 bool Backtest::safe() const {
-  return std::all_of(splits.begin(), splits.end(),
-                     [&](const SplitOutcome& s) { return s.safe(options.max_collision_share); });
+  const StrategyVerdict v = StatusOf(Statuses(*this, window_hours), "colocation").verdict;
+  return v == StrategyVerdict::kHeld || v == StrategyVerdict::kProvisional;
 }
 
 std::string Backtest::Guarantee() const {
   if (splits.empty()) return "No backtest: the window is too short to hold any part out.";
-  double test_hours = 0;
-  std::int64_t overflows = 0, over_cap = 0, fleet_overflows = 0;
-  std::size_t fleet_over_limit = 0;
-  double worst_collision = 0;
-  std::size_t outgrown = 0, lending_over = 0, right_sized = 0;
-  std::string labels;
-  for (const SplitOutcome& s : splits) {
-    labels += (labels.empty() ? "" : "; ") + s.split.label;
-    right_sized += s.right_sized;
-    test_hours = std::max(test_hours, s.test_hours);
-    overflows += s.overflow_samples;
-    over_cap += s.cap_overflow_samples;
-    fleet_overflows += s.fleet.memory_overflows;
-    fleet_over_limit += s.fleet.gpus_over_collision_limit;
-    worst_collision = std::max(worst_collision, s.max_collision_share);
-    outgrown += s.outgrown.size();
-    lending_over += s.lending_over_capacity;
-  }
-  const std::string sizing = right_sized == 0
-                                 ? std::string("no pod was right-sized below its current GPU, so none could outgrow it")
-                                 : fmt::format("{} of {} right-sized pods outgrew their GPU", outgrown, right_sized);
+  std::vector<std::string> verdicts;
+  for (const StrategyStatus& s : Statuses(*this, window_hours))
+    verdicts.push_back(fmt::format("{} {}", s.strategy, VerdictName(s.verdict)));
+  double fit = 0;
+  for (const SplitOutcome& s : splits) fit = std::max(fit, s.fit_hours);
   return fmt::format(
-      "Guarantee: rebuilt with these options on one part of the window and replayed on a part it never saw ({}; "
-      "up to {:.1f} h held out), the plan {} ({} memory-overflow samples{}, worst GPU collides on {:.2f}% of "
-      "samples, {}, {} lending samples over capacity; the mixed fleet {}: {} memory-overflow samples, {} GPUs over "
-      "the collision limit); it covers the pods seen in both parts, not new pods or load "
-      "beyond what the data showed.",
-      labels, test_hours, safe() ? "held" : "did NOT hold", overflows,
-      options.memory_caps ? fmt::format(", {} samples of a pod over its memory cap", over_cap) : std::string(),
-      100 * worst_collision, sizing, lending_over,
-      fleet_overflows == 0 && fleet_over_limit == 0 ? "held" : "did NOT hold, so it is not recommended",
-      fleet_overflows, fleet_over_limit);
+      "Backtest on {} splits (each plan fitted on the earlier part, at most {:.1f} h, and replayed on a later part it "
+      "never saw): {}. It covers the pods seen in both parts, not new pods or load beyond what the data showed.",
+      splits.size(), fit, fmt::join(verdicts, ", "));
 }
 
 Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options) {
@@ -153,16 +134,15 @@ Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catal
                              const std::vector<WalkForwardSplit>& splits) {
   Result<std::vector<SplitOutcome>> outcomes = RunSplits(telemetry, catalog, options, splits);
   if (!outcomes) return outcomes.error();
-  return Backtest{options, std::move(*outcomes)};
+  return Backtest{options, std::move(*outcomes), telemetry.window_hours()};
 }
 
 std::vector<WalkForwardSplit> EverySplit(const Telemetry& telemetry) {
   std::vector<WalkForwardSplit> splits = WalkForwardSplits(telemetry);
-  if (splits.size() == 1 && splits[0].fit_begin == 0 && splits[0].test_end == telemetry.samples &&
-      splits[0].fit_end == splits[0].test_begin && splits[0].label == "first half -> second half") {
-    const WalkForwardSplit& f = splits[0];
-    splits.push_back({"second half -> first half", f.test_begin, f.test_end, f.fit_begin, f.fit_end});
-  }
+  const std::size_t n = telemetry.samples;
+  // Under two days (fit parts shorter than a day), also the time-reversed half.
+  const bool rolling = !splits.empty() && static_cast<double>(splits.front().fit_end) * telemetry.step_s < kFullDayS;
+  if (rolling && n >= 2) splits.push_back({"second half -> first half", n / 2, n, 0, n / 2});
   return splits;
 }
 

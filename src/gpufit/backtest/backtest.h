@@ -65,19 +65,23 @@ struct SplitOutcome {
   int lent_gpus = 0;
   std::size_t lending_samples = 0, lending_over_capacity = 0;
 
-  // The same-model plan's verdict. The mixed fleet is judged apart: `plan` recommends it only
-  // when its own replay (`fleet`) held on every split, else the same-model plan.
+  // The same-model co-location's replay on this split: no memory overflow, no pod over its
+  // cap, no GPU over the collision share. Right-sizing, the mixed fleet and lending are judged
+  // apart (status.h).
   bool safe(double max_collision_share_allowed) const {
     return overflow_samples == 0 && cap_overflow_samples == 0 &&
-           max_collision_share <= max_collision_share_allowed + 1e-12 && outgrown.empty() && lending_over_capacity == 0;
+           max_collision_share <= max_collision_share_allowed + 1e-12;
   }
 };
 
 struct Backtest {
   PlanOptions options;
   std::vector<SplitOutcome> splits;
+  double window_hours = 0;  // the whole telemetry window the splits cut
+  // The co-location verdict (status.h): held or provisional. False when it did not hold and
+  // when nothing was tested (no split planned a shared GPU).
   bool safe() const;
-  // One sentence: what the plan's guarantee covers, from these splits.
+  // One sentence per strategy: its verdict and why (status.h).
   std::string Guarantee() const;
 };
 
@@ -87,7 +91,7 @@ Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catal
 Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options,
                              const std::vector<WalkForwardSplit>& splits);
 
-// The walk-forward splits and, under 3 days, the reversed half too ("second half -> first
+// The walk-forward splits and, under 2 days, the reversed half too ("second half -> first
 // half"): every split a short window allows, for `gpufit backtest`.
 std::vector<WalkForwardSplit> EverySplit(const Telemetry& telemetry);
 

@@ -37,6 +37,9 @@ Telemetry Spikes() {
   return t;
 }
 
+// The one split these 8-sample cases are built for: fit on samples 0-3, test on 4-7.
+const std::vector<WalkForwardSplit> kHalves = {{"first half -> second half", 0, 4, 4, 8}};
+
 PlanOptions Options(bool robust) {
   PlanOptions o;
   o.target_gpu = "t4";
@@ -46,7 +49,7 @@ PlanOptions Options(bool robust) {
 }
 
 TEST(Backtest, InSampleRuleOverflowsOnTheHeldOutHalf) {
-  const Result<Backtest> b = RunBacktest(Spikes(), GpuCatalog::Embedded(), Options(false));
+  const Result<Backtest> b = RunBacktest(Spikes(), GpuCatalog::Embedded(), Options(false), kHalves);
   ASSERT_TRUE(b) << b.error().message;
   ASSERT_EQ(b->splits.size(), 1u);
   const SplitOutcome& s = b->splits[0];
@@ -59,20 +62,23 @@ TEST(Backtest, InSampleRuleOverflowsOnTheHeldOutHalf) {
   EXPECT_NEAR(s.worst_over_mib, 0.2 * 15360, 1);
   EXPECT_DOUBLE_EQ(s.overflow_gpu_hours_share, 1.0 / 4);
   EXPECT_FALSE(b->safe());
-  EXPECT_NE(b->Guarantee().find("did NOT hold"), std::string::npos);
+  EXPECT_NE(b->Guarantee().find("colocation did not hold"), std::string::npos) << b->Guarantee();
 }
 
 // The fit half's own halves (samples 0-1 and 2-3) show surprises of 0.3 M (a: 0.6 -> 0.3,
 // b: 0.3 -> 0.6), so 0.3 M stays free: 0.6 M + 0.3 M > 0.7 M, one GPU each, no overflow.
 TEST(Backtest, LearnedMarginHoldsOnTheHeldOutHalf) {
-  const Result<Backtest> b = RunBacktest(Spikes(), GpuCatalog::Embedded(), Options(true));
+  const Result<Backtest> b = RunBacktest(Spikes(), GpuCatalog::Embedded(), Options(true), kHalves);
   ASSERT_TRUE(b) << b.error().message;
   const SplitOutcome& s = b->splits[0];
   EXPECT_NEAR(s.memory_margin_mib, 0.3 * 15360, 1);
-  EXPECT_EQ(s.shared_gpus, 2u);
+  EXPECT_EQ(s.gpus, 2u);
+  EXPECT_EQ(s.shared_gpus, 0u);  // each pod alone
   EXPECT_EQ(s.overflow_samples, 0);
-  EXPECT_TRUE(b->safe());
+  // Nothing shared, so no co-location was replayed: not tested, and not "safe" either.
+  EXPECT_FALSE(b->safe());
   const nlohmann::json j = nlohmann::json::parse(BacktestToJson(*b));
+  EXPECT_EQ(j["status"]["colocation"]["status"], "not tested");
   EXPECT_EQ(j["splits"][0]["colocation"]["overflow_samples"], 0);
   EXPECT_EQ(j["splits"][0]["unplanned_pods"][0], "late");
 }
@@ -88,7 +94,8 @@ TEST(Backtest, OutgrownRightSizing) {
   PlanOptions o = Options(true);
   o.target_gpu = "a100-80gb";
   o.min_window_hours = 0;  // allow shrinking on 8 h
-  const Result<Backtest> b = RunBacktest(t, GpuCatalog::Embedded(), o);
+  const std::vector<WalkForwardSplit> halves = {{"first half -> second half", 0, 8, 8, 16}};
+  const Result<Backtest> b = RunBacktest(t, GpuCatalog::Embedded(), o, halves);
   ASSERT_TRUE(b) << b.error().message;
   const SplitOutcome& s = b->splits[0];
   EXPECT_EQ(s.right_sized, 1u);
@@ -96,7 +103,7 @@ TEST(Backtest, OutgrownRightSizing) {
   EXPECT_NE(s.outgrown[0].find("test peak 30000 MiB"), std::string::npos);
   // With the 24 h default the pod keeps its A100: nothing outgrown.
   o.min_window_hours = 24;
-  const Result<Backtest> held = RunBacktest(t, GpuCatalog::Embedded(), o);
+  const Result<Backtest> held = RunBacktest(t, GpuCatalog::Embedded(), o, halves);
   ASSERT_TRUE(held);
   EXPECT_EQ(held->splits[0].right_sized, 0u);
   EXPECT_TRUE(held->splits[0].outgrown.empty());
@@ -115,7 +122,7 @@ TEST(Backtest, APodOverItsFittedCapDoesNotHold) {
   PlanOptions o = Options(false);
   o.target_gpu = "a100-80gb";
   o.memory_caps = true;
-  const Result<Backtest> b = RunBacktest(t, GpuCatalog::Embedded(), o);
+  const Result<Backtest> b = RunBacktest(t, GpuCatalog::Embedded(), o, kHalves);
   ASSERT_TRUE(b) << b.error().message;
   const SplitOutcome& s = b->splits[0];
   EXPECT_EQ(s.overflow_samples, 0);  // 16000 + 5000 fits the GPU
@@ -123,9 +130,12 @@ TEST(Backtest, APodOverItsFittedCapDoesNotHold) {
   ASSERT_EQ(s.over_cap.size(), 1u);
   EXPECT_EQ(s.over_cap[0], "p: peak 16000 MiB > cap 13200 MiB");
   EXPECT_FALSE(b->safe());
-  EXPECT_NE(b->Guarantee().find("did NOT hold (0 memory-overflow samples, 2 samples of a pod over its memory cap"),
+  EXPECT_NE(b->Guarantee().find("colocation did not hold"), std::string::npos) << b->Guarantee();
+  const nlohmann::json j = nlohmann::json::parse(BacktestToJson(*b));
+  EXPECT_NE(j["status"]["colocation"]["why"].get<std::string>().find(
+                "0 memory-overflow samples (worst 0 MiB over), 2 samples over a memory cap"),
             std::string::npos)
-      << b->Guarantee();
+      << j["status"]["colocation"]["why"];
 }
 
 }  // namespace

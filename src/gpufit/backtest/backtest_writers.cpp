@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpufit/backtest/backtest.h"
+#include "gpufit/backtest/status.h"
 
 namespace gpufit {
 namespace {
@@ -60,14 +61,24 @@ void Row(std::string& md, const std::string& rule, const SplitOutcome& s, double
   Out(md, "| {} | {} | {} | {} | {:.0f} | {} | {} | {:.0f} | {:.2f}% | {} | {} | {} / {} / {:.2f}% | {} |\n", rule,
       s.split.label, s.planned_pods, s.gpus, s.memory_margin_mib, s.overflow_samples, s.overflow_gpus, s.worst_over_mib,
       100 * s.max_collision_share, s.outgrown.size(), s.lending ? fmt::format("{}", s.lending_over_capacity) : "-",
-      s.fleet_gpus, s.fleet.memory_overflows, 100 * s.fleet.max_collision_share, s.safe(share) ? "yes" : "NO");
+      s.fleet_gpus, s.fleet.memory_overflows, 100 * s.fleet.max_collision_share,
+      s.planned_pods == 0 || s.shared_gpus == 0 ? "not tested"
+      : s.safe(share)                           ? "yes"
+                                                : "NO");
 }
 
 constexpr const char* kHeader =
     "| rule | split | pods | GPUs | margin MiB | overflow samples | GPUs overflowing | worst MiB over | worst "
     "collision share | outgrown right-sized | lending over capacity | mixed fleet: GPUs / overflow samples / worst "
-    "collision share | safe |\n"
+    "collision share | co-location safe |\n"
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+
+json StatusJson(const Backtest& b) {
+  json out = json::object();
+  for (const StrategyStatus& s : Statuses(b, b.window_hours))
+    out[s.strategy] = {{"status", VerdictName(s.verdict)}, {"why", s.why}};
+  return out;
+}
 
 }  // namespace
 
@@ -77,6 +88,7 @@ std::string BacktestToJson(const Backtest& b, const std::vector<TradeoffRow>* tr
   json j = {{"method", "walk-forward: plan on the fit part with the same options, replay the test part"},
             {"splits", splits},
             {"safe", b.safe()},
+            {"status", StatusJson(b)},
             {"guarantee", b.Guarantee()}};
   if (tradeoff != nullptr) {
     json rows = json::array();
@@ -93,6 +105,9 @@ std::string BacktestToJson(const Backtest& b, const std::vector<TradeoffRow>* tr
 std::string BacktestToMarkdown(const Backtest& b, const std::vector<TradeoffRow>* tradeoff) {
   std::string md;
   Out(md, "\n## Backtest (walk-forward: fit on earlier telemetry, replay later telemetry)\n\n{}\n\n", b.Guarantee());
+  for (const StrategyStatus& s : Statuses(b, b.window_hours))
+    Out(md, "- **{}: {}**: {}.\n", s.strategy, VerdictName(s.verdict), s.why);
+  Out(md, "\n");
   Out(md, "{}", kHeader);
   const std::string rule =
       b.options.robust ? fmt::format("robust, memory risk {:g}", b.options.memory_risk) : std::string("in-sample");

@@ -28,7 +28,7 @@ std::vector<WalkForwardSplit> WalkForwardSplits(const Telemetry& telemetry) {
   if (n < 2) return out;
   const auto per_day = static_cast<std::size_t>(std::llround(kDayS / telemetry.step_s));
   const std::size_t days = per_day > 0 ? n / per_day : 0;
-  if (days >= 3) {
+  if (days >= 2) {
     const std::size_t first_k = days - 1 > kMaxDailySplits ? days - kMaxDailySplits : 1;
     for (std::size_t k = first_k; k < days; ++k) {
       out.push_back({k == 1 ? fmt::format("day 1 -> day 2") : fmt::format("days 1-{} -> day {}", k, k + 1), 0,
@@ -36,7 +36,14 @@ std::vector<WalkForwardSplit> WalkForwardSplits(const Telemetry& telemetry) {
     }
     return out;
   }
-  out.push_back({"first half -> second half", 0, n / 2, n / 2, n});
+  // Rolling origin: the rule at several cut points, each fitted on everything before it.
+  for (const std::size_t quarter : {1, 2, 3}) {
+    const std::size_t cut = n * quarter / 4;
+    if (cut == 0 || cut >= n) continue;
+    const double fit_h = static_cast<double>(cut) * telemetry.step_s / 3600;
+    const double test_h = static_cast<double>(n - cut) * telemetry.step_s / 3600;
+    out.push_back({fmt::format("first {:.1f} h -> next {:.1f} h", fit_h, test_h), 0, cut, cut, n});
+  }
   return out;
 }
 

@@ -1,10 +1,12 @@
 // Walk-forward splits of a telemetry window: fit on an earlier part, test on the later one.
 //
-//  * Fewer than 3 whole days (86,400 s from the window's start): one split, fit on the first
-//    half of the grid samples, test on the second half.
-//  * 3 whole days or more: roll day by day, fit on days 1..k and test on day k+1, for the
-//    last (at most) 7 test days (a plan is rebuilt per split; older splits add cost, not
-//    insight into tomorrow). Samples past the last whole day are left out.
+//  * 2 whole days or more (86,400 s each from the window's start): roll day by day, fit on
+//    days 1..k and test on day k+1, for the last (at most) 7 test days (a plan is rebuilt per
+//    split; older splits add cost, not insight into tomorrow). Samples past the last whole
+//    day are left out. Every fit part holds a full day: what a guarantee needs (status.h).
+//  * Fewer: rolling origin, three cuts at 1/4, 1/2 and 3/4 of the grid samples, each fitted
+//    on everything before the cut and tested on everything after it. Every fit part is
+//    shorter than a day, so verdicts on them are provisional (status.h).
 // Slicing keeps the trace's clock (start_s moves with the cut), so time-of-day rules
 // (lending) see the same hours.
 #pragma once

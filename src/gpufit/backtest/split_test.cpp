@@ -18,23 +18,38 @@ PodSeries Pod(std::string name, std::size_t n, std::size_t first, std::size_t la
   return p;
 }
 
-TEST(WalkForwardSplits, HalvesUnderThreeDays) {
+// Under two days: rolling origin, cuts at floor(11/4) = 2, floor(22/4) = 5, floor(33/4) = 8,
+// each tested on everything after it.
+TEST(WalkForwardSplits, RollingOriginUnderTwoDays) {
   Telemetry t;
   t.samples = 11;
   t.step_s = 60;
   const std::vector<WalkForwardSplit> s = WalkForwardSplits(t);
-  ASSERT_EQ(s.size(), 1u);
-  EXPECT_EQ(s[0].fit_begin, 0u);
-  EXPECT_EQ(s[0].fit_end, 5u);
-  EXPECT_EQ(s[0].test_begin, 5u);
-  EXPECT_EQ(s[0].test_end, 11u);
+  ASSERT_EQ(s.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(s[i].fit_begin, 0u);
+    EXPECT_EQ(s[i].fit_end, s[i].test_begin);
+    EXPECT_EQ(s[i].test_end, 11u);
+  }
+  EXPECT_EQ(s[0].fit_end, 2u);
+  EXPECT_EQ(s[1].fit_end, 5u);
+  EXPECT_EQ(s[2].fit_end, 8u);
+  EXPECT_EQ(s[1].label, "first 0.1 h -> next 0.1 h");
   t.samples = 1;
   EXPECT_TRUE(WalkForwardSplits(t).empty());
+  // 47 hours: still under two whole days.
+  t.step_s = 3600;
+  t.samples = 47;
+  EXPECT_EQ(WalkForwardSplits(t).size(), 3u);
 }
 
-TEST(WalkForwardSplits, DayByDayFromThreeDays) {
+TEST(WalkForwardSplits, DayByDayFromTwoDays) {
   Telemetry t;
   t.step_s = 3600;
+  t.samples = 2 * 24;  // exactly two days: day 1 -> day 2
+  ASSERT_EQ(WalkForwardSplits(t).size(), 1u);
+  EXPECT_EQ(WalkForwardSplits(t)[0].label, "day 1 -> day 2");
+  EXPECT_EQ(WalkForwardSplits(t)[0].test_end, 48u);
   t.samples = 4 * 24 + 5;  // 4 whole days and 5 stray hours
   const std::vector<WalkForwardSplit> s = WalkForwardSplits(t);
   ASSERT_EQ(s.size(), 3u);  // days 1 -> 2, 1-2 -> 3, 1-3 -> 4

@@ -399,10 +399,24 @@ std::int64_t CollisionLimit(std::size_t samples, double max_collision_share) {
 
 Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) {
   assert(options.max_collision_share >= 0 && options.max_collision_share <= 1);
-  assert(options.gpu_memory > options.reserve && options.reserve.value >= 0 && options.memory_margin_mib >= 0);
+  assert(options.gpu_memory > options.reserve && options.reserve.value >= 0 && options.memory_margin_mib >= 0 &&
+         options.per_pod_margin_mib >= 0);
   Instance in;
   in.samples = telemetry.samples;
-  in.capacity_mib = static_cast<double>((options.gpu_memory - options.reserve).value) - options.memory_margin_mib;
+  // The group margin memory_margin + (k - 1) x per_pod_margin: each pod counts per_pod_margin
+  // more while it runs and the line rises by one per_pod_margin, so a group of k live pods
+  // keeps exactly that free (fewer live pods at a sample, less kept: they cannot all surprise).
+  const double per_pod = options.per_pod_margin_mib;
+  in.capacity_mib =
+      static_cast<double>((options.gpu_memory - options.reserve).value) - options.memory_margin_mib + per_pod;
+  std::vector<std::vector<float>> inflated;
+  if (per_pod > 0) {
+    inflated.reserve(telemetry.pods.size());
+    for (const PodSeries& p : telemetry.pods) {
+      std::vector<float>& m = inflated.emplace_back(p.fb_used_mib);
+      for (std::size_t t = p.first; t <= p.last && t < m.size(); ++t) m[t] += static_cast<float>(per_pod);
+    }
+  }
   in.max_collision_p = options.max_collision_share;
   in.collision_limit = CollisionLimit(telemetry.samples, options.max_collision_share);
   Colocation out;
@@ -413,17 +427,18 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
     if (i < excluded.size()) excluded[i] = true;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
     const PodSeries& p = telemetry.pods[i];
-    in.mem.push_back(p.fb_used_mib.data());
+    const std::vector<float>& fb = per_pod > 0 ? inflated[i] : p.fb_used_mib;
+    in.mem.push_back(fb.data());
     in.util.push_back(p.gpu_util_pct.data());
     in.first.push_back(p.first);
     in.last.push_back(p.last);
-    const auto peak = std::max_element(p.fb_used_mib.begin(), p.fb_used_mib.end());
+    const auto peak = std::max_element(fb.begin(), fb.end());
     in.peak_mib.push_back(*peak);
-    in.peak_at.push_back(static_cast<std::size_t>(peak - p.fb_used_mib.begin()));
-    in.min_running_mib.push_back(*std::min_element(p.fb_used_mib.begin() + static_cast<std::ptrdiff_t>(p.first),
-                                                   p.fb_used_mib.begin() + static_cast<std::ptrdiff_t>(p.last) + 1));
-    in.mean_mib.push_back(std::accumulate(p.fb_used_mib.begin(), p.fb_used_mib.end(), 0.0) /
-                          static_cast<double>(std::max<std::size_t>(1, p.fb_used_mib.size())));
+    in.peak_at.push_back(static_cast<std::size_t>(peak - fb.begin()));
+    in.min_running_mib.push_back(*std::min_element(fb.begin() + static_cast<std::ptrdiff_t>(p.first),
+                                                   fb.begin() + static_cast<std::ptrdiff_t>(p.last) + 1));
+    in.mean_mib.push_back(std::accumulate(fb.begin(), fb.end(), 0.0) /
+                          static_cast<double>(std::max<std::size_t>(1, fb.size())));
     if (options.collisions_if_active) in.active_duty.push_back(ActiveDutyOf(p));
     if (excluded[i]) continue;
     if (in.peak_mib.back() > in.capacity_mib) {

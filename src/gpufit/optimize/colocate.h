@@ -6,7 +6,8 @@
 //    floor(max_collision_share * samples) samples (a "collision": the pods' duty cycles
 //    would have had to wait for each other). The share is of the whole replay window.
 // and, for plans meant to hold on later data (optimize/memory_envelope.h):
-//  * memory margin: the sums above stay under gpu_memory - reserve - memory_margin;
+//  * memory margin: the sums above stay under gpu_memory - reserve - memory_margin
+//    - (k - 1) x per_pod_margin, k the pods running at that sample;
 //  * collisions if always active: P(sum of the pods' active duty cycles > 100%) <=
 //    max_collision_share, pods independent (when collisions_if_active).
 // Pods whose busy hours do not overlap (day vs night), or that are mostly idle, thereby
@@ -36,6 +37,9 @@ struct ColocateOptions {
   MiB gpu_memory;                     // the target GPU model's memory
   MiB reserve{0};                     // kept free on every GPU (driver, fragmentation)
   double memory_margin_mib = 0;       // also kept free: room for peaks not seen yet (>= 0)
+  // Also kept free per pod beyond the first (>= 0): a GPU whose k pods run at a sample keeps
+  // memory_margin + (k - 1) x per_pod_margin free there (GroupMargin, memory_envelope.h).
+  double per_pod_margin_mib = 0;
   bool collisions_if_active = false;  // also bound collisions as if every pod were always active
   double max_collision_share = 0.01;  // in [0, 1]
   std::uint64_t seed = 1;

@@ -45,6 +45,43 @@ double SurpriseMargin(const std::vector<double>& surprises, double risk) {
   return surprises[std::min(rank, surprises.size()) - 1];
 }
 
+GroupMargin LearnGroupMargin(const std::vector<double>& surprises, double single, double risk, std::size_t max_size) {
+  GroupMargin out;
+  out.single_mib = single;
+  out.per_pod_mib = kPerPodFloorMib;
+  if (surprises.empty() || !(surprises.back() > 0)) return out;
+  // Bins of width w, each surprise rounded up to its bin's upper edge.
+  constexpr std::size_t kBins = 512;
+  const double w = surprises.back() / static_cast<double>(kBins);
+  std::vector<double> one(kBins + 1, 0.0);
+  for (double v : surprises) one[static_cast<std::size_t>(std::ceil(v / w - 1e-9))] += 1.0;
+  for (double& p : one) p /= static_cast<double>(surprises.size());
+  const double level = 1 - std::max(risk, 1.0 / static_cast<double>(surprises.size()));
+  std::vector<double> sum = one;
+  for (std::size_t k = 2; k <= max_size; ++k) {
+    std::vector<double> next(sum.size() + kBins, 0.0);
+    for (std::size_t a = 0; a < sum.size(); ++a) {
+      if (sum[a] == 0) continue;
+      for (std::size_t b = 0; b <= kBins; ++b) next[a + b] += sum[a] * one[b];
+    }
+    sum = std::move(next);
+    // The smallest bin edge with at least `level` of the mass at or below it.
+    double cumulative = 0;
+    std::size_t at = sum.size() - 1;
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      cumulative += sum[i];
+      if (cumulative >= level - 1e-12) {
+        at = i;
+        break;
+      }
+    }
+    const double margin = std::max(single, static_cast<double>(at) * w);
+    out.measured_mib.push_back(margin);
+    out.per_pod_mib = std::max(out.per_pod_mib, (margin - single) / static_cast<double>(k - 1));
+  }
+  return out;
+}
+
 ActiveDuty ActiveDutyOf(const PodSeries& pod) {
   ActiveDuty d;
   std::size_t active = 0;

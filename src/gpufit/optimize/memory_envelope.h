@@ -43,6 +43,45 @@ std::vector<double> PooledPeakSurprises(const Telemetry& telemetry, const std::v
 // Nearest-rank (1 - risk) quantile of `surprises` (ascending), risk in [0, 1); 0 if empty.
 double SurpriseMargin(const std::vector<double>& surprises, double risk);
 
+// Group margin (MiB): what a GPU shared by k pods keeps free, margin(k) = single + (k - 1) x
+// per_pod. One pod's margin covers one pod surprising; a shared GPU must also cover several of
+// its pods surprising at once. The pods' observed surprises are resampled k at a time: the
+// distribution of the sum of k independent draws from the pooled surprises (exact, by
+// convolution on bins of at most 1/512 of the largest surprise, each rounded up), and
+// margin_k is its quantile at 1 - max(risk, 1/n), n the pooled surprises: with risk 0, the
+// level at which the single-pod pool's largest value sits (one value in n), so that k pods
+// surprising together are covered as often as one pod is by the largest surprise.
+// per_pod is the smallest slope that covers every size measured (k = 2 .. max_size) above
+// the single margin, max over k of (margin_k - single) / (k - 1), and is extrapolated
+// linearly beyond (the quantile of a sum of independent draws grows more slowly than k, so
+// the line is the safe side); never below kPerPodFloorMib.
+//
+// Measured alternative, not used: drawing random k-subsets of pods and taking the surprise of
+// their time-aligned sum, which also sees peaks coinciding. On GenTD26 it puts pairs at a
+// 27 GB margin against 19.6 GB for one pod, which turned the whole-window A100 plan from 73
+// GPUs into 107 while the plans without it held on every cut from 30% on (issue 37's note).
+//
+// kPerPodFloorMib: a shared GPU is never planned 100% full. Each process on a GPU holds a
+// CUDA context (a few hundred MiB, more as kernels load lazily) and a caching allocator grows
+// in blocks (PyTorch: 2 MiB small blocks, 20 MiB large segments, allocations rounded up);
+// neither shows in a pod's telemetry before it happens. 512 MiB per extra pod covers one
+// context and a few segments.
+inline constexpr double kPerPodFloorMib = 512;
+
+struct GroupMargin {
+  double single_mib = 0;             // one pod's margin: SurpriseMargin of the pooled surprises
+  double per_pod_mib = 0;            // added per pod beyond the first
+  std::vector<double> measured_mib;  // margin_k, k = 2 .. (index + 2)
+  double For(std::size_t pods) const {
+    return pods == 0 ? 0.0 : single_mib + static_cast<double>(pods - 1) * per_pod_mib;
+  }
+};
+
+// The group margin from the pooled surprises (ascending, PooledPeakSurprises) and the single
+// margin already learned from them. No surprises: per_pod is the floor.
+GroupMargin LearnGroupMargin(const std::vector<double>& surprises, double single, double risk,
+                             std::size_t max_size = 8);
+
 // A pod's duty cycle while active: probability of each whole percent 0..100.
 struct ActiveDuty {
   std::array<double, 101> p{};  // sums to 1

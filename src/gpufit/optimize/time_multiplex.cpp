@@ -49,6 +49,48 @@ int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utiliz
   return std::max(1, static_cast<int>(std::ceil(duty / (100.0 * target_utilization) - 1e-9)));
 }
 
+namespace {
+
+// Per pod of `t`, an index shared by the pods of one workload (a pod alone: its own).
+std::vector<std::size_t> WorkloadIndex(const Telemetry& t, const std::map<std::string, std::string>& by_pod) {
+  std::map<std::string, std::size_t> ids;
+  std::vector<std::size_t> out;
+  for (const PodSeries& p : t.pods) {
+    const auto it = by_pod.find(p.pod);
+    const std::string key = it == by_pod.end() || it->second.empty() ? "pod:" + p.pod : "workload:" + it->second;
+    out.push_back(ids.try_emplace(key, ids.size()).first->second);
+  }
+  return out;
+}
+
+// GPUs the alive workloads' kept replicas need for their memory at sample k.
+int MemoryNeededAt(const Telemetry& t, std::size_t k, double gpu_memory_mib, const std::vector<std::size_t>& excluded,
+                   const std::vector<std::size_t>& workload, std::vector<double>& scratch) {
+  if (!(gpu_memory_mib > 0)) return 0;
+  scratch.assign(t.pods.size(), 0.0);
+  for (std::size_t i = 0; i < t.pods.size(); ++i) {
+    const PodSeries& p = t.pods[i];
+    if (k < p.first || k > p.last || Excluded(excluded, i) || !std::isfinite(p.fb_used_mib[k])) continue;
+    scratch[workload[i]] = std::max(scratch[workload[i]], static_cast<double>(p.fb_used_mib[k]));
+  }
+  double sum = 0;
+  for (double m : scratch) sum += m;
+  return static_cast<int>(std::ceil(sum / gpu_memory_mib - 1e-9));
+}
+
+int NeededAt(const TimeMultiplexPlan& plan, const Telemetry& t, std::size_t k, const std::vector<std::size_t>& workload,
+             std::vector<double>& scratch) {
+  return std::max(GpusNeededAt(t, k, plan.target_utilization, plan.excluded_pods),
+                  MemoryNeededAt(t, k, plan.gpu_memory_mib, plan.excluded_pods, workload, scratch));
+}
+
+}  // namespace
+
+int GpusNeededAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k) {
+  std::vector<double> scratch;
+  return NeededAt(plan, telemetry, k, WorkloadIndex(telemetry, plan.workload_by_pod), scratch);
+}
+
 bool LendingAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k) {
   if (!plan.has_window || plan.lent_gpus <= 0) return false;
   const double since = std::fmod(TimeOfDay(telemetry, k) - plan.window_start_hour * 3600.0 + kDay, kDay);
@@ -68,14 +110,17 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
   TimeMultiplexPlan plan;
   plan.target_utilization = options.target_utilization;
   plan.excluded_pods = options.excluded_pods;
+  plan.gpu_memory_mib = options.gpu_memory_mib;
+  plan.workload_by_pod = options.workload_by_pod;
+  const std::vector<std::size_t> workload = WorkloadIndex(telemetry, plan.workload_by_pod);
+  std::vector<double> scratch;
   plan.needed_by_hour.fill(-1);
   std::array<std::size_t, 24> samples_in_hour{};
   for (std::size_t k = 0; k < telemetry.samples; ++k) {
     plan.fleet_gpus = std::max(plan.fleet_gpus, Alive(telemetry, k, options.excluded_pods));
     const auto hour = static_cast<std::size_t>(TimeOfDay(telemetry, k) / 3600.0) % 24;
     ++samples_in_hour[hour];
-    plan.needed_by_hour[hour] = std::max(plan.needed_by_hour[hour],
-                                         GpusNeededAt(telemetry, k, options.target_utilization, options.excluded_pods));
+    plan.needed_by_hour[hour] = std::max(plan.needed_by_hour[hour], NeededAt(plan, telemetry, k, workload, scratch));
   }
   if (options.fleet_gpus > 0) plan.fleet_gpus = options.fleet_gpus;
   // Hours with fewer than half the median observed hour's samples are not observed.
@@ -174,12 +219,16 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
     l.nights = static_cast<int>(std::ceil(j.work.count() / std::max(per_night, 1.0)));
   }
   plan.evidence = fmt::format(
-      "fleet {} GPUs; GPUs needed = ceil(sum of duty / {:.0f}%) per sample, the hour-of-day "
+      "fleet {} GPUs; GPUs needed = ceil(sum of duty / {:.0f}%) per sample{}, the hour-of-day "
       "curve its maximum per hour; {:02d}:00-{:02d}:00 UTC needs at most {} GPUs, so {} are lendable for {} h less "
       "a {:.0f} s lead (the inference cold start)",
-      plan.fleet_gpus, 100 * options.target_utilization, plan.window_start_hour,
-      (plan.window_start_hour + plan.window_hours) % 24, plan.fleet_gpus - plan.lent_gpus, plan.lent_gpus,
-      plan.window_hours, plan.lead_s);
+      plan.fleet_gpus, 100 * options.target_utilization,
+      plan.gpu_memory_mib > 0
+          ? fmt::format(", or more where the workloads' kept replicas need more GPUs of {:.0f} MiB for their memory",
+                        plan.gpu_memory_mib)
+          : std::string(),
+      plan.window_start_hour, (plan.window_start_hour + plan.window_hours) % 24, plan.fleet_gpus - plan.lent_gpus,
+      plan.lent_gpus, plan.window_hours, plan.lead_s);
   return plan;
 }
 
@@ -187,12 +236,14 @@ TimeMultiplexReplay ReplayTimeMultiplex(const Telemetry& telemetry, const TimeMu
   TimeMultiplexReplay r;
   r.samples = telemetry.samples;
   r.min_spare_gpus = plan.fleet_gpus;
+  const std::vector<std::size_t> workload = WorkloadIndex(telemetry, plan.workload_by_pod);
+  std::vector<double> scratch;
   for (std::size_t k = 0; k < telemetry.samples; ++k) {
     const bool lending = LendingAt(plan, telemetry, k);
     const int lent = lending ? plan.lent_gpus : 0;
     r.lent_samples += lending;
     r.lent_gpu_hours += lent * telemetry.step_s / 3600.0;
-    const int spare = plan.fleet_gpus - GpusNeededAt(telemetry, k, plan.target_utilization, plan.excluded_pods) - lent;
+    const int spare = plan.fleet_gpus - NeededAt(plan, telemetry, k, workload, scratch) - lent;
     if (!lending) {
       r.short_without_lending += spare < 0;
       continue;

@@ -6,10 +6,18 @@
 //    the most pods alive at one sample (one GPU each: the fleet as it runs today);
 //    options.excluded_pods (the CPU-starved ones, which keep their own GPU) are neither in
 //    the fleet nor in the need;
-//  * GPUs needed at sample t = ceil(sum over pods of duty cycle / (100 x target_utilization)):
-//    the replicas that carry the offered load at the replica optimizer's margin (the
-//    HPA-like policy's target utilization, inference/policies.h HpaSettings: 0.7); at least
-//    1 while any pod is alive. The fleet is treated as one pool of interchangeable replicas;
+//  * GPUs needed at sample t = the larger of
+//     - compute: ceil(sum over pods of duty cycle / (100 x target_utilization)), the replicas
+//       that carry the offered load at the replica optimizer's margin (the HPA-like policy's
+//       target utilization, inference/policies.h HpaSettings: 0.7);
+//     - memory (with gpu_memory_mib > 0): ceil(sum over the workloads alive at t of one
+//       replica's memory / gpu_memory_mib). A serving workload keeps at least one replica
+//       at night, with its model loaded: an idle server still holds its weights, so duty
+//       alone would lend GPUs whose memory the kept replicas need (GenTD26: 52 of 73 lent by
+//       duty, while the loaded models, 27-47 GB each, need more than the 21 left). One
+//       replica's memory is the largest of the workload's pods alive at t; pods without a
+//       workload (workload_by_pod) are workloads of their own;
+//    at least 1 while any pod is alive. The fleet is treated as one pool of interchangeable replicas;
 //  * the hour-of-day curve: per hour of the day (UTC on the telemetry's clock), the most
 //    GPUs needed at any sample of that hour, over every day of the window; an hour with
 //    fewer than half the median hour's samples is not observed (one stray sample cannot
@@ -37,6 +45,7 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +63,8 @@ struct TimeMultiplexOptions {
   std::string gpu_id{};                      // the fleet's catalog GPU: jobs naming another model do not fit
   int fleet_gpus = 0;                        // 0: the most pods alive at once
   std::vector<std::size_t> excluded_pods{};  // indices into Telemetry::pods
+  double gpu_memory_mib = 0;                 // a fleet GPU's memory for pods; 0: memory not judged
+  std::map<std::string, std::string> workload_by_pod{};  // pod name -> its workload
 };
 
 struct LentJob {
@@ -80,6 +91,8 @@ struct TimeMultiplexPlan {
   std::vector<std::string> not_lent;  // "job: reason"
   double target_utilization = 0.7;
   std::vector<std::size_t> excluded_pods;
+  double gpu_memory_mib = 0;
+  std::map<std::string, std::string> workload_by_pod;
   std::string evidence;
 
   // Seconds of the day (may exceed 86400 past midnight) when lending ends and when the
@@ -99,9 +112,11 @@ Result<TimeMultiplexPlan> PlanTimeMultiplex(const Telemetry& telemetry, const st
 // minus the lead, by time of day).
 bool LendingAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k);
 
-// GPUs needed at sample k (the rule above), without the plan's excluded pods.
+// GPUs needed at sample k by duty alone (the compute rule above), without `excluded`.
 int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization,
                  const std::vector<std::size_t>& excluded = {});
+// GPUs needed at sample k by the plan's rule: compute and, with gpu_memory_mib, memory.
+int GpusNeededAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k);
 
 struct TimeMultiplexReplay {
   std::size_t samples = 0, lent_samples = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "gpufit/core/test_support.h"
 #include "gpufit/ingest/telemetry_readers.h"
@@ -202,6 +203,43 @@ TEST(TimeMultiplex, GenTd26NightIsLentAndNoInferenceSampleOverflows) {
   EXPECT_GT(r.lent_samples, 0u);
 }
 #endif
+
+// Lending fits memory too: the same day/night duty, but each pod's model holds 30,000 MiB
+// all day. By duty the night needs 1 GPU; by memory the ten kept replicas need
+// ceil(10 x 30,000 / 81,920) = 4 GPUs, so 10 - 4 = 6 can be lent, not 9. With 60,000 MiB
+// each they need ceil(600,000 / 81,920) = 8 at night (9 by day, by duty): 10 - 8 = 2 lent.
+TEST(TimeMultiplex, LendingFitsTheKeptReplicasMemory) {
+  Telemetry t = DayNight();
+  for (PodSeries& p : t.pods) p.fb_used_mib.assign(t.samples, 30000);
+  const Result<TimeMultiplexPlan> by_duty = PlanTimeMultiplex(t, {});
+  ASSERT_TRUE(by_duty);
+  EXPECT_EQ(by_duty->lent_gpus, 9);  // memory not judged
+  const Result<TimeMultiplexPlan> p = PlanTimeMultiplex(t, {}, {.gpu_memory_mib = 81920});
+  ASSERT_TRUE(p) << p.error().message;
+  for (int h = 0; h < 24; ++h) EXPECT_EQ(p->needed_by_hour[static_cast<std::size_t>(h)], h >= 8 && h < 20 ? 9 : 4) << h;
+  EXPECT_EQ(p->lent_gpus, 6);
+  EXPECT_EQ(ReplayTimeMultiplex(t, *p).over_capacity, 0u);
+  // The by-duty plan replayed under the memory rule: every lending sample is short.
+  TimeMultiplexPlan judged = *by_duty;
+  judged.gpu_memory_mib = 81920;
+  const TimeMultiplexReplay r = ReplayTimeMultiplex(t, judged);
+  EXPECT_GT(r.lent_samples, 0u);
+  EXPECT_EQ(r.over_capacity, r.lent_samples);
+  // Replicas of one workload count once (one kept replica): two workloads of five pods need
+  // ceil(2 x 30,000 / 81,920) = 1 GPU by memory, so the duty rule decides again.
+  std::map<std::string, std::string> workloads;
+  for (const PodSeries& pod : t.pods) workloads[pod.pod] = pod.pod < "inf/p5" ? "a" : "b";
+  const Result<TimeMultiplexPlan> grouped =
+      PlanTimeMultiplex(t, {}, {.gpu_memory_mib = 81920, .workload_by_pod = workloads});
+  ASSERT_TRUE(grouped);
+  EXPECT_EQ(grouped->lent_gpus, 9);
+  // Models too big to leave room: 60,000 MiB each need 8 GPUs at night, 9 by day (duty).
+  for (PodSeries& pod : t.pods) pod.fb_used_mib.assign(t.samples, 60000);
+  const Result<TimeMultiplexPlan> full = PlanTimeMultiplex(t, {}, {.gpu_memory_mib = 81920});
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->needed_by_hour[2], 8);
+  EXPECT_EQ(full->lent_gpus, 2);
+}
 
 }  // namespace
 }  // namespace gpufit

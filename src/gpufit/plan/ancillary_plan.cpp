@@ -172,6 +172,10 @@ Result<AncillaryPlan> BuildAncillaryPlan(const AncillaryInputs& in) {
   // keep theirs and are neither lent nor counted).
   tm.fleet_gpus = static_cast<int>(plan.replay.gpus.size() + plan.too_big.size());
   tm.excluded_pods = plan.kept_on_current_gpu();
+  // Lending fits memory too: the kept replicas' loaded models (optimize/time_multiplex.h).
+  tm.gpu_memory_mib = plan.capacity_mib;
+  for (std::size_t i = 0; i < plan.workload_of.size() && i < plan.pod_names.size(); ++i)
+    if (!plan.workload_of[i].empty()) tm.workload_by_pod[plan.pod_names[i]] = plan.workload_of[i];
   if (in.model_loads != nullptr && !in.model_loads->empty()) {
     out.model_loading = AnalyzeModelLoading(*in.telemetry, *in.model_loads, plan.current.on_demand_per_gpu_hour.value,
                                             in.model_loading);

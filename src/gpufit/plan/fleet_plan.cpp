@@ -24,6 +24,7 @@ class FleetSearch {
       : t_(packed), plan_(plan), models_(std::move(models)) {
     limit_ = CollisionLimit(packed.samples, plan.options.max_collision_share);
     margin_ = plan.options.memory_caps ? 0.0 : plan.memory_margin_mib;
+    per_pod_ = plan.options.memory_caps ? 0.0 : plan.group_margin.per_pod_mib;
     admit_.resize(packed.pods.size());
     duty_.resize(packed.pods.size());
     for (std::size_t p = 0; p < packed.pods.size(); ++p) {
@@ -64,13 +65,15 @@ class FleetSearch {
       return true;
     }
     const double oom_line = memory - static_cast<double>(plan_.options.reserve.value);
+    // The group margin (memory_envelope.h): each live pod counts per_pod_ more against a line
+    // per_pod_ higher, so k live pods keep margin_ + (k - 1) x per_pod_ free, as the packer does.
     const double line = oom_line - margin_;
     if (line <= 0) return false;
     double peaks = 0;
     std::size_t first = t_.samples, last = 0;
     for (std::size_t p : pods) {
       if (peak_[p] > line) return false;
-      peaks += peak_[p];
+      peaks += peak_[p] + per_pod_;
       first = std::min(first, t_.pods[p].first);
       last = std::max(last, t_.pods[p].last);
     }
@@ -79,18 +82,21 @@ class FleetSearch {
     if (first <= last) {
       mem_.assign(last - first + 1, 0.0);
       util_.assign(last - first + 1, 0.0);
+      live_.assign(last - first + 1, 0);
       for (std::size_t p : pods) {
         const PodSeries& s = t_.pods[p];
         const double f = admit_[p][m].factor;
         for (std::size_t k = s.first; k <= s.last; ++k) {
           mem_[k - first] += s.fb_used_mib[k];
+          ++live_[k - first];
           const float u = s.gpu_util_pct[k];
           if (u > 0) util_[k - first] += static_cast<double>(u) * f;
         }
       }
       for (std::size_t k = 0; k < mem_.size(); ++k) {
         peak = std::max(peak, mem_[k]);
-        if (peaks > line && mem_[k] > line) return false;
+        const double kept = live_[k] > 1 ? static_cast<double>(live_[k] - 1) * per_pod_ : 0.0;
+        if (peaks > line + per_pod_ && mem_[k] + kept > line) return false;
         collisions += util_[k] > 100.0;
       }
       if (collisions > limit_) return false;
@@ -107,7 +113,7 @@ class FleetSearch {
               .pods = pods,
               .usd_per_month = Price(m),
               .oom_line_mib = oom_line,
-              .packing_line_mib = line,
+              .packing_line_mib = line - static_cast<double>(pods.size() - 1) * per_pod_,
               .peak_mib = peak,
               .collisions = collisions,
               .collision_p_if_active = p_active};
@@ -174,7 +180,8 @@ class FleetSearch {
   const Plan& plan_;
   std::vector<GpuModel> models_;  // by price
   std::int64_t limit_ = 0;
-  double margin_ = 0;
+  double margin_ = 0, per_pod_ = 0;
+  std::vector<std::size_t> live_;
   std::vector<std::vector<Admission>> admit_;                 // [pod][model]
   std::vector<std::vector<std::optional<ActiveDuty>>> duty_;  // [pod][model], scaled, when asked
   std::vector<double> peak_;
@@ -237,6 +244,7 @@ void RepackPerModel(FleetSearch& s, std::vector<Unit>& units, const Plan& plan) 
     co.reserve = plan.options.reserve;
     if (co.gpu_memory <= co.reserve) continue;
     co.memory_margin_mib = plan.options.memory_caps ? 0.0 : plan.memory_margin_mib;
+    co.per_pod_margin_mib = plan.options.memory_caps ? 0.0 : plan.group_margin.per_pod_mib;
     if (static_cast<double>((co.gpu_memory - co.reserve).value) <= co.memory_margin_mib) continue;
     co.collisions_if_active = plan.options.robust;
     co.max_collision_share = plan.options.max_collision_share;

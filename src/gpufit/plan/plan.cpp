@@ -143,6 +143,19 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.container_data = HasContainerCpu(telemetry);
   plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
   plan.multi_gpu = FindMultiGpuPods(telemetry, options.spec_devices);
+  {
+    std::vector<std::string> ended;
+    for (const PodEnd& e : telemetry.ended) ended.push_back(e.pod);
+    std::sort(ended.begin(), ended.end());
+    for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
+      const PodSeries& p = telemetry.pods[i];
+      if (!(plan.profiles[i].fb_used_mib.peak > 0) && plan.multi_gpu_of(i) == nullptr) plan.unmeasured.push_back(i);
+      if (plan.profiles[i].fb_used_mib.peak > static_cast<double>(current->memory.value))
+        plan.above_current.push_back(i);
+      if (p.last + 1 < telemetry.samples && !std::binary_search(ended.begin(), ended.end(), p.pod))
+        plan.stopped_without_end.push_back(i);
+    }
+  }
   if (options.robust) {
     std::vector<std::size_t> pods;
     for (std::size_t i = 0; i < telemetry.pods.size(); ++i)
@@ -152,6 +165,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     plan.memory_margin_mib = SurpriseMargin(surprises, options.memory_risk);
     // The margin never leaves less than a tenth of the GPU to pack into.
     plan.memory_margin_mib = std::min(plan.memory_margin_mib, 0.9 * plan.capacity_mib);
+    plan.group_margin = LearnGroupMargin(surprises, plan.memory_margin_mib, options.memory_risk);
   }
   plan.packing_capacity_mib = plan.capacity_mib - plan.memory_margin_mib;
   for (const std::string& id : options.fleet.models)
@@ -178,6 +192,15 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     r.usd_per_month_recommended = r.usd_per_month_current;
     r.reason = fmt::format("kept on {}: CPU-starved ({:.0f}% of samples), give it {:g} cores per GPU first",
                            current->id, 100 * s.starved_share(), s.recommended_cores);
+  }
+  for (std::size_t p : plan.unmeasured) {
+    RightSizing& r = plan.right_sizing[p];
+    r.recommended_gpu = current->id;
+    r.usd_per_month_recommended = r.usd_per_month_current;
+    r.reason = fmt::format(
+        "kept on {}: 0 MiB at every sample, so unmeasured (a CUDA context alone holds hundreds of "
+        "MiB); check its DCGM series before sizing it",
+        current->id);
   }
   for (const MultiGpuPod& m : plan.multi_gpu) {
     for (std::size_t p : m.series) {
@@ -208,6 +231,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   co.gpu_memory = target->memory;
   co.reserve = options.reserve;
   co.memory_margin_mib = options.memory_caps ? 0.0 : plan.memory_margin_mib;
+  co.per_pod_margin_mib = options.memory_caps ? 0.0 : plan.group_margin.per_pod_mib;
   co.collisions_if_active = options.robust;
   co.max_collision_share = options.max_collision_share;
   co.seed = options.seed;
@@ -275,6 +299,16 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   if (!plan.replay.safe)
     return Internal("replay found the co-location unsafe: {} memory overflows, max collision share {}",
                     plan.replay.memory_overflows, plan.replay.max_collision_share);
+  for (const GpuReplay& g : plan.replay.gpus) {
+    std::vector<int> live(telemetry.samples + 1, 0);  // +1 at first, -1 after last
+    for (std::size_t p : g.pods) {
+      ++live[telemetry.pods[p].first];
+      --live[telemetry.pods[p].last + 1];
+    }
+    int now = 0, most = 0;
+    for (std::size_t t = 0; t < telemetry.samples; ++t) most = std::max(most, now += live[t]);
+    plan.group_pods_at_once.push_back(static_cast<std::size_t>(most));
+  }
   plan.reserved_gpus = PlaceOnReservedGpus(plan, telemetry.reserved_gpu_memory);
   plan.group_of.assign(telemetry.pods.size(), std::nullopt);
   for (std::size_t g = 0; g < plan.replay.gpus.size(); ++g) {

@@ -36,6 +36,7 @@
 #include "gpufit/optimize/cpu_starvation.h"
 #include "gpufit/optimize/lower_bound.h"
 #include "gpufit/optimize/lp_bound.h"
+#include "gpufit/optimize/memory_envelope.h"
 #include "gpufit/optimize/mig_planner.h"
 #include "gpufit/optimize/multi_gpu.h"
 #include "gpufit/optimize/rightsize.h"
@@ -118,6 +119,15 @@ struct Plan {
   double memory_margin_mib = 0;
   std::size_t memory_surprises = 0;
   double packing_capacity_mib = 0;
+  // With options.robust: a group of k pods keeps group_margin.For(k) free, so its line is
+  // capacity_mib - group_margin.For(k) (optimize/memory_envelope.h); single_mib is
+  // memory_margin_mib. Without: all zero.
+  GroupMargin group_margin;
+  double packing_line_mib(std::size_t pods) const { return capacity_mib - group_margin.For(pods); }
+  // Per co-location group (replay.gpus): the most of its pods alive at one sample. Its sum
+  // stays under packing_line_mib(pods alive) at every sample, so under
+  // packing_line_mib(this) wherever this many run.
+  std::vector<std::size_t> group_pods_at_once;
   std::int64_t collision_limit_samples = 0;
   std::vector<std::string> pod_names;
   std::vector<PodProfile> profiles;                  // per pod, same order as pod_names
@@ -127,6 +137,16 @@ struct Plan {
   bool container_data = false;                       // a GPU pod has container CPU: starvation was judged
   std::vector<CpuStarvation> cpu_starvation;         // starved pods (containers' CPU in the telemetry)
   std::vector<MultiGpuPod> multi_gpu;                // pods on several devices: kept whole
+  // Inputs that are not what they seem (warned about in the summary and plan.json `warnings`):
+  //  * unmeasured: pods at 0 MiB at every sample. A CUDA context alone holds hundreds of MiB,
+  //    so such a pod was not measured rather than idle: it keeps its current GPU, alone, and
+  //    is neither right-sized nor packed;
+  //  * above_current: pods whose peak exceeds the current GPU's memory: the premise that they
+  //    run on it today contradicts the data (name the right --current-gpu);
+  //  * stopped_without_end: pods whose samples stop before the window's last sample with no
+  //    recorded end (Telemetry::ended): they are taken as ended there, which may be wrong (a
+  //    scrape that lost them); give kube_pod_completion_time or --pods to say.
+  std::vector<std::size_t> unmeasured, above_current, stopped_without_end;
   Replay replay;                                     // one entry per co-location group, at packing_capacity_mib
   std::vector<double> collision_p_if_active;         // per group, with options.robust (memory_envelope.h)
   std::vector<double> memory_cap_mib;                // per pod, with options.memory_caps: whole MiB
@@ -173,18 +193,21 @@ struct Plan {
     return 1 + static_cast<std::size_t>(std::max(0, m->devices - shown));
   }
   // The pods (indices into pod_names) that keep their current GPU(s), alone: CPU-starved
-  // pods and every series of a multi-GPU pod. Ascending.
+  // pods, every series of a multi-GPU pod and unmeasured pods. Ascending.
   std::vector<std::size_t> kept_on_current_gpu() const {
     std::vector<std::size_t> pods;
     for (const CpuStarvation& s : cpu_starvation) pods.push_back(s.pod);
     for (const MultiGpuPod& m : multi_gpu) pods.insert(pods.end(), m.series.begin(), m.series.end());
+    pods.insert(pods.end(), unmeasured.begin(), unmeasured.end());
     std::sort(pods.begin(), pods.end());
     pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
     return pods;
   }
   bool keeps_current_gpu(std::size_t pod) const {
-    return multi_gpu_of(pod) != nullptr || std::any_of(cpu_starvation.begin(), cpu_starvation.end(),
-                                                       [&](const CpuStarvation& s) { return s.pod == pod; });
+    return multi_gpu_of(pod) != nullptr ||
+           std::any_of(cpu_starvation.begin(), cpu_starvation.end(),
+                       [&](const CpuStarvation& s) { return s.pod == pod; }) ||
+           std::find(unmeasured.begin(), unmeasured.end(), pod) != unmeasured.end();
   }
   // The current GPUs the kept pods hold (gpus_of each).
   std::size_t kept_gpus() const {

@@ -96,7 +96,10 @@ json ToJson(const WorkloadProfiles& p) {
                            {"memory_over_peak_plus_margin", w.later_memory_over},
                            {"duty_over_hour_quantile", w.later_duty_over}}}});
   }
-  return {{"duty_quantile", p.duty_quantile}, {"margin_mib", p.margin_mib}, {"workloads", workloads}};
+  return {{"duty_quantile", p.duty_quantile},
+          {"margin_mib", p.margin_mib},
+          {"workloads", workloads},
+          {"unmeasured", p.unmeasured}};
 }
 
 }  // namespace
@@ -124,17 +127,21 @@ std::string PlanToJson(const Plan& plan) {
     const GpuReplay& r = plan.replay.gpus[g];
     json names = json::array();
     for (std::size_t p : r.pods) names.push_back(plan.pod_names[p]);
-    groups.push_back({{"gpu", g},
-                      {"gpu_model", plan.target.id},
-                      {"pods", names},
-                      {"workloads", ToJson(keyed ? by_workload.groups[g] : std::vector<WorkloadSlots>{}, keyed)},
-                      {"peak_fb_used_mib", r.peak_mib},
-                      {"mean_gpu_util_pct", r.mean_util_pct},
-                      {"memory_overflows", r.memory_overflows},
-                      {"collision_samples", r.collisions},
-                      {"collision_share", r.collision_share},
-                      {"collision_p_if_active",
-                       g < plan.collision_p_if_active.size() ? json(plan.collision_p_if_active[g]) : json(nullptr)}});
+    groups.push_back(
+        {{"gpu", g},
+         {"gpu_model", plan.target.id},
+         {"pods", names},
+         {"workloads", ToJson(keyed ? by_workload.groups[g] : std::vector<WorkloadSlots>{}, keyed)},
+         {"peak_fb_used_mib", r.peak_mib},
+         {"pods_at_once", g < plan.group_pods_at_once.size() ? plan.group_pods_at_once[g] : r.pods.size()},
+         {"packing_line_mib",
+          plan.packing_line_mib(g < plan.group_pods_at_once.size() ? plan.group_pods_at_once[g] : r.pods.size())},
+         {"mean_gpu_util_pct", r.mean_util_pct},
+         {"memory_overflows", r.memory_overflows},
+         {"collision_samples", r.collisions},
+         {"collision_share", r.collision_share},
+         {"collision_p_if_active",
+          g < plan.collision_p_if_active.size() ? json(plan.collision_p_if_active[g]) : json(nullptr)}});
     if (!plan.memory_cap_mib.empty()) {
       // The cap each pod runs under, in the order of `pods`; they add up to <= capacity_mib.
       json caps = json::array();
@@ -240,6 +247,8 @@ std::string PlanToJson(const Plan& plan) {
        {{"margin_mib", plan.memory_margin_mib},
         {"pooled_surprises", plan.memory_surprises},
         {"packing_capacity_mib", plan.packing_capacity_mib},
+        {"per_pod_margin_mib", plan.group_margin.per_pod_mib},
+        {"group_margins_measured_mib", plan.group_margin.measured_mib},
         {"collisions_if_active", plan.options.robust},
         {"memory_caps", plan.options.memory_caps}}},
       {"collision_limit_samples", plan.collision_limit_samples},
@@ -323,6 +332,17 @@ std::string PlanToJson(const Plan& plan) {
                   {"usd_per_month_kept", f.usd_per_month_kept},
                   {"shared_gpus", gpus},
                   {"pods", fleet_pods}};
+  }
+  {
+    json unmeasured = json::array(), above = json::array(), stopped = json::array();
+    for (std::size_t p : plan.unmeasured) unmeasured.push_back(plan.pod_names[p]);
+    for (std::size_t p : plan.above_current)
+      above.push_back({{"pod", plan.pod_names[p]}, {"peak_fb_used_mib", plan.profiles[p].fb_used_mib.peak}});
+    for (std::size_t p : plan.stopped_without_end) stopped.push_back(plan.pod_names[p]);
+    j["warnings"] = {{"unmeasured_pods", unmeasured},
+                     {"pods_above_current_gpu", above},
+                     {"current_gpu_memory_mib", plan.current.memory.value},
+                     {"pods_stopped_without_end", stopped}};
   }
   j["workload_replay"] = nullptr;
   if (plan.workload_replay)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -47,7 +48,20 @@ struct Row {
   std::string strategy, unit = "usd_per_month", basis;
   std::optional<double> before, after;
   double saved = 0;
+  // The backtest's verdict (backtest/status.h) for the strategies it replays; "not backtested"
+  // for the others (their figures are not a prediction about later data).
+  std::string status = "not backtested";
 };
+
+// The verdict of `strategy` in the plan's backtest section; "not tested" without one.
+std::string StatusOf(const json& plan, const char* strategy) {
+  const json& s = Get(Get(Get(plan, "backtest"), "status"), strategy);
+  return s.is_object() ? Str(s, "status") : "not tested";
+}
+std::string WhyOf(const json& plan, const char* strategy) {
+  return Str(Get(Get(Get(plan, "backtest"), "status"), strategy), "why");
+}
+bool Recommendable(const std::string& status) { return status == "held" || status == "not backtested"; }
 
 // "2 x l4, 30 x a100-80gb" of a fleet plan's gpus_by_model, cheapest model first as listed.
 std::string FleetModels(const json& fleet) {
@@ -68,7 +82,7 @@ void ColocationRow(const json& plan, std::vector<Row>& rows) {
     rows.push_back({"co-location and right-sizing", "usd_per_month",
                     fmt::format("{} GPUs of today against the mixed fleet's {} ({}), on-demand prices",
                                 Num(t, "gpus_before"), Num(fleet, "gpus"), FleetModels(fleet)),
-                    before, after, before - after});
+                    before, after, before - after, StatusOf(plan, "fleet")});
     return;
   }
   const double before = Num(t, "usd_per_month_before"), after = Num(t, "usd_per_month_after");
@@ -76,7 +90,7 @@ void ColocationRow(const json& plan, std::vector<Row>& rows) {
   rows.push_back({"co-location and right-sizing", "usd_per_month",
                   fmt::format("{} GPUs of today against the plan's {} ({}), on-demand prices", Num(t, "gpus_before"),
                               Num(t, "gpus_after"), gpu),
-                  before, after, before - after});
+                  before, after, before - after, StatusOf(plan, "colocation")});
 }
 
 void InferenceRow(const json& plan, std::vector<Row>& rows) {
@@ -145,7 +159,14 @@ void TrainingRow(const json& plan, std::vector<Row>& rows) {
                   before, after, before - after});
 }
 
-std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows) {
+// The summary's actions in three lists: recommended (held, or outside the backtest),
+// provisional (held on the splits, too little history to prove it) and not recommended (did
+// not hold, or not tested).
+struct ActionLists {
+  std::vector<std::string> recommended, provisional, not_recommended;
+};
+
+ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
   // Order: the monthly savings, largest first; then training's, per run (not comparable with
   // a month); then lending (no dollar figure); last the MIG alternative.
   enum Tier { kMonthly, kPerRun, kLending, kAlternative };
@@ -153,30 +174,32 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
     Tier tier;
     double usd;
     std::string text;
+    std::string status = "not backtested";
+    std::string why{};
   };
   std::vector<Action> actions;
   const json& t = Get(plan, "totals");
-  const json& backtest = Get(plan, "backtest");
-  const std::string held = backtest.is_object()
-                               ? (backtest.value("safe", false) ? "; the backtest held on telemetry the plan never saw"
-                                                                : "; the backtest did NOT hold: read it first")
-                               : "";
   const json& fleet = Get(plan, "fleet");
   const bool fleet_recommended = fleet.is_object() && fleet.value("recommended", false);
+  const auto verdict = [&](const char* strategy) {
+    const std::string status = StatusOf(plan, strategy);
+    return status == "held" ? "; the backtest held on telemetry the plan never saw" : std::string();
+  };
   if (t.is_object() && fleet.is_object() && Get(fleet, "backtest_held").is_boolean() &&
       !Get(fleet, "backtest_held").get<bool>())
     actions.push_back(
         Action{kAlternative, 0,
-               fmt::format("Not recommended: the mixed fleet ({}: {} per month), whose backtest did NOT "
-                           "hold ({}).",
-                           FleetModels(fleet), Dollars(Num(fleet, "usd_per_month")), Str(fleet, "backtest_failure"))});
+               fmt::format("the mixed fleet ({}: {} per month), whose backtest did NOT hold ({}).", FleetModels(fleet),
+                           Dollars(Num(fleet, "usd_per_month")), Str(fleet, "backtest_failure")),
+               "did not hold"});
   if (t.is_object() && fleet_recommended) {
     const double saved = Num(t, "usd_per_month_before") - Num(fleet, "usd_per_month");
     if (saved > 0.5)
       actions.push_back(Action{kMonthly, saved,
                                fmt::format("Move the pods to {} GPUs ({}) instead of {} x {}: {} per month saved{}.",
                                            Num(fleet, "gpus"), FleetModels(fleet), Num(t, "gpus_before"),
-                                           Str(Get(plan, "current_gpu"), "id"), Dollars(saved), held)});
+                                           Str(Get(plan, "current_gpu"), "id"), Dollars(saved), verdict("fleet")),
+                               StatusOf(plan, "fleet"), WhyOf(plan, "fleet")});
     std::size_t shared = 0;
     for (const json& g : Get(plan, "groups"))
       if (Get(g, "pods").size() > 1) ++shared;
@@ -187,7 +210,8 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
                     Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), shared,
                     Dollars(Num(t, "usd_per_month_after")),
                     refused > 0 ? fmt::format(" ({} pods would run slower there than the mixed fleet allows)", refused)
-                                : std::string())});
+                                : std::string()),
+        StatusOf(plan, "colocation"), WhyOf(plan, "colocation")});
   } else if (t.is_object() && Num(t, "gpus_after") < Num(t, "gpus_before")) {
     std::size_t shared = 0;
     for (const json& g : Get(plan, "groups"))
@@ -197,9 +221,10 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
         kMonthly, Num(t, "usd_per_month_saved"),
         fmt::format("Co-locate the pods on {} GPUs of {} instead of {} ({} of them shared): {} per month saved{}{}.",
                     Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), Num(t, "gpus_before"), shared,
-                    Dollars(Num(t, "usd_per_month_saved")), held,
+                    Dollars(Num(t, "usd_per_month_saved")), verdict("colocation"),
                     refused > 0 ? fmt::format("; {} pods would run slower there than the mixed fleet allows", refused)
-                                : std::string())});
+                                : std::string()),
+        StatusOf(plan, "colocation"), WhyOf(plan, "colocation")});
   }
   for (const Row& r : rows) {
     if (r.saved <= 0.5 || r.strategy == "co-location and right-sizing") continue;
@@ -224,22 +249,40 @@ std::vector<std::string> Actions(const json& plan, const std::vector<Row>& rows)
           "Run {} of the {} training jobs on spot with checkpoints at their Young/Daly interval: {} saved per run.",
           spot, all, Dollars(r.saved));
     }
-    if (!text.empty()) actions.push_back({r.unit == "usd_per_run" ? kPerRun : kMonthly, r.saved, text});
+    if (!text.empty()) actions.push_back({r.unit == "usd_per_run" ? kPerRun : kMonthly, r.saved, text, r.status});
   }
   const json& tm = Get(Get(plan, "ancillary"), "time_multiplexing");
-  if (Num(tm, "gpus_lent") > 0 && Get(tm, "night_window").is_object())
+  if (Num(tm, "gpus_lent") > 0 && Get(tm, "night_window").is_object()) {
+    // Lending is replayed by the backtest when there is one; without one, it is not tested.
+    const bool backtested = Get(plan, "backtest").is_object();
     actions.push_back({kLending, 0,
                        fmt::format("Lend {} idle GPUs to training from {} UTC for {} h a night.", Num(tm, "gpus_lent"),
-                                   Str(tm["night_window"], "start_utc"), Num(tm["night_window"], "hours"))});
+                                   Str(tm["night_window"], "start_utc"), Num(tm["night_window"], "hours")),
+                       backtested ? StatusOf(plan, "lending") : std::string("not backtested"),
+                       backtested ? WhyOf(plan, "lending") : std::string()});
+  }
   const json& mig = Get(plan, "mig_isolation");
   if (mig.is_object())
     actions.push_back({kAlternative, 0,
-                       fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month.",
+                       fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month "
+                                   "(an alternative; the backtest does not replay MIG layouts).",
                                    Num(mig, "gpus"), Dollars(Num(mig, "usd_per_month")))});
   std::stable_sort(actions.begin(), actions.end(),
                    [](const Action& a, const Action& b) { return a.tier != b.tier ? a.tier < b.tier : a.usd > b.usd; });
-  std::vector<std::string> out;
-  for (Action& a : actions) out.push_back(std::move(a.text));
+  ActionLists out;
+  for (Action& a : actions) {
+    if (Recommendable(a.status)) {
+      out.recommended.push_back(std::move(a.text));
+    } else if (a.status == "provisional") {
+      out.provisional.push_back(a.text + (a.why.empty() ? "" : " Why provisional: " + a.why + "."));
+    } else {
+      std::string text = a.text;
+      if (!text.empty() && text.front() >= 'A' && text.front() <= 'Z' && a.status != "did not hold")
+        text.front() = static_cast<char>(text.front() - 'A' + 'a');
+      out.not_recommended.push_back(fmt::format("{}: {}{}", a.status == "did not hold" ? "Did not hold" : "Not tested",
+                                                text, a.why.empty() ? "" : " (" + a.why + ")"));
+    }
+  }
   return out;
 }
 
@@ -343,28 +386,64 @@ std::string PlanSummaryJson(std::string_view plan_json) {
   InferenceRow(plan, rows);
   AncillaryRows(plan, rows);
   TrainingRow(plan, rows);
-  double before = 0, after = 0, saved = 0;
+  // The headline counts what is recommended: strategies that held, and those outside the
+  // backtest; a provisional or failed strategy's saving is reported apart, not promised.
+  double before = 0, after = 0, saved = 0, provisional = 0;
   json strategies = json::array();
   for (const Row& r : rows) {
     if (r.unit == "usd_per_month") {
-      saved += r.saved;
-      if (r.before && r.after) before += *r.before, after += *r.after;
+      if (Recommendable(r.status)) {
+        saved += r.saved;
+      } else if (r.status == "provisional") {
+        provisional += r.saved;
+      }
+      if (r.before && r.after) before += *r.before;
     }
     strategies.push_back({{"strategy", r.strategy},
                           {"unit", r.unit},
                           {"usd_before", r.before ? json(*r.before) : json(nullptr)},
                           {"usd_after", r.after ? json(*r.after) : json(nullptr)},
                           {"usd_saved", r.saved},
+                          {"status", r.status},
                           {"basis", r.basis}});
   }
   after = before - saved;  // savings-only rows lower the total after, too
+  ActionLists actions = Actions(plan, rows);
+  json warnings = json::array();
+  const json& w = Get(plan, "warnings");
+  if (const json& above = Get(w, "pods_above_current_gpu"); above.is_array() && !above.empty())
+    warnings.push_back(fmt::format(
+        "{} pods peak above the {} MiB of {}, the GPU they are assumed to run on today (the largest at {} MiB): the "
+        "telemetry contradicts that premise; name the GPU they run on with --current-gpu.",
+        above.size(), Num(w, "current_gpu_memory_mib"), Str(Get(plan, "current_gpu"), "id"),
+        Grouped(std::accumulate(above.begin(), above.end(), 0.0,
+                                [](double m, const json& a) { return std::max(m, Num(a, "peak_fb_used_mib")); }))));
+  if (const json& u = Get(w, "unmeasured_pods"); u.is_array() && !u.empty())
+    warnings.push_back(fmt::format(
+        "{} pods read 0 MiB at every sample: unmeasured (a CUDA context alone holds hundreds of MiB), so they keep "
+        "their GPU, alone, and get no profile; check their DCGM series (plan.json warnings.unmeasured_pods).",
+        u.size()));
+  if (const json& st = Get(w, "pods_stopped_without_end"); st.is_array() && !st.empty())
+    warnings.push_back(fmt::format(
+        "{} pods' samples stop before the window ends with no recorded end: they are taken as ended there; if a "
+        "scrape lost them instead, the plan misses their later use (give kube_pod_completion_time rows or --pods).",
+        st.size()));
+  json status = json::object();
+  if (Get(Get(plan, "backtest"), "status").is_object()) status = plan["backtest"]["status"];
   json out = {{"usd_per_month_before", before},
               {"usd_per_month_after", after},
               {"usd_per_month_saved", saved},
               {"saved_pct", before > 0 ? json(saved / before * 100) : json(nullptr)},
-              {"basis", "on-demand prices (the plan's prices section), 730-hour month; training per run, apart"},
+              {"usd_per_month_provisional", provisional},
+              {"basis",
+               "on-demand prices (the plan's prices section), 730-hour month; training per run, apart; "
+               "only strategies that held (or that the backtest does not replay) are counted"},
+              {"status", status},
+              {"warnings", warnings},
               {"strategies", std::move(strategies)},
-              {"actions", Actions(plan, rows)},
+              {"actions", actions.recommended},
+              {"provisional", actions.provisional},
+              {"not_recommended", actions.not_recommended},
               {"rollups", Rollups(plan)}};
   return out.dump();
 }
@@ -423,12 +502,21 @@ std::string PlanSummaryLead(std::string_view summary_json) {
       parts.push_back(fmt::format("{} {}", r["strategy"].get<std::string>(), Dollars(Num(r, "usd_saved"))));
   if (!parts.empty()) md += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
   md += ".\n\n";
-  if (!s["actions"].empty()) {
-    md += "Recommended:\n";
+  if (s.contains("warnings"))
+    for (const json& w : s["warnings"]) md += fmt::format("**Warning:** {}\n\n", w.get<std::string>());
+  if (s.contains("usd_per_month_provisional") && Num(s, "usd_per_month_provisional") >= 0.5)
+    md += fmt::format("Provisional, not in the saving until proven on held-out days: {} per month more.\n\n",
+                      Dollars(Num(s, "usd_per_month_provisional")));
+  const auto list = [&](const char* title, const char* key) {
+    if (!s.contains(key) || s[key].empty()) return;
+    md += fmt::format("{}:\n", title);
     int i = 0;
-    for (const json& a : s["actions"]) md += fmt::format("{}. {}\n", ++i, a.get<std::string>());
+    for (const json& a : s[key]) md += fmt::format("{}. {}\n", ++i, a.get<std::string>());
     md += "\n";
-  }
+  };
+  list("Recommended", "actions");
+  list("Provisional", "provisional");
+  list("Not recommended", "not_recommended");
   return md;
 }
 

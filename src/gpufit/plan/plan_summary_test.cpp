@@ -24,27 +24,38 @@ json Pod(const std::string& name, json group, double usd_now, json usd_rec, doub
 }
 
 json Plan() {
-  return {{"target_gpu", {{"id", "h100-80gb"}}},
-          {"totals", {{"gpus_before", 4}, {"gpus_after", 2}, {"usd_per_month_before", 1000}, {"usd_per_month_after", 400},
-                      {"usd_per_month_saved", 600}}},
-          {"groups", {{{"pods", {"ml/web-7d4b9c8f6d-x2x9q", "ml/web-7d4b9c8f6d-abcde"}}}, {{"pods", {"db/pg-0"}}}}},
-          {"pods",
-           {Pod("ml/web-7d4b9c8f6d-x2x9q", 0, 300, 100, 1000, 10, 100), Pod("ml/web-7d4b9c8f6d-abcde", 0, 300, nullptr, 3000, 40, 300),
-            Pod("db/pg-0", 1, 250, 150, 500, 50, 100), Pod("bare", nullptr, 150, 150, 100, 0, 100)}},
-          {"backtest", {{"safe", true}}},
-          {"inference",
-           {{"services",
-             {{{"duration_s", 3600},
-               {"policies", {{{"policy", "static peak"}, {"cost_usd", 10}}, {{"policy", "gpufit"}, {"cost_usd", 4}}}}}}}}},
-          {"ancillary",
-           {{"containers",
-             {{{"usd_per_month_now", 100}, {"usd_per_month_recommended", 60}},
-              {{"usd_per_month_now", 50}, {"usd_per_month_recommended", 70}},
-              {{"usd_per_month_now", nullptr}, {"usd_per_month_recommended", 70}}}},
-            {"duplicated_agents", {{{"usd_per_month_saving", 5}}}},
-            {"model_loading", {{"cache_usd_per_month_saving", 7}}}}},
-          {"training", {{"totals", {{"expected_on_demand_cost_usd", 1000}, {"expected_recommended_cost_usd", 400}}},
-                        {"jobs", {{{"recommendation", "spot"}}, {{"recommendation", "on-demand"}}}}}}};
+  return {
+      {"target_gpu", {{"id", "h100-80gb"}}},
+      {"totals",
+       {{"gpus_before", 4},
+        {"gpus_after", 2},
+        {"usd_per_month_before", 1000},
+        {"usd_per_month_after", 400},
+        {"usd_per_month_saved", 600}}},
+      {"groups", {{{"pods", {"ml/web-7d4b9c8f6d-x2x9q", "ml/web-7d4b9c8f6d-abcde"}}}, {{"pods", {"db/pg-0"}}}}},
+      {"pods",
+       {Pod("ml/web-7d4b9c8f6d-x2x9q", 0, 300, 100, 1000, 10, 100),
+        Pod("ml/web-7d4b9c8f6d-abcde", 0, 300, nullptr, 3000, 40, 300), Pod("db/pg-0", 1, 250, 150, 500, 50, 100),
+        Pod("bare", nullptr, 150, 150, 100, 0, 100)}},
+      {"backtest",
+       {{"safe", true},
+        {"status",
+         {{"colocation", {{"status", "held"}, {"why", "7 splits replayed"}}},
+          {"lending", {{"status", "held"}, {"why", "300 lending samples"}}}}}}},
+      {"inference",
+       {{"services",
+         {{{"duration_s", 3600},
+           {"policies", {{{"policy", "static peak"}, {"cost_usd", 10}}, {{"policy", "gpufit"}, {"cost_usd", 4}}}}}}}}},
+      {"ancillary",
+       {{"containers",
+         {{{"usd_per_month_now", 100}, {"usd_per_month_recommended", 60}},
+          {{"usd_per_month_now", 50}, {"usd_per_month_recommended", 70}},
+          {{"usd_per_month_now", nullptr}, {"usd_per_month_recommended", 70}}}},
+        {"duplicated_agents", {{{"usd_per_month_saving", 5}}}},
+        {"model_loading", {{"cache_usd_per_month_saving", 7}}}}},
+      {"training",
+       {{"totals", {{"expected_on_demand_cost_usd", 1000}, {"expected_recommended_cost_usd", 400}}},
+        {"jobs", {{{"recommendation", "spot"}}, {{"recommendation", "on-demand"}}}}}}};
 }
 
 TEST(PlanSummary, SumsTheMonthlyStrategiesByHand) {
@@ -73,6 +84,45 @@ TEST(PlanSummary, ActionsLeadWithTheLargestSaving) {
   const std::string lead = PlanSummaryLead(s.dump());
   EXPECT_EQ(lead.rfind("**Saving: $5,012 per month (59.3%)**: $8,450 → $3,438 per month", 0), 0u) << lead;
   EXPECT_NE(lead.find("Run 1 of the 2 training jobs on spot"), std::string::npos);
+}
+
+// A provisional co-location is neither in the headline saving nor among the recommended
+// actions: it is listed apart with why, and its saving is reported as provisional.
+TEST(PlanSummary, ProvisionalCoLocationIsNotPromised) {
+  json plan = Plan();
+  plan["backtest"]["status"]["colocation"] = {{"status", "provisional"}, {"why", "fitted on at most 17.1 h"}};
+  const json s = json::parse(PlanSummaryJson(plan.dump()));
+  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 4380 + 20 + 5 + 7);
+  EXPECT_DOUBLE_EQ(s["usd_per_month_provisional"].get<double>(), 600);
+  EXPECT_EQ(s["strategies"][0]["status"], "provisional");
+  for (const json& a : s["actions"]) EXPECT_EQ(a.get<std::string>().find("Co-locate"), std::string::npos) << a;
+  ASSERT_EQ(s["provisional"].size(), 1u);
+  EXPECT_NE(s["provisional"][0].get<std::string>().find("Why provisional: fitted on at most 17.1 h."),
+            std::string::npos);
+  const std::string lead = PlanSummaryLead(s.dump());
+  EXPECT_NE(lead.find("Provisional, not in the saving until proven on held-out days: $600 per month more."),
+            std::string::npos)
+      << lead;
+}
+
+// Each strategy has its own verdict: a lending failure leaves the co-location recommended
+// (it held) and moves lending, and only lending, to "not recommended".
+TEST(PlanSummary, AFailedLendingCheckFailsLendingAlone) {
+  json plan = Plan();
+  plan["backtest"]["status"]["lending"] = {{"status", "did not hold"}, {"why", "3 of 300 lending samples"}};
+  plan["ancillary"]["time_multiplexing"] = {{"gpus_lent", 2}, {"night_window", {{"start_utc", "01:00"}, {"hours", 5}}}};
+  const json s = json::parse(PlanSummaryJson(plan.dump()));
+  bool colocate = false;
+  for (const json& a : s["actions"]) {
+    colocate = colocate || a.get<std::string>().find("Co-locate") != std::string::npos;
+    EXPECT_EQ(a.get<std::string>().find("Lend"), std::string::npos) << a;
+  }
+  EXPECT_TRUE(colocate);
+  ASSERT_EQ(s["not_recommended"].size(), 1u);
+  EXPECT_EQ(s["not_recommended"][0],
+            "Did not hold: Lend 2 idle GPUs to training from 01:00 UTC for 5 h a night. (3 of "
+            "300 lending samples)");
+  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 600 + 4380 + 20 + 5 + 7);
 }
 
 TEST(PlanSummary, RollsUpByWorkloadAndNamespace) {

@@ -139,5 +139,67 @@ TEST(BuildPlan, BadOptionsNameTheOption) {
   }
 }
 
+// Two pods flat at 40,960 MiB for 48 h (servers that pre-allocate): together exactly an
+// A100-80GB's 81,920 MiB. Flat pods show no surprise, so the learned margin is 0, but a shared
+// GPU keeps the group margin's floor (kPerPodFloorMib per pod beyond the first) free: never
+// planned 100% full, so each keeps its own GPU.
+TEST(BuildPlan, FlatPairIsNotPlannedFull) {
+  Telemetry t;
+  t.step_s = 600;
+  t.samples = 288;
+  for (const char* name : {"a", "b"}) {
+    PodSeries p;
+    p.pod = name;
+    p.last = t.samples - 1;
+    p.fb_used_mib.assign(t.samples, 40960);
+    p.gpu_util_pct.assign(t.samples, 1);
+    t.pods.push_back(p);
+  }
+  PlanOptions o = Options();
+  o.target_gpu = "a100-80gb";
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "flat");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->memory_margin_mib, 0);
+  EXPECT_EQ(plan->group_margin.per_pod_mib, kPerPodFloorMib);
+  EXPECT_EQ(plan->totals.gpus_after, 2u);
+  EXPECT_DOUBLE_EQ(plan->packing_line_mib(2), 81920 - 512);
+  // 512 MiB less each and they share: 40,448 x 2 = 80,896 <= 81,920 - 512 = 81,408.
+  for (PodSeries& p : t.pods) p.fb_used_mib.assign(t.samples, 40448);
+  const Result<Plan> fits = BuildPlan(t, GpuCatalog::Embedded(), o, "flat");
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(fits->totals.gpus_after, 1u);
+}
+
+// A pod at 0 MiB for 48 h was not measured (a CUDA context alone holds hundreds of MiB): it is
+// flagged, keeps its current GPU alone, and is neither right-sized nor packed nor profiled.
+TEST(BuildPlan, AllZeroPodIsFlaggedUnmeasured) {
+  Telemetry t;
+  t.step_s = 600;
+  t.samples = 288;
+  for (const char* name : {"ns/zero", "ns/real"}) {
+    PodSeries p;
+    p.pod = name;
+    p.last = t.samples - 1;
+    p.fb_used_mib.assign(t.samples, std::string(name) == "ns/zero" ? 0.0f : 20000.0f);
+    p.gpu_util_pct.assign(t.samples, 5);
+    t.pods.push_back(p);
+  }
+  PlanOptions o = Options();
+  o.target_gpu = "a100-80gb";
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "zero");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->unmeasured, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(plan->right_sizing[0].recommended_gpu, "a100-80gb");
+  EXPECT_THAT(plan->right_sizing[0].reason, HasSubstr("unmeasured"));
+  EXPECT_FALSE(plan->group_of[0].has_value());
+  EXPECT_EQ(plan->totals.gpus_after, 2u);  // its own GPU and the real pod's
+  const nlohmann::json j = nlohmann::json::parse(PlanToJson(*plan));
+  EXPECT_EQ(j["warnings"]["unmeasured_pods"], nlohmann::json::array({"ns/zero"}));
+  const WorkloadProfiles profiles = ProfileWorkloads(t, {"pod/ns/zero", "pod/ns/real"}, 0.99, 0, std::nullopt);
+  ASSERT_EQ(profiles.workloads.size(), 1u);
+  EXPECT_EQ(profiles.workloads[0].workload, "pod/ns/real");
+  EXPECT_EQ(profiles.unmeasured, (std::vector<std::string>{"pod/ns/zero"}));
+}
+
 }  // namespace
 }  // namespace gpufit

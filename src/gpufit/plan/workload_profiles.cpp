@@ -91,12 +91,21 @@ WorkloadProfiles ProfileWorkloads(const Telemetry& telemetry, const std::vector<
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
     earlier_margin = SurpriseMargin(PooledPeakSurprises(telemetry, all, m), *memory_risk);
   }
-  WorkloadProfiles out{
-      .duty_quantile = duty_quantile, .margin_mib = margin_mib, .earlier_margin_mib = earlier_margin, .workloads = {}};
+  WorkloadProfiles out{.duty_quantile = duty_quantile,
+                       .margin_mib = margin_mib,
+                       .earlier_margin_mib = earlier_margin,
+                       .workloads = {},
+                       .unmeasured = {}};
   const double q_pct = 100.0 * duty_quantile;
   for (const WorkloadReplicas& w : GroupByWorkload(telemetry, keys)) {
     const Envelope env = EnvelopeOf(telemetry, w.pods);
     const Fit whole = FitRange(telemetry, env, 0, n, q_pct);
+    // A workload at 0 MiB throughout was not measured (a CUDA context alone holds hundreds of
+    // MiB): no profile, so serve places it by its declared requests.
+    if (!(whole.peak_mib > 0)) {
+      out.unmeasured.push_back(w.workload);
+      continue;
+    }
     WorkloadProfile p{.workload = w.workload,
                       .replicas = w.replicas,
                       .samples = whole.samples,

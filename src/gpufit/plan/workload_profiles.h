@@ -20,6 +20,9 @@
 //    median hour's: a few stray samples cannot vouch for an hour (the second rule is
 //    optimize/time_multiplex.h's).
 //
+// A workload whose envelope reads 0 MiB throughout gets no profile (`unmeasured`): a CUDA
+// context alone holds hundreds of MiB, so it was not measured, not idle.
+//
 // Walk-forward check (every recommendation is judged on data it was not fitted to): the same
 // profile fitted on the first half of the window [0, m), m = samples / 2, and replayed on the
 // second half. It counts the later observed samples whose memory passed the fitted peak plus a
@@ -56,6 +59,8 @@ struct WorkloadProfiles {
   double margin_mib = 0;                   // the plan's learned margin (whole window): serve keeps it free
   double earlier_margin_mib = 0;           // learned from the first half: the walk-forward check's
   std::vector<WorkloadProfile> workloads;  // sorted by workload key
+  // Workloads whose memory read 0 MiB at every observed sample: unmeasured, so no profile.
+  std::vector<std::string> unmeasured;
 };
 
 // The profiles of the workloads of `telemetry`, keys[i] the workload key of telemetry.pods[i]

@@ -99,6 +99,10 @@ Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
     r.from = fmt::format("declared requests: no telemetry profile for workload {}", key);
   } else if (r.declared.gpu_count == 0) {
     r.from = fmt::format("declared requests: {} asks for no GPU", key);
+  } else if (!(p->memory_peak_mib > 0)) {
+    // A CUDA context alone holds hundreds of MiB: 0 MiB is a pod that was not measured, and
+    // placing by it would stack any number of replicas on one GPU.
+    r.from = fmt::format("declared requests: the profile of {} shows 0 MiB (unmeasured)", key);
   } else if (p->observed_hours == 0) {
     r.from = fmt::format("declared requests: the profile of {} vouches for no hour (under half an hour observed)", key);
   } else if (!shares) {

@@ -1,0 +1,177 @@
+#include "gpufit/backtest/status.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+
+namespace gpufit {
+namespace {
+
+// Whether every split fitted on at least a full day.
+bool FullDays(const Backtest& b) {
+  return !b.splits.empty() && std::all_of(b.splits.begin(), b.splits.end(),
+                                          [](const SplitOutcome& s) { return s.fit_hours * 3600 >= kFullDayS - 1e-6; });
+}
+
+std::string Provisional(const Backtest& b, double window_hours) {
+  double fit = 0;
+  for (const SplitOutcome& s : b.splits) fit = std::max(fit, s.fit_hours);
+  return fmt::format(
+      "fitted on at most {:.1f} h: a guarantee needs a full day to fit and the next to test (48 h of telemetry; "
+      "have {:.1f} h), because load follows the day",
+      fit, window_hours);
+}
+
+StrategyStatus ColocationStatus(const Backtest& b, double window_hours) {
+  StrategyStatus s{"colocation", StrategyVerdict::kNotTested, ""};
+  if (b.splits.empty()) {
+    s.why = "the window is too short to hold a part out";
+    return s;
+  }
+  std::int64_t overflows = 0, over_cap = 0;
+  std::size_t over_limit = 0, tested = 0, shared = 0;
+  double worst_share = 0, worst_over = 0, test_hours = 0;
+  for (const SplitOutcome& o : b.splits) {
+    if (o.planned_pods == 0 || o.shared_gpus == 0) continue;
+    ++tested;
+    shared = std::max(shared, o.shared_gpus);
+    test_hours += o.test_hours;
+    overflows += o.overflow_samples;
+    over_cap += o.cap_overflow_samples;
+    over_limit += o.gpus_over_collision_limit;
+    worst_share = std::max(worst_share, o.max_collision_share);
+    worst_over = std::max(worst_over, o.worst_over_mib);
+  }
+  if (tested == 0) {
+    const bool any_pods =
+        std::any_of(b.splits.begin(), b.splits.end(), [](const SplitOutcome& o) { return o.planned_pods > 0; });
+    s.why = any_pods ? "no split's plan shared a GPU, so no co-location was replayed"
+                     : "no pod ran in both the fit and the test part of any split, so nothing was replayed";
+    return s;
+  }
+  const bool violated = overflows > 0 || over_cap > 0 || worst_share > b.options.max_collision_share + 1e-12;
+  if (violated) {
+    s.verdict = StrategyVerdict::kDidNotHold;
+    s.why = fmt::format(
+        "{} memory-overflow samples (worst {:.0f} MiB over){}, worst GPU collides on {:.2f}% of samples "
+        "(limit {:.2f}%)",
+        overflows, worst_over, b.options.memory_caps ? fmt::format(", {} samples over a memory cap", over_cap) : "",
+        100 * worst_share, 100 * b.options.max_collision_share);
+    return s;
+  }
+  const std::string replayed = fmt::format(
+      "{} of {} splits replayed ({:.1f} h held out, up to {} shared GPUs): 0 memory-overflow samples, worst GPU "
+      "collides on {:.2f}% of samples",
+      tested, b.splits.size(), test_hours, shared, 100 * worst_share);
+  if (!FullDays(b)) {
+    s.verdict = StrategyVerdict::kProvisional;
+    s.why = replayed + "; " + Provisional(b, window_hours);
+    return s;
+  }
+  s.verdict = StrategyVerdict::kHeld;
+  s.why = replayed;
+  return s;
+}
+
+StrategyStatus RightSizingStatus(const Backtest& b, double window_hours) {
+  StrategyStatus s{"right_sizing", StrategyVerdict::kNotTested, ""};
+  std::size_t right_sized = 0, outgrown = 0;
+  for (const SplitOutcome& o : b.splits) right_sized += o.right_sized, outgrown += o.outgrown.size();
+  if (outgrown > 0) {
+    s.verdict = StrategyVerdict::kDidNotHold;
+    s.why = fmt::format("{} of {} pods right-sized to a smaller GPU outgrew it", outgrown, right_sized);
+  } else if (right_sized == 0) {
+    s.why = "no split's plan sent a pod to a GPU with less memory than its current one";
+  } else if (!FullDays(b)) {
+    s.verdict = StrategyVerdict::kProvisional;
+    s.why = fmt::format("{} right-sized pods stayed within their GPU; {}", right_sized, Provisional(b, window_hours));
+  } else {
+    s.verdict = StrategyVerdict::kHeld;
+    s.why = fmt::format("{} pods right-sized to a smaller GPU stayed within it on every test part", right_sized);
+  }
+  return s;
+}
+
+StrategyStatus FleetStatus(const Backtest& b, double window_hours) {
+  StrategyStatus s{"fleet", StrategyVerdict::kNotTested, ""};
+  std::int64_t overflows = 0;
+  std::size_t over_limit = 0, tested = 0;
+  double worst_over = 0;
+  for (const SplitOutcome& o : b.splits) {
+    if (o.planned_pods == 0) continue;
+    ++tested;
+    overflows += o.fleet.memory_overflows;
+    over_limit += o.fleet.gpus_over_collision_limit;
+    worst_over = std::max(worst_over, o.fleet.worst_over_mib);
+  }
+  if (tested == 0) {
+    s.why = "no pod ran in both the fit and the test part of any split";
+  } else if (overflows > 0 || over_limit > 0) {
+    s.verdict = StrategyVerdict::kDidNotHold;
+    s.why = fmt::format("{} memory-overflow samples (worst {:.0f} MiB over), {} GPUs over the collision limit",
+                        overflows, std::max(0.0, worst_over), over_limit);
+  } else if (!FullDays(b)) {
+    s.verdict = StrategyVerdict::kProvisional;
+    s.why = fmt::format("{} splits replayed without a violation; {}", tested, Provisional(b, window_hours));
+  } else {
+    s.verdict = StrategyVerdict::kHeld;
+    s.why = fmt::format("{} splits replayed without a violation", tested);
+  }
+  return s;
+}
+
+StrategyStatus LendingStatus(const Backtest& b, double window_hours) {
+  StrategyStatus s{"lending", StrategyVerdict::kNotTested, ""};
+  std::size_t lent = 0, samples = 0, over = 0;
+  for (const SplitOutcome& o : b.splits)
+    if (o.lending) ++lent, samples += o.lending_samples, over += o.lending_over_capacity;
+  if (lent == 0 || samples == 0) {
+    s.why = lent == 0 ? "no fit part had a window to lend GPUs in" : "no test part reached a lending window";
+  } else if (over > 0) {
+    s.verdict = StrategyVerdict::kDidNotHold;
+    s.why = fmt::format("{} of {} lending samples needed more GPUs than the fleet kept", over, samples);
+  } else if (!FullDays(b)) {
+    s.verdict = StrategyVerdict::kProvisional;
+    s.why = fmt::format("{} lending samples within the fleet; {}", samples, Provisional(b, window_hours));
+  } else {
+    s.verdict = StrategyVerdict::kHeld;
+    s.why = fmt::format("{} lending samples within the fleet on {} splits", samples, lent);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string_view VerdictName(StrategyVerdict v) {
+  switch (v) {
+    case StrategyVerdict::kHeld:
+      return "held";
+    case StrategyVerdict::kDidNotHold:
+      return "did not hold";
+    case StrategyVerdict::kProvisional:
+      return "provisional";
+    case StrategyVerdict::kNotTested:
+      return "not tested";
+  }
+  return "not tested";
+}
+
+std::vector<StrategyStatus> Statuses(const Backtest& backtest, double window_hours) {
+  std::vector<StrategyStatus> out = {ColocationStatus(backtest, window_hours),
+                                     RightSizingStatus(backtest, window_hours), FleetStatus(backtest, window_hours),
+                                     LendingStatus(backtest, window_hours)};
+  if (backtest.options.mig_isolation)
+    out.push_back(
+        {"mig", StrategyVerdict::kNotTested, "the backtest replays no MIG layout; see the plan's in-sample check"});
+  return out;
+}
+
+const StrategyStatus& StatusOf(const std::vector<StrategyStatus>& statuses, std::string_view strategy) {
+  for (const StrategyStatus& s : statuses)
+    if (s.strategy == strategy) return s;
+  throw std::out_of_range("no status for " + std::string(strategy));
+}
+
+}  // namespace gpufit
