@@ -60,7 +60,10 @@ int main(int argc, char** argv) {
 
   PlanFlags demo_flags;
   demo_flags.options.target_gpu = "h100-80gb";
-  SyntheticOptions synthetic;
+  // Four days of synthetic telemetry: the backtest then fits on whole days and tests on the
+  // next (day 1 -> 2, 1-2 -> 3, 1-3 -> 4), the path a new user's verdicts come from
+  // (backtest/status.h: under two days every verdict is provisional).
+  SyntheticOptions synthetic{.samples = 4 * 24 * 60};
   CLI::App* demo = app.add_subcommand("demo", "plan on a built-in synthetic cluster (no files, no network)");
   demo_flags.report_command = "demo";
   AddPlanOptions(demo, demo_flags, false, {"csv", "html"});

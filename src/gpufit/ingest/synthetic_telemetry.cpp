@@ -106,6 +106,12 @@ Telemetry GenerateSyntheticTelemetry(const SyntheticOptions& o) {
     const auto last = std::min(o.samples - 1, std::max(first, static_cast<std::size_t>(end_s / o.step_s)));
     tel.pods.push_back(gen.Training(o.samples, first, last));
     tel.pods.back().pod = fmt::format("train-{:04}", i);
+    // A job that finishes inside the window has a known end, as kube_pod_completion_time gives.
+    if (last + 1 < o.samples)
+      tel.ended.push_back({.pod = tel.pods.back().pod,
+                           .end_s = static_cast<double>(last + 1) * o.step_s,
+                           .source = "the synthetic job's completion",
+                           .dropped_samples = 0});
   }
   std::sort(tel.pods.begin(), tel.pods.end(), [](const PodSeries& a, const PodSeries& b) { return a.pod < b.pod; });
   return tel;

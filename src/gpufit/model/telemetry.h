@@ -83,7 +83,7 @@ struct PodEnd {
   std::string pod;                  // as PodSeries::pod
   double end_s = 0;                 // the end, seconds on the telemetry's clock
   std::string source;               // where the end comes from, e.g. "kube_pod_completion_time"
-  std::size_t dropped_samples = 0;  // sample times after end_s dropped, any metric (> 0)
+  std::size_t dropped_samples = 0;  // sample times after end_s dropped, any metric (0: none followed it)
 };
 
 // GPU memory used by processes outside any pod on one GPU: its DCGM series with an empty

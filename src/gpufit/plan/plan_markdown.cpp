@@ -98,10 +98,15 @@ std::string PlanToMarkdown(const Plan& plan) {
   if (!plan.ended.empty()) {
     std::size_t dropped = 0;
     for (const PodEnd& e : plan.ended) dropped += e.dropped_samples;
-    Out(s,
-        "\nDropped {} samples after the end of {} finished pod{} (dcgm-exporter keeps a finished pod's labels on "
-        "its GPU for a while):",
-        dropped, plan.ended.size(), plan.ended.size() == 1 ? "" : "s");
+    if (dropped > 0) {
+      Out(s,
+          "\nDropped {} samples after the end of {} finished pod{} (dcgm-exporter keeps a finished pod's labels on "
+          "its GPU for a while):",
+          dropped, plan.ended.size(), plan.ended.size() == 1 ? "" : "s");
+    } else {
+      Out(s, "\n{} pod{} finished inside the window, at a known end:", plan.ended.size(),
+          plan.ended.size() == 1 ? "" : "s");
+    }
     std::size_t shown = 0;
     for (const PodEnd& e : plan.ended) {
       if (shown++ == 10) {

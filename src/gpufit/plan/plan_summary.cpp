@@ -111,11 +111,13 @@ void InferenceRow(const json& plan, std::vector<Row>& rows) {
     before += *peak * scale, after += *ours * scale, ++n;
   }
   if (n == 0) return;
+  // The schedule is replayed on the requests it was fitted to: in-sample, so not tested here
+  // (`gpufit inference backtest` tests it on days it did not see).
   rows.push_back({"inference replicas", "usd_per_month",
                   fmt::format("{} services: replicas held at the trace's peak against gpufit's schedule, each "
                               "replayed on the service's requests and scaled from the trace's length to 730 h",
                               n),
-                  before, after, before - after});
+                  before, after, before - after, "not tested"});
 }
 
 void AncillaryRows(const json& plan, std::vector<Row>& rows) {
@@ -249,7 +251,11 @@ ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
           "Run {} of the {} training jobs on spot with checkpoints at their Young/Daly interval: {} saved per run.",
           spot, all, Dollars(r.saved));
     }
-    if (!text.empty()) actions.push_back({r.unit == "usd_per_run" ? kPerRun : kMonthly, r.saved, text, r.status});
+    const std::string why = r.strategy == "inference replicas"
+                                ? "replayed on the requests it was fitted to; `gpufit inference backtest` on a "
+                                  "multi-day request log tests it on days it did not see"
+                                : "";
+    if (!text.empty()) actions.push_back({r.unit == "usd_per_run" ? kPerRun : kMonthly, r.saved, text, r.status, why});
   }
   const json& tm = Get(Get(plan, "ancillary"), "time_multiplexing");
   if (Num(tm, "gpus_lent") > 0 && Get(tm, "night_window").is_object()) {
@@ -262,11 +268,14 @@ ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
                        backtested ? WhyOf(plan, "lending") : std::string()});
   }
   const json& mig = Get(plan, "mig_isolation");
-  if (mig.is_object())
+  if (mig.is_object()) {
+    const bool backtested = Get(plan, "backtest").is_object();
     actions.push_back({kAlternative, 0,
-                       fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month "
-                                   "(an alternative; the backtest does not replay MIG layouts).",
-                                   Num(mig, "gpus"), Dollars(Num(mig, "usd_per_month")))});
+                       fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month.",
+                                   Num(mig, "gpus"), Dollars(Num(mig, "usd_per_month"))),
+                       backtested ? StatusOf(plan, "mig") : std::string("not backtested"),
+                       backtested ? WhyOf(plan, "mig") : std::string()});
+  }
   std::stable_sort(actions.begin(), actions.end(),
                    [](const Action& a, const Action& b) { return a.tier != b.tier ? a.tier < b.tier : a.usd > b.usd; });
   ActionLists out;
@@ -498,7 +507,8 @@ std::string PlanSummaryLead(std::string_view summary_json) {
                     Dollars(Num(s, "usd_per_month_after")));
   std::vector<std::string> parts;
   for (const json& r : s["strategies"])
-    if (r["unit"] == "usd_per_month" && std::abs(Num(r, "usd_saved")) >= 0.5)
+    if (r["unit"] == "usd_per_month" && std::abs(Num(r, "usd_saved")) >= 0.5 &&
+        Recommendable(r.value("status", std::string("not backtested"))))
       parts.push_back(fmt::format("{} {}", r["strategy"].get<std::string>(), Dollars(Num(r, "usd_saved"))));
   if (!parts.empty()) md += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
   md += ".\n\n";

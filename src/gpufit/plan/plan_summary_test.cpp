@@ -63,10 +63,13 @@ TEST(PlanSummary, SumsTheMonthlyStrategiesByHand) {
   // Monthly rows with both figures: co-location 1000 -> 400; inference 10 -> 4 USD over one
   // hour, x 730 = 7300 -> 2920; containers 150 -> 130 (the one without a figure is left out).
   EXPECT_DOUBLE_EQ(s["usd_per_month_before"].get<double>(), 1000 + 7300 + 150);
-  // Savings: 600 + 4380 + 20, agents 5, cache 7; training (per run) apart.
-  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 600 + 4380 + 20 + 5 + 7);
-  EXPECT_DOUBLE_EQ(s["usd_per_month_after"].get<double>(), 8450 - 5012);
-  EXPECT_NEAR(s["saved_pct"].get<double>(), 5012.0 / 8450 * 100, 1e-9);
+  // Savings: 600 + 20, agents 5, cache 7; training (per run) apart. The inference schedule's
+  // 4380 is replayed on the requests it was fitted to: not tested, so not in the saving.
+  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 600 + 20 + 5 + 7);
+  EXPECT_DOUBLE_EQ(s["usd_per_month_after"].get<double>(), 8450 - 632);
+  EXPECT_NEAR(s["saved_pct"].get<double>(), 632.0 / 8450 * 100, 1e-9);
+  EXPECT_EQ(s["strategies"][1]["strategy"], "inference replicas");
+  EXPECT_EQ(s["strategies"][1]["status"], "not tested");
   ASSERT_EQ(s["strategies"].size(), 6u);
   EXPECT_EQ(s["strategies"][5]["strategy"], "training on spot");
   EXPECT_EQ(s["strategies"][5]["unit"], "usd_per_run");
@@ -77,12 +80,16 @@ TEST(PlanSummary, SumsTheMonthlyStrategiesByHand) {
 TEST(PlanSummary, ActionsLeadWithTheLargestSaving) {
   const json s = json::parse(PlanSummaryJson(Plan().dump()));
   ASSERT_GE(s["actions"].size(), 4u);
-  EXPECT_NE(s["actions"][0].get<std::string>().find("replica schedule (the autoscaler manifests): $4,380 per month"), std::string::npos);
-  EXPECT_NE(s["actions"][1].get<std::string>().find("Co-locate the pods on 2 GPUs of h100-80gb instead of 4 (1 of them shared)"),
+  EXPECT_NE(s["actions"][0].get<std::string>().find(
+                "Co-locate the pods on 2 GPUs of h100-80gb instead of 4 (1 of them shared)"),
             std::string::npos);
-  EXPECT_NE(s["actions"][1].get<std::string>().find("the backtest held"), std::string::npos);
+  EXPECT_NE(s["actions"][0].get<std::string>().find("the backtest held"), std::string::npos);
+  ASSERT_EQ(s["not_recommended"].size(), 1u);
+  EXPECT_NE(s["not_recommended"][0].get<std::string>().find("Not tested: scale the inference services"),
+            std::string::npos);
   const std::string lead = PlanSummaryLead(s.dump());
-  EXPECT_EQ(lead.rfind("**Saving: $5,012 per month (59.3%)**: $8,450 → $3,438 per month", 0), 0u) << lead;
+  EXPECT_EQ(lead.rfind("**Saving: $632 per month (7.5%)**: $8,450 → $7,818 per month", 0), 0u) << lead;
+  EXPECT_EQ(lead.find("inference replicas $"), std::string::npos) << lead;
   EXPECT_NE(lead.find("Run 1 of the 2 training jobs on spot"), std::string::npos);
 }
 
@@ -92,7 +99,7 @@ TEST(PlanSummary, ProvisionalCoLocationIsNotPromised) {
   json plan = Plan();
   plan["backtest"]["status"]["colocation"] = {{"status", "provisional"}, {"why", "fitted on at most 17.1 h"}};
   const json s = json::parse(PlanSummaryJson(plan.dump()));
-  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 4380 + 20 + 5 + 7);
+  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 20 + 5 + 7);
   EXPECT_DOUBLE_EQ(s["usd_per_month_provisional"].get<double>(), 600);
   EXPECT_EQ(s["strategies"][0]["status"], "provisional");
   for (const json& a : s["actions"]) EXPECT_EQ(a.get<std::string>().find("Co-locate"), std::string::npos) << a;
@@ -118,11 +125,11 @@ TEST(PlanSummary, AFailedLendingCheckFailsLendingAlone) {
     EXPECT_EQ(a.get<std::string>().find("Lend"), std::string::npos) << a;
   }
   EXPECT_TRUE(colocate);
-  ASSERT_EQ(s["not_recommended"].size(), 1u);
-  EXPECT_EQ(s["not_recommended"][0],
+  ASSERT_EQ(s["not_recommended"].size(), 2u);  // the inference schedule (not tested) and lending
+  EXPECT_EQ(s["not_recommended"][1],
             "Did not hold: Lend 2 idle GPUs to training from 01:00 UTC for 5 h a night. (3 of "
             "300 lending samples)");
-  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 600 + 4380 + 20 + 5 + 7);
+  EXPECT_DOUBLE_EQ(s["usd_per_month_saved"].get<double>(), 600 + 20 + 5 + 7);
 }
 
 TEST(PlanSummary, RollsUpByWorkloadAndNamespace) {
