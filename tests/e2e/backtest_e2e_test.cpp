@@ -143,5 +143,41 @@ TEST(BacktestGenTd26, MidpointSplitHoldsOnTheOtherHalf) {
   fs::remove_all(dir);
 }
 
+// Issue 37: docs/backtest.md's measured tables are the command's own output. Each block
+// "<!-- gpufit backtest ARGS -->" ... "<!-- end -->" holds the trade-off table that
+// `gpufit backtest ARGS` prints (GENTD26 standing for the trace's folder); the test runs it
+// and compares line by line, so the page cannot go stale.
+TEST(BacktestDocs, TablesComeFromTheCommand) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
+  std::ifstream in(gpufit::test_paths::SourcePath("docs/backtest.md"));
+  std::stringstream page;
+  page << in.rdbuf();
+  const std::string doc = page.str();
+  const std::string open = "<!-- gpufit backtest ", close = "<!-- end -->";
+  std::size_t blocks = 0;
+  for (std::size_t at = doc.find(open); at != std::string::npos; at = doc.find(open, at + 1)) {
+    ++blocks;
+    const std::size_t args_end = doc.find(" -->", at);
+    std::string args = doc.substr(at + open.size(), args_end - at - open.size());
+    const std::size_t g = args.find("GENTD26");
+    ASSERT_NE(g, std::string::npos) << args;
+    args.replace(g, 7, GenTd26());
+    const std::size_t body = doc.find('\n', args_end) + 1;
+    const std::string expected = doc.substr(body, doc.find(close, body) - body);
+    const fs::path dir = Scratch("backtest-docs");
+    const CliRun r = Gpufit("backtest " + args, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::size_t section = r.out.find("### Trade-off");
+    ASSERT_NE(section, std::string::npos) << r.out;
+    std::string table;
+    std::istringstream lines(r.out.substr(section));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && line[0] == '|') table += line + "\n";
+    EXPECT_EQ(table, expected) << "docs/backtest.md is stale for `gpufit backtest " << args << "`";
+    fs::remove_all(dir);
+  }
+  EXPECT_GE(blocks, 1u);
+}
+
 }  // namespace
 }  // namespace gpufit::e2e
