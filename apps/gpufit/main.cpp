@@ -75,7 +75,9 @@ int main(int argc, char** argv) {
   PlanFlags backtest_flags;
   std::vector<double> backtest_risks{0, 0.01, 0.05, 0.1, 0.25};
   CLI::App* backtest = app.add_subcommand(
-      "backtest", "plan on earlier telemetry, replay later telemetry (walk-forward); exit 3 if the plan did not hold");
+      "backtest",
+      "plan on earlier telemetry, replay later telemetry (walk-forward); exit 3 if a strategy did not hold, 4 if the "
+      "co-location was not tested");
   cli::AddTelemetrySourceOptions(backtest, backtest_flags.telemetry);
   AddPlanOptions(backtest, backtest_flags, false, {});
   backtest->add_option("--risks", backtest_risks, "memory risks of the trade-off curve (comma-separated)")

@@ -69,6 +69,9 @@ Result<SplitOutcome> RunSplit(const Telemetry& telemetry, const GpuCatalog& cata
     if (!rs.recommended_gpu) continue;
     const Result<GpuModel> gpu = catalog.Find(*rs.recommended_gpu);
     if (!gpu) continue;
+    // Right-sizing is judged on the pods it moved to another GPU; a pod kept on its current
+    // GPU and outgrowing it contradicts the premise (Plan::above_current), not the rule.
+    if (gpu->id == plan->current.id) continue;
     if (gpu->memory < plan->current.memory) ++out.right_sized;
     const auto& fb = test.pods[i].fb_used_mib;
     const double peak = *std::max_element(fb.begin(), fb.end());

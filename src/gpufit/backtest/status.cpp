@@ -32,12 +32,12 @@ StrategyStatus ColocationStatus(const Backtest& b, double window_hours) {
   }
   std::int64_t overflows = 0, over_cap = 0;
   std::size_t over_limit = 0, tested = 0, shared = 0;
-  double worst_share = 0, worst_over = 0, test_hours = 0;
+  double worst_share = 0, worst_over = 0, test_hours = 0;  // test_hours: the longest test part
   for (const SplitOutcome& o : b.splits) {
     if (o.planned_pods == 0 || o.shared_gpus == 0) continue;
     ++tested;
     shared = std::max(shared, o.shared_gpus);
-    test_hours += o.test_hours;
+    test_hours = std::max(test_hours, o.test_hours);
     overflows += o.overflow_samples;
     over_cap += o.cap_overflow_samples;
     over_limit += o.gpus_over_collision_limit;
@@ -62,7 +62,7 @@ StrategyStatus ColocationStatus(const Backtest& b, double window_hours) {
     return s;
   }
   const std::string replayed = fmt::format(
-      "{} of {} splits replayed ({:.1f} h held out, up to {} shared GPUs): 0 memory-overflow samples, worst GPU "
+      "{} of {} splits replayed (up to {:.1f} h held out and {} shared GPUs): 0 memory-overflow samples, worst GPU "
       "collides on {:.2f}% of samples",
       tested, b.splits.size(), test_hours, shared, 100 * worst_share);
   if (!FullDays(b)) {
@@ -81,7 +81,8 @@ StrategyStatus RightSizingStatus(const Backtest& b, double window_hours) {
   for (const SplitOutcome& o : b.splits) right_sized += o.right_sized, outgrown += o.outgrown.size();
   if (outgrown > 0) {
     s.verdict = StrategyVerdict::kDidNotHold;
-    s.why = fmt::format("{} of {} pods right-sized to a smaller GPU outgrew it", outgrown, right_sized);
+    s.why = fmt::format("{} pods outgrew the GPU right-sizing chose for them ({} were sent to a smaller one)", outgrown,
+                        right_sized);
   } else if (right_sized == 0) {
     s.why = "no split's plan sent a pod to a GPU with less memory than its current one";
   } else if (!FullDays(b)) {
@@ -110,14 +111,15 @@ StrategyStatus FleetStatus(const Backtest& b, double window_hours) {
     s.why = "no pod ran in both the fit and the test part of any split";
   } else if (overflows > 0 || over_limit > 0) {
     s.verdict = StrategyVerdict::kDidNotHold;
-    s.why = fmt::format("{} memory-overflow samples (worst {:.0f} MiB over), {} GPUs over the collision limit",
-                        overflows, std::max(0.0, worst_over), over_limit);
+    s.why = fmt::format("{} memory-overflow samples (worst {:.0f} MiB over), {} GPU{} over the collision limit",
+                        overflows, std::max(0.0, worst_over), over_limit, over_limit == 1 ? "" : "s");
   } else if (!FullDays(b)) {
     s.verdict = StrategyVerdict::kProvisional;
-    s.why = fmt::format("{} splits replayed without a violation; {}", tested, Provisional(b, window_hours));
+    s.why = fmt::format("{} split{} replayed without a violation; {}", tested, tested == 1 ? "" : "s",
+                        Provisional(b, window_hours));
   } else {
     s.verdict = StrategyVerdict::kHeld;
-    s.why = fmt::format("{} splits replayed without a violation", tested);
+    s.why = fmt::format("{} split{} replayed without a violation", tested, tested == 1 ? "" : "s");
   }
   return s;
 }

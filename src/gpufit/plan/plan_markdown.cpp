@@ -68,7 +68,7 @@ std::string DutyFields(const Plan& plan) {
   const auto most = std::max_element(pods_of.begin(), pods_of.end(),
                                      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   std::string s =
-      "Duty cycle from (per device: MIG instances DCGM_FI_PROF_GR_ENGINE_ACTIVE, full GPUs it where "
+      "Duty cycle from (per device: MIG instances DCGM_FI_PROF_GR_ENGINE_ACTIVE, full GPUs that too where "
       "exported, else DCGM_FI_DEV_GPU_UTIL):";
   for (const auto& [field, pods] : pods_of) {
     if (field == most->first) continue;
@@ -139,7 +139,8 @@ std::string PlanToMarkdown(const Plan& plan) {
   {
     const FleetPlan& f = plan.fleet;
     const std::string verdict =
-        f.Recommended(t.usd_per_month_after) ? "Recommended: a mixed fleet"
+        f.Recommended(t.usd_per_month_after)
+            ? "Chosen over the same model only: a mixed fleet (its verdict is in the backtest below)"
         : f.backtest_held == false
             ? fmt::format("Mixed fleet, not recommended: its backtest did NOT hold ({})", f.backtest_failure)
             : std::string("Mixed fleet, no cheaper than the same model only");
@@ -196,11 +197,14 @@ std::string PlanToMarkdown(const Plan& plan) {
   }
   if (plan.options.robust) {
     Out(s,
-        "Envelope for later data: every shared GPU keeps {:.0f} MiB free for peaks not seen yet (the {} of {} "
-        "pooled peak surprises between the window's halves; --memory-risk {:g}), and each group collides on at most "
-        "{:.2f}% of samples even if all its pods were busy at once.\n\n",
+        "Envelope for later data: a GPU keeps {:.0f} MiB free for one pod's peaks not seen yet (the {} of {} "
+        "pooled peak surprises between the window's halves; --memory-risk {:g}) plus {:.0f} MiB for each other pod "
+        "running beside it (several pods surprising at once, measured for 2 to 8 pods; at least 512 MiB, a CUDA "
+        "context's worth, so no shared GPU is planned full), and each group collides on at most {:.2f}% of samples "
+        "even if all its pods were busy at once.\n\n",
         plan.memory_margin_mib, plan.options.memory_risk == 0 ? std::string("largest") : "chosen quantile",
-        plan.memory_surprises, plan.options.memory_risk, 100 * plan.options.max_collision_share);
+        plan.memory_surprises, plan.options.memory_risk, plan.group_margin.per_pod_mib,
+        100 * plan.options.max_collision_share);
   } else {
     Out(s,
         "Envelope: in sample only (--envelope in-sample): nothing is kept for peaks the telemetry did not show.\n\n");

@@ -153,18 +153,27 @@
       });
     if (num(totals.mean_duty_pct_before))
       items.push({ label: 'Mean duty cycle', value: pct(totals.mean_duty_pct_before) + ' \u2192 ' + pct(totals.mean_duty_pct_after) });
-    if (result.backtest)
+    if (result.backtest) {
+      // The co-location's own verdict (src/gpufit/backtest/status.h), as the summary says it.
+      const status = result.backtest.status && result.backtest.status.colocation;
+      const verdict = status ? status.status : result.backtest.safe ? 'held' : 'did not hold';
       items.push({
-        label: 'Backtest (held-out data)',
-        value: result.backtest.safe ? 'holds' : 'did not hold',
-        tone: result.backtest.safe ? 'good' : 'bad',
-        sub: result.backtest.method || '',
+        label: 'Co-location on held-out data',
+        value: verdict,
+        tone: verdict === 'held'       ? 'good' :
+            verdict === 'did not hold' ? 'bad' :
+                                         '',
+        sub: status ? status.why : result.backtest.method || '',
       });
+    }
     cards(body, items);
     if (result.backtest && result.backtest.guarantee) body.append(el('p', { text: result.backtest.guarantee }));
-    if (summary && summary.actions && summary.actions.length) {
-      body.append(el('strong', { text: 'Recommended' }));
-      body.append(el('ol', { class: 'actions' }, summary.actions.map((a) => el('li', { text: a }))));
+    for (const [key, title] of [
+             ['warnings', 'Warnings'], ['actions', 'Recommended'], ['provisional', 'Provisional'],
+             ['not_recommended', 'Not recommended']]) {
+      if (!summary || !summary[key] || !summary[key].length) continue;
+      body.append(el('strong', {text: title}));
+      body.append(el('ol', {class: 'actions'}, summary[key].map((a) => el('li', {text: a}))));
     }
   }
 
@@ -314,17 +323,36 @@
             data: [{ yAxis: result.options.max_collision_share * 100 }], lineStyle: { color: '#c23b22' } } : undefined },
       ],
     }, 'short');
-    table(body, [
-      { key: 'split', title: 'split' }, { key: 'fit_hours', title: 'fit h', num: true, fmt: (v) => fixed(v, 1) },
-      { key: 'test_hours', title: 'test h', num: true, fmt: (v) => fixed(v, 1) }, { key: 'gpus', title: 'GPUs', num: true },
-      { key: 'overflow', title: 'overflow samples', num: true }, { key: 'worst', title: 'worst over MiB', num: true, fmt: (v) => fixed(v, 0) },
-      { key: 'collision', title: 'worst collision %', num: true, fmt: (v) => fixed(v * 100, 2) },
-      { key: 'over_limit', title: 'GPUs over collision limit', num: true }, { key: 'outgrown', title: 'outgrown pods', num: true },
-      { key: 'lending', title: 'lending over capacity', num: true }, { key: 'safe', title: 'safe' },
-    ], b.splits.map((s) => ({ split: s.split, fit_hours: s.fit_hours, test_hours: s.test_hours, gpus: s.gpus,
-      overflow: s.colocation.overflow_samples, worst: s.colocation.worst_over_mib, collision: s.colocation.max_collision_share,
-      over_limit: s.colocation.gpus_over_collision_limit, outgrown: (s.right_sizing.outgrown || []).length,
-      lending: s.lending ? s.lending.over_capacity_samples : 0, safe: s.safe ? 'yes' : 'NO' })));
+    table(
+        body,
+        [
+          {key: 'split', title: 'split'},
+          {key: 'fit_hours', title: 'fit h', num: true, fmt: (v) => fixed(v, 1)},
+          {key: 'test_hours', title: 'test h', num: true, fmt: (v) => fixed(v, 1)},
+          {key: 'gpus', title: 'GPUs', num: true},
+          {key: 'overflow', title: 'overflow samples', num: true},
+          {key: 'worst', title: 'worst over MiB', num: true, fmt: (v) => fixed(v, 0)},
+          {key: 'collision', title: 'worst collision %', num: true, fmt: (v) => fixed(v * 100, 2)},
+          {key: 'over_limit', title: 'GPUs over collision limit', num: true},
+          {key: 'outgrown', title: 'outgrown pods', num: true},
+          {key: 'lending', title: 'lending over capacity', num: true},
+          {key: 'safe', title: 'co-location safe'},
+        ],
+        b.splits.map((s) => ({
+                       split: s.split,
+                       fit_hours: s.fit_hours,
+                       test_hours: s.test_hours,
+                       gpus: s.gpus,
+                       overflow: s.colocation.overflow_samples,
+                       worst: s.colocation.worst_over_mib,
+                       collision: s.colocation.max_collision_share,
+                       over_limit: s.colocation.gpus_over_collision_limit,
+                       outgrown: (s.right_sizing.outgrown || []).length,
+                       lending: s.lending ? s.lending.over_capacity_samples : 0,
+                       safe: s.planned_pods === 0 || s.shared_gpus === 0 ? 'not tested' :
+                           s.safe                                        ? 'yes' :
+                                                                           'NO'
+                     })));
   }
 
   function mig(m) {
