@@ -47,7 +47,7 @@ struct StrategyStatus {
 // The statuses of `backtest`, in the order above (mig only with options.mig_isolation).
 // `window_hours`: the whole telemetry window, named in a provisional verdict's why.
 std::vector<StrategyStatus> Statuses(const Backtest& backtest, double window_hours);
-// The one named `strategy` (must be present).
+// The one named `strategy` (must be present): a reference into `statuses`, which must outlive it.
 const StrategyStatus& StatusOf(const std::vector<StrategyStatus>& statuses, std::string_view strategy);
 
 }  // namespace gpufit

@@ -74,7 +74,8 @@ TEST(Statuses, HeldOnlyWithWholeDaysToFitOn) {
   }
   const Result<Backtest> short_window = RunBacktest(t, GpuCatalog::Embedded(), Options());
   ASSERT_TRUE(short_window);
-  const StrategyStatus& c = StatusOf(Statuses(*short_window, 20), "colocation");
+  const std::vector<StrategyStatus> statuses = Statuses(*short_window, 20);
+  const StrategyStatus& c = StatusOf(statuses, "colocation");
   EXPECT_EQ(c.verdict, StrategyVerdict::kProvisional);
   EXPECT_NE(c.why.find("48 h of telemetry; have 20.0 h"), std::string::npos) << c.why;
 }
