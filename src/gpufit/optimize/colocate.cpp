@@ -18,6 +18,10 @@ namespace {
 struct Instance {
   std::size_t samples = 0;
   double capacity_mib = 0;
+  // Added to each pod's memory while it runs (ColocateOptions::per_pod_margin_mib), with
+  // capacity_mib raised by the same: k live pods keep (k - 1) x per_pod_mib more free. Not in
+  // `mem`, which points at the telemetry; peak_mib and min_running_mib include it.
+  double per_pod_mib = 0;
   std::int64_t collision_limit = 0;
   std::vector<const float*> mem;   // per pod, `samples` values
   std::vector<const float*> util;  // per pod
@@ -115,7 +119,7 @@ class Packer {
     g.util.assign(in_.samples, 0.0);
     for (std::size_t p : g.pods) {
       for (std::size_t t = in_.first[p]; t <= in_.last[p]; ++t) {
-        g.mem[t] += in_.mem[p][t];
+        g.mem[t] += in_.mem[p][t] + in_.per_pod_mib;
         g.util[t] += in_.util[p][t];
       }
     }
@@ -150,8 +154,9 @@ class Packer {
       d_coll += static_cast<std::int64_t>(gu[t] + sign * u[t] > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
     }
     if (!memory_safe) {
+      const double add = in_.per_pod_mib;
       for (std::size_t t = lo; t <= hi; ++t)
-        d_over += OverflowAt(gm[t] + sign * m[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
+        d_over += OverflowAt(gm[t] + sign * (m[t] + add), cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1) + kCallOverhead;
     if (fits_only) {
@@ -179,8 +184,19 @@ class Packer {
       const double u = gu[t] - uo[t] + ui[t];
       d_coll += static_cast<std::int64_t>(u > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
     }
-    for (std::size_t t = lo; t <= hi; ++t) {
-      d_over += OverflowAt(gm[t] - mo[t] + mi[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
+    if (in_.per_pod_mib == 0) {
+      for (std::size_t t = lo; t <= hi; ++t) {
+        d_over += OverflowAt(gm[t] - mo[t] + mi[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
+      }
+    } else {
+      // Each pod carries per_pod_mib while it runs (Instance::per_pod_mib).
+      const double add = in_.per_pod_mib;
+      const std::size_t fo = in_.first[out], lo_out = in_.last[out], fi = in_.first[in], li = in_.last[in];
+      for (std::size_t t = lo; t <= hi; ++t) {
+        const double m =
+            gm[t] - (mo[t] + (t >= fo && t <= lo_out ? add : 0.0)) + (mi[t] + (t >= fi && t <= li ? add : 0.0));
+        d_over += OverflowAt(m, cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
+      }
     }
     evaluations_ += static_cast<std::int64_t>(hi - lo + 1) + kCallOverhead;
     return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in)) - Penalty(g);
@@ -409,14 +425,7 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
   const double per_pod = options.per_pod_margin_mib;
   in.capacity_mib =
       static_cast<double>((options.gpu_memory - options.reserve).value) - options.memory_margin_mib + per_pod;
-  std::vector<std::vector<float>> inflated;
-  if (per_pod > 0) {
-    inflated.reserve(telemetry.pods.size());
-    for (const PodSeries& p : telemetry.pods) {
-      std::vector<float>& m = inflated.emplace_back(p.fb_used_mib);
-      for (std::size_t t = p.first; t <= p.last && t < m.size(); ++t) m[t] += static_cast<float>(per_pod);
-    }
-  }
+  in.per_pod_mib = per_pod;
   in.max_collision_p = options.max_collision_share;
   in.collision_limit = CollisionLimit(telemetry.samples, options.max_collision_share);
   Colocation out;
@@ -427,16 +436,17 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
     if (i < excluded.size()) excluded[i] = true;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
     const PodSeries& p = telemetry.pods[i];
-    const std::vector<float>& fb = per_pod > 0 ? inflated[i] : p.fb_used_mib;
+    const std::vector<float>& fb = p.fb_used_mib;
     in.mem.push_back(fb.data());
     in.util.push_back(p.gpu_util_pct.data());
     in.first.push_back(p.first);
     in.last.push_back(p.last);
     const auto peak = std::max_element(fb.begin(), fb.end());
-    in.peak_mib.push_back(*peak);
+    in.peak_mib.push_back(*peak + per_pod);
     in.peak_at.push_back(static_cast<std::size_t>(peak - fb.begin()));
     in.min_running_mib.push_back(*std::min_element(fb.begin() + static_cast<std::ptrdiff_t>(p.first),
-                                                   fb.begin() + static_cast<std::ptrdiff_t>(p.last) + 1));
+                                                   fb.begin() + static_cast<std::ptrdiff_t>(p.last) + 1) +
+                                 per_pod);
     in.mean_mib.push_back(std::accumulate(fb.begin(), fb.end(), 0.0) /
                           static_cast<double>(std::max<std::size_t>(1, fb.size())));
     if (options.collisions_if_active) in.active_duty.push_back(ActiveDutyOf(p));
