@@ -168,6 +168,18 @@ struct ActionLists {
   std::vector<std::string> recommended, provisional, not_recommended;
 };
 
+// "N GPUs of target", or "N GPUs (G of target, the rest for the K pods too big for it or kept
+// on their GPU)" when not every GPU of the plan is the target: the count is every GPU after.
+std::string GpusOfTarget(const json& plan) {
+  const json& t = Get(plan, "totals");
+  const std::size_t groups = Get(plan, "groups").is_array() ? Get(plan, "groups").size() : 0;
+  const auto after = static_cast<std::size_t>(Num(t, "gpus_after"));
+  const std::string target = Str(Get(plan, "target_gpu"), "id");
+  if (after <= groups) return fmt::format("{} GPUs of {}", after, target);
+  return fmt::format("{} GPUs ({} of {}; {} for pods too big for it or kept on their own GPU)", after, groups, target,
+                     after - groups);
+}
+
 ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
   // Order: the monthly savings, largest first; then training's, per run (not comparable with
   // a month); then lending (no dollar figure); last the MIG alternative.
@@ -208,9 +220,8 @@ ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
     const double refused = Num(fleet, "pods_refused_on_target");
     actions.push_back(Action{
         kAlternative, 0,
-        fmt::format("Same model only: co-locate the pods on {} GPUs of {} ({} of them shared): {} per month{}.",
-                    Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), shared,
-                    Dollars(Num(t, "usd_per_month_after")),
+        fmt::format("Same model only: co-locate the pods on {} ({} of them shared): {} per month{}.",
+                    GpusOfTarget(plan), shared, Dollars(Num(t, "usd_per_month_after")),
                     refused > 0 ? fmt::format(" ({} pods would run slower there than the mixed fleet allows)", refused)
                                 : std::string()),
         StatusOf(plan, "colocation"), WhyOf(plan, "colocation")});
@@ -221,9 +232,9 @@ ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
     const double refused = fleet.is_object() ? Num(fleet, "pods_refused_on_target") : 0;
     actions.push_back(Action{
         kMonthly, Num(t, "usd_per_month_saved"),
-        fmt::format("Co-locate the pods on {} GPUs of {} instead of {} ({} of them shared): {} per month saved{}{}.",
-                    Num(t, "gpus_after"), Str(Get(plan, "target_gpu"), "id"), Num(t, "gpus_before"), shared,
-                    Dollars(Num(t, "usd_per_month_saved")), verdict("colocation"),
+        fmt::format("Co-locate the pods on {} instead of {} ({} of them shared): {} per month saved{}{}.",
+                    GpusOfTarget(plan), Num(t, "gpus_before"), shared, Dollars(Num(t, "usd_per_month_saved")),
+                    verdict("colocation"),
                     refused > 0 ? fmt::format("; {} pods would run slower there than the mixed fleet allows", refused)
                                 : std::string()),
         StatusOf(plan, "colocation"), WhyOf(plan, "colocation")});
