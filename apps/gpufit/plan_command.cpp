@@ -476,7 +476,7 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
   if (rc != 0) return rc;
   // 3: a strategy did not hold; 4: the co-location was not tested (nothing was replayed);
   // 0: held or provisional (status.h).
-  const std::vector<StrategyStatus> statuses = Statuses(b, b.window_hours);
+  const std::vector<StrategyStatus> statuses = Statuses(b);
   if (std::any_of(statuses.begin(), statuses.end(),
                   [](const StrategyStatus& s) { return s.verdict == StrategyVerdict::kDidNotHold; }))
     return 3;

@@ -112,14 +112,14 @@ Result<std::vector<SplitOutcome>> RunSplits(const Telemetry& telemetry, const Gp
 }  // namespace
 
 bool Backtest::safe() const {
-  const StrategyVerdict v = StatusOf(Statuses(*this, window_hours), "colocation").verdict;
+  const StrategyVerdict v = StatusOf(Statuses(*this), "colocation").verdict;
   return v == StrategyVerdict::kHeld || v == StrategyVerdict::kProvisional;
 }
 
 std::string Backtest::Guarantee() const {
   if (splits.empty()) return "No backtest: the window is too short to hold any part out.";
   std::vector<std::string> verdicts;
-  for (const StrategyStatus& s : Statuses(*this, window_hours))
+  for (const StrategyStatus& s : Statuses(*this))
     verdicts.push_back(fmt::format("{} {}", s.strategy, VerdictName(s.verdict)));
   double fit = 0;
   for (const SplitOutcome& s : splits) fit = std::max(fit, s.fit_hours);

@@ -75,8 +75,7 @@ constexpr const char* kHeader =
 
 json StatusJson(const Backtest& b) {
   json out = json::object();
-  for (const StrategyStatus& s : Statuses(b, b.window_hours))
-    out[s.strategy] = {{"status", VerdictName(s.verdict)}, {"why", s.why}};
+  for (const StrategyStatus& s : Statuses(b)) out[s.strategy] = {{"status", VerdictName(s.verdict)}, {"why", s.why}};
   return out;
 }
 
@@ -105,8 +104,7 @@ std::string BacktestToJson(const Backtest& b, const std::vector<TradeoffRow>* tr
 std::string BacktestToMarkdown(const Backtest& b, const std::vector<TradeoffRow>* tradeoff) {
   std::string md;
   Out(md, "\n## Backtest (walk-forward: fit on earlier telemetry, replay later telemetry)\n\n{}\n\n", b.Guarantee());
-  for (const StrategyStatus& s : Statuses(b, b.window_hours))
-    Out(md, "- **{}: {}**: {}.\n", s.strategy, VerdictName(s.verdict), s.why);
+  for (const StrategyStatus& s : Statuses(b)) Out(md, "- **{}: {}**: {}.\n", s.strategy, VerdictName(s.verdict), s.why);
   Out(md, "\n");
   Out(md, "{}", kHeader);
   const std::string rule =

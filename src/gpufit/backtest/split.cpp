@@ -9,7 +9,6 @@
 namespace gpufit {
 namespace {
 
-constexpr double kDayS = 86400;
 constexpr std::size_t kMaxDailySplits = 7;
 
 bool RunsIn(const PodSeries& p, std::size_t begin, std::size_t end) { return p.first < end && p.last >= begin; }
@@ -26,7 +25,7 @@ std::vector<WalkForwardSplit> WalkForwardSplits(const Telemetry& telemetry) {
   std::vector<WalkForwardSplit> out;
   const std::size_t n = telemetry.samples;
   if (n < 2) return out;
-  const auto per_day = static_cast<std::size_t>(std::llround(kDayS / telemetry.step_s));
+  const auto per_day = static_cast<std::size_t>(std::llround(kFullDayS / telemetry.step_s));
   const std::size_t days = per_day > 0 ? n / per_day : 0;
   if (days >= 2) {
     const std::size_t first_k = days - 1 > kMaxDailySplits ? days - kMaxDailySplits : 1;

@@ -19,6 +19,9 @@
 
 namespace gpufit {
 
+// A day, seconds: the period of the load cycle the splits and verdicts rely on (status.h).
+inline constexpr double kFullDayS = 86400;
+
 struct WalkForwardSplit {
   std::string label;                // "first half -> second half", "days 1-3 -> day 4"
   std::size_t fit_begin = 0, fit_end = 0;    // grid samples [begin, end)

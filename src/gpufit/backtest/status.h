@@ -32,8 +32,6 @@
 
 namespace gpufit {
 
-inline constexpr double kFullDayS = 86400;
-
 enum class StrategyVerdict { kHeld, kDidNotHold, kProvisional, kNotTested };
 // "held", "did not hold", "provisional", "not tested".
 std::string_view VerdictName(StrategyVerdict v);
@@ -44,10 +42,11 @@ struct StrategyStatus {
   std::string why;  // one sentence with the figures behind the verdict
 };
 
-// The statuses of `backtest`, in the order above (mig only with options.mig_isolation).
-// `window_hours`: the whole telemetry window, named in a provisional verdict's why.
-std::vector<StrategyStatus> Statuses(const Backtest& backtest, double window_hours);
-// The one named `strategy` (must be present): a reference into `statuses`, which must outlive it.
+// The statuses of `backtest`, in the order above (mig only with options.mig_isolation); a
+// provisional verdict's why names Backtest::window_hours.
+std::vector<StrategyStatus> Statuses(const Backtest& backtest);
+// The one named `strategy`: a reference into `statuses`, which must outlive it. Throws
+// std::out_of_range when none is (a caller asking for a strategy it did not plan).
 const StrategyStatus& StatusOf(const std::vector<StrategyStatus>& statuses, std::string_view strategy);
 
 }  // namespace gpufit

@@ -40,7 +40,7 @@ TEST(Statuses, DisjointPodsAreNotTested) {
   ASSERT_TRUE(b) << b.error().message;
   ASSERT_EQ(b->splits.size(), 1u);
   EXPECT_EQ(b->splits[0].planned_pods, 0u);
-  const std::vector<StrategyStatus> s = Statuses(*b, 48);
+  const std::vector<StrategyStatus> s = Statuses(*b);
   EXPECT_EQ(StatusOf(s, "colocation").verdict, StrategyVerdict::kNotTested);
   EXPECT_EQ(StatusOf(s, "colocation").why,
             "no pod ran in both the fit and the test part of any split, so nothing was replayed");
@@ -62,7 +62,7 @@ TEST(Statuses, HeldOnlyWithWholeDaysToFitOn) {
   ASSERT_TRUE(b) << b.error().message;
   ASSERT_EQ(b->splits.size(), 2u);  // day 1 -> 2, days 1-2 -> 3
   EXPECT_EQ(b->splits[1].shared_gpus, 1u);
-  const std::vector<StrategyStatus> s = Statuses(*b, 72);
+  const std::vector<StrategyStatus> s = Statuses(*b);
   EXPECT_EQ(StatusOf(s, "colocation").verdict, StrategyVerdict::kHeld) << StatusOf(s, "colocation").why;
   EXPECT_TRUE(b->safe());
 
@@ -74,7 +74,7 @@ TEST(Statuses, HeldOnlyWithWholeDaysToFitOn) {
   }
   const Result<Backtest> short_window = RunBacktest(t, GpuCatalog::Embedded(), Options());
   ASSERT_TRUE(short_window);
-  const std::vector<StrategyStatus> statuses = Statuses(*short_window, 20);
+  const std::vector<StrategyStatus> statuses = Statuses(*short_window);
   const StrategyStatus& c = StatusOf(statuses, "colocation");
   EXPECT_EQ(c.verdict, StrategyVerdict::kProvisional);
   EXPECT_NE(c.why.find("48 h of telemetry; have 20.0 h"), std::string::npos) << c.why;

@@ -184,19 +184,13 @@ class Packer {
       const double u = gu[t] - uo[t] + ui[t];
       d_coll += static_cast<std::int64_t>(u > 100.0) - static_cast<std::int64_t>(gu[t] > 100.0);
     }
-    if (in_.per_pod_mib == 0) {
-      for (std::size_t t = lo; t <= hi; ++t) {
-        d_over += OverflowAt(gm[t] - mo[t] + mi[t], cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
-      }
-    } else {
-      // Each pod carries per_pod_mib while it runs (Instance::per_pod_mib).
-      const double add = in_.per_pod_mib;
-      const std::size_t fo = in_.first[out], lo_out = in_.last[out], fi = in_.first[in], li = in_.last[in];
-      for (std::size_t t = lo; t <= hi; ++t) {
-        const double m =
-            gm[t] - (mo[t] + (t >= fo && t <= lo_out ? add : 0.0)) + (mi[t] + (t >= fi && t <= li ? add : 0.0));
-        d_over += OverflowAt(m, cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
-      }
+    // Each pod carries per_pod_mib while it runs (Instance::per_pod_mib).
+    const double add = in_.per_pod_mib;
+    const std::size_t fo = in_.first[out], lo_out = in_.last[out], fi = in_.first[in], li = in_.last[in];
+    for (std::size_t t = lo; t <= hi; ++t) {
+      const double m =
+          gm[t] - (mo[t] + (t >= fo && t <= lo_out ? add : 0.0)) + (mi[t] + (t >= fi && t <= li ? add : 0.0));
+      d_over += OverflowAt(m, cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(hi - lo + 1) + kCallOverhead;
     return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in)) - Penalty(g);

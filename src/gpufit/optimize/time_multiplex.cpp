@@ -86,11 +86,6 @@ int NeededAt(const TimeMultiplexPlan& plan, const Telemetry& t, std::size_t k, c
 
 }  // namespace
 
-int GpusNeededAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k) {
-  std::vector<double> scratch;
-  return NeededAt(plan, telemetry, k, WorkloadIndex(telemetry, plan.workload_by_pod), scratch);
-}
-
 bool LendingAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k) {
   if (!plan.has_window || plan.lent_gpus <= 0) return false;
   const double since = std::fmod(TimeOfDay(telemetry, k) - plan.window_start_hour * 3600.0 + kDay, kDay);

@@ -115,8 +115,6 @@ bool LendingAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::s
 // GPUs needed at sample k by duty alone (the compute rule above), without `excluded`.
 int GpusNeededAt(const Telemetry& telemetry, std::size_t k, double target_utilization,
                  const std::vector<std::size_t>& excluded = {});
-// GPUs needed at sample k by the plan's rule: compute and, with gpu_memory_mib, memory.
-int GpusNeededAt(const TimeMultiplexPlan& plan, const Telemetry& telemetry, std::size_t k);
 
 struct TimeMultiplexReplay {
   std::size_t samples = 0, lent_samples = 0;

@@ -128,6 +128,10 @@ struct Plan {
   // stays under packing_line_mib(pods alive) at every sample, so under
   // packing_line_mib(this) wherever this many run.
   std::vector<std::size_t> group_pods_at_once;
+  // group_pods_at_once[g], or the group's size where it was not measured (a plan built by hand).
+  std::size_t pods_at_once(std::size_t g) const {
+    return g < group_pods_at_once.size() ? group_pods_at_once[g] : replay.gpus[g].pods.size();
+  }
   std::int64_t collision_limit_samples = 0;
   std::vector<std::string> pod_names;
   std::vector<PodProfile> profiles;                  // per pod, same order as pod_names

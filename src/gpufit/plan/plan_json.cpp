@@ -127,21 +127,19 @@ std::string PlanToJson(const Plan& plan) {
     const GpuReplay& r = plan.replay.gpus[g];
     json names = json::array();
     for (std::size_t p : r.pods) names.push_back(plan.pod_names[p]);
-    groups.push_back(
-        {{"gpu", g},
-         {"gpu_model", plan.target.id},
-         {"pods", names},
-         {"workloads", ToJson(keyed ? by_workload.groups[g] : std::vector<WorkloadSlots>{}, keyed)},
-         {"peak_fb_used_mib", r.peak_mib},
-         {"pods_at_once", g < plan.group_pods_at_once.size() ? plan.group_pods_at_once[g] : r.pods.size()},
-         {"packing_line_mib",
-          plan.packing_line_mib(g < plan.group_pods_at_once.size() ? plan.group_pods_at_once[g] : r.pods.size())},
-         {"mean_gpu_util_pct", r.mean_util_pct},
-         {"memory_overflows", r.memory_overflows},
-         {"collision_samples", r.collisions},
-         {"collision_share", r.collision_share},
-         {"collision_p_if_active",
-          g < plan.collision_p_if_active.size() ? json(plan.collision_p_if_active[g]) : json(nullptr)}});
+    groups.push_back({{"gpu", g},
+                      {"gpu_model", plan.target.id},
+                      {"pods", names},
+                      {"workloads", ToJson(keyed ? by_workload.groups[g] : std::vector<WorkloadSlots>{}, keyed)},
+                      {"peak_fb_used_mib", r.peak_mib},
+                      {"pods_at_once", plan.pods_at_once(g)},
+                      {"packing_line_mib", plan.packing_line_mib(plan.pods_at_once(g))},
+                      {"mean_gpu_util_pct", r.mean_util_pct},
+                      {"memory_overflows", r.memory_overflows},
+                      {"collision_samples", r.collisions},
+                      {"collision_share", r.collision_share},
+                      {"collision_p_if_active",
+                       g < plan.collision_p_if_active.size() ? json(plan.collision_p_if_active[g]) : json(nullptr)}});
     if (!plan.memory_cap_mib.empty()) {
       // The cap each pod runs under, in the order of `pods`; they add up to <= capacity_mib.
       json caps = json::array();

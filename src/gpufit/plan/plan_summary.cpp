@@ -53,7 +53,8 @@ struct Row {
   std::string status = "not backtested";
 };
 
-// The verdict of `strategy` in the plan's backtest section; "not tested" without one.
+// The verdict of `strategy` in the plan's backtest section; "not tested" without one (nothing
+// replayed it), for every strategy alike.
 std::string StatusOf(const json& plan, const char* strategy) {
   const json& s = Get(Get(Get(plan, "backtest"), "status"), strategy);
   return s.is_object() ? Str(s, "status") : "not tested";
@@ -270,23 +271,17 @@ ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
   }
   const json& tm = Get(Get(plan, "ancillary"), "time_multiplexing");
   if (Num(tm, "gpus_lent") > 0 && Get(tm, "night_window").is_object()) {
-    // Lending is replayed by the backtest when there is one; without one, it is not tested.
-    const bool backtested = Get(plan, "backtest").is_object();
     actions.push_back({kLending, 0,
                        fmt::format("Lend {} idle GPUs to training from {} UTC for {} h a night.", Num(tm, "gpus_lent"),
                                    Str(tm["night_window"], "start_utc"), Num(tm["night_window"], "hours")),
-                       backtested ? StatusOf(plan, "lending") : std::string("not backtested"),
-                       backtested ? WhyOf(plan, "lending") : std::string()});
+                       StatusOf(plan, "lending"), WhyOf(plan, "lending")});
   }
   const json& mig = Get(plan, "mig_isolation");
-  if (mig.is_object()) {
-    const bool backtested = Get(plan, "backtest").is_object();
+  if (mig.is_object())
     actions.push_back({kAlternative, 0,
                        fmt::format("With hardware isolation (MIG) instead of time-slicing: {} GPUs, {} per month.",
                                    Num(mig, "gpus"), Dollars(Num(mig, "usd_per_month"))),
-                       backtested ? StatusOf(plan, "mig") : std::string("not backtested"),
-                       backtested ? WhyOf(plan, "mig") : std::string()});
-  }
+                       StatusOf(plan, "mig"), WhyOf(plan, "mig")});
   std::stable_sort(actions.begin(), actions.end(),
                    [](const Action& a, const Action& b) { return a.tier != b.tier ? a.tier < b.tier : a.usd > b.usd; });
   ActionLists out;

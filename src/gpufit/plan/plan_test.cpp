@@ -139,22 +139,28 @@ TEST(BuildPlan, BadOptionsNameTheOption) {
   }
 }
 
+// 48 h at 10-minute steps of pods flat at their memory (MiB), each at `duty` percent.
+Telemetry FlatPods(const std::vector<std::pair<std::string, float>>& pods, float duty) {
+  Telemetry t;
+  t.step_s = 600;
+  t.samples = 288;
+  for (const auto& [name, mib] : pods) {
+    PodSeries p;
+    p.pod = name;
+    p.last = t.samples - 1;
+    p.fb_used_mib.assign(t.samples, mib);
+    p.gpu_util_pct.assign(t.samples, duty);
+    t.pods.push_back(p);
+  }
+  return t;
+}
+
 // Two pods flat at 40,960 MiB for 48 h (servers that pre-allocate): together exactly an
 // A100-80GB's 81,920 MiB. Flat pods show no surprise, so the learned margin is 0, but a shared
 // GPU keeps the group margin's floor (kPerPodFloorMib per pod beyond the first) free: never
 // planned 100% full, so each keeps its own GPU.
 TEST(BuildPlan, FlatPairIsNotPlannedFull) {
-  Telemetry t;
-  t.step_s = 600;
-  t.samples = 288;
-  for (const char* name : {"a", "b"}) {
-    PodSeries p;
-    p.pod = name;
-    p.last = t.samples - 1;
-    p.fb_used_mib.assign(t.samples, 40960);
-    p.gpu_util_pct.assign(t.samples, 1);
-    t.pods.push_back(p);
-  }
+  Telemetry t = FlatPods({{"a", 40960}, {"b", 40960}}, 1);
   PlanOptions o = Options();
   o.target_gpu = "a100-80gb";
   const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "flat");
@@ -173,17 +179,7 @@ TEST(BuildPlan, FlatPairIsNotPlannedFull) {
 // A pod at 0 MiB for 48 h was not measured (a CUDA context alone holds hundreds of MiB): it is
 // flagged, keeps its current GPU alone, and is neither right-sized nor packed nor profiled.
 TEST(BuildPlan, AllZeroPodIsFlaggedUnmeasured) {
-  Telemetry t;
-  t.step_s = 600;
-  t.samples = 288;
-  for (const char* name : {"ns/zero", "ns/real"}) {
-    PodSeries p;
-    p.pod = name;
-    p.last = t.samples - 1;
-    p.fb_used_mib.assign(t.samples, std::string(name) == "ns/zero" ? 0.0f : 20000.0f);
-    p.gpu_util_pct.assign(t.samples, 5);
-    t.pods.push_back(p);
-  }
+  const Telemetry t = FlatPods({{"ns/zero", 0}, {"ns/real", 20000}}, 5);
   PlanOptions o = Options();
   o.target_gpu = "a100-80gb";
   const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "zero");

@@ -22,8 +22,7 @@ std::vector<ReservedGpu> PlaceOnReservedGpus(const Plan& plan, const std::vector
     if (plan.options.memory_caps) {
       for (std::size_t p : gpu.pods) need[g] += plan.memory_cap_mib[p];
     } else {
-      need[g] = gpu.peak_mib + plan.group_margin.For(g < plan.group_pods_at_once.size() ? plan.group_pods_at_once[g]
-                                                                                        : gpu.pods.size());
+      need[g] = gpu.peak_mib + plan.group_margin.For(plan.pods_at_once(g));
     }
   }
   std::vector<std::size_t> order(out.size());
