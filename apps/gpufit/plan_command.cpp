@@ -22,8 +22,10 @@
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/ingest/gentd26_serving_reader.h"
 #include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/node_sharing.h"
 #include "gpufit/ingest/telemetry_readers.h"
 #include "gpufit/plan/ancillary_plan.h"
+#include "gpufit/plan/current_gpus.h"
 #include "gpufit/plan/kube_manifests.h"
 #include "gpufit/plan/manifests/sharing_backend.h"
 #include "gpufit/plan/plan.h"
@@ -59,10 +61,14 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
         f.kai_queue);
   if (f.sharing.empty()) {
     f.sharing = "time-slicing";
-    if (nodes)
-      for (const KubeNode& n : *nodes)
-        if (n.devices_allocatable.count("nvidia.com/gpumem") > 0) f.sharing = "hami";
+    if (nodes) {
+      const Result<SharingChoice> choice = ChooseSharing(*nodes, pods ? &*pods : nullptr);
+      if (!choice) return InvalidArgument("--nodes {}: {}", f.nodes, choice.error().message);
+      f.sharing = choice->backend;
+      std::fprintf(stderr, "gpufit: --sharing %s, from the nodes (%s)\n", f.sharing.c_str(), choice->why.c_str());
+    }
   }
+  if (f.compute_caps && f.sharing != "hami") return InvalidArgument("--compute-caps applies to --sharing hami only");
   const Result<const manifests::SharingBackend*> backend = manifests::FindSharingBackend(f.sharing);
   f.options.sharing = f.sharing;
   f.options.mig_isolation = f.sharing == "mig" || f.mig_alternative;
@@ -76,7 +82,8 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
     for (const PodSeries& p : telemetry->pods)
       if (const KubePod* k = FindKubePod(*pods, p.pod)) f.options.spec_devices[p.pod] = k->GpuDevices();
   }
-  if (f.options.memory_caps && telemetry != nullptr && pods) {
+  // Each pod's workload: the caps of one pod template, and replicas kept apart.
+  if (telemetry != nullptr && pods) {
     for (const PodSeries& p : telemetry->pods) f.options.workload_by_pod[p.pod] = WorkloadKeyOf(p.pod, *pods);
   }
   return {};
@@ -94,7 +101,8 @@ Result<cli::ExtraOutput> EmitManifests(const PlanFlags& f, const Plan* colocatio
                                               .pods = pods ? &*pods : nullptr,
                                               .lending = lending,
                                               .sharing = f.sharing,
-                                              .kai_queue = f.kai_queue});
+                                              .kai_queue = f.kai_queue,
+                                              .compute_caps = f.compute_caps});
   if (!m) return m.error();
   for (const std::string& note : m->notes)
     if (note.find("nothing caps them") != std::string::npos)
@@ -190,9 +198,13 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std
   cmd->add_option("--sharing", f.sharing,
                   "how the pods of a planned GPU share it: time-slicing (nothing enforces memory), mig (hardware "
                   "partitions, one MIG instance per pod), hami, kai or dra-mps (per-pod memory caps, planned to add "
-                  "up to at most the GPU's memory); default: hami when --nodes allocate nvidia.com/gpumem, else "
-                  "time-slicing")
+                  "up to at most the GPU's memory); default: from --nodes, the system serving the most GPUs (HAMi's "
+                  "hami.io/node-nvidia-register annotation, NVIDIA DRA ResourceSlices, KAI's gpu-fraction pods, else "
+                  "the device plugin: time-slicing)")
       ->check(CLI::IsMember({"time-slicing", "mig", "hami", "kai", "dra-mps"}));
+  cmd->add_flag("--compute-caps", f.compute_caps,
+                "--sharing hami: also cap each workload's compute (nvidia.com/gpucores) at its p99 duty cycle x "
+                "(1 + --headroom); without it compute is not capped");
   cmd->add_option("--kai-queue", f.kai_queue, "--sharing kai: the KAI-Scheduler queue of the workloads")
       ->default_str("default-queue");
   AddOutputOptions(cmd, f.output, formats);
@@ -285,10 +297,21 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   std::optional<Plan> plan;
   std::optional<Backtest> backtest;
   std::string backtest_note;
-  if (telemetry && f.options.current_gpu.empty() && !telemetry->gpu_model_name.empty()) {
-    // dcgm-exporter names the GPU model (modelName): the catalog's names are NVIDIA's.
-    for (const GpuModel& m : catalog->models())
-      if (m.name == telemetry->gpu_model_name) f.options.current_gpu = m.id;
+  if (telemetry) {
+    // Each pod's GPU today: its modelName, its node's product label, else --current-gpu/--gpu.
+    CurrentGpus current = ResolveCurrentGpus({.telemetry = telemetry,
+                                              .catalog = &*catalog,
+                                              .pods = pods ? &*pods : nullptr,
+                                              .nodes = nodes ? &*nodes : nullptr,
+                                              .override_id = f.options.current_gpu,
+                                              .fallback_id = f.options.target_gpu});
+    if (current.named_by_data > 0) {
+      if (f.options.current_gpu.empty()) f.options.current_gpu = current.most_common;
+      f.options.current_gpu_of = std::move(current.id_of);
+      f.options.current_gpu_source_of = std::move(current.source_of);
+    }
+    for (const std::string& w : current.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
+    f.options.current_gpu_warnings = std::move(current.warnings);
   }
   if (telemetry && nodes) {
     // Starved pods get at most what a node of their GPU model has per GPU.

@@ -79,6 +79,9 @@ Telemetry SliceTelemetry(const Telemetry& telemetry, std::size_t begin, std::siz
     for (std::uint32_t k : p.fb_gaps)
       if (k >= begin && k < end) q.fb_gaps.push_back(static_cast<std::uint32_t>(k - begin));
     q.filled_samples = q.fb_gaps.size();
+    q.util_field = p.util_field;
+    q.device = p.device;
+    q.gpu_model = p.gpu_model;
     kept.push_back(std::string(PodKeyOf(q.pod)));
     out.pods.push_back(std::move(q));
   }

@@ -364,6 +364,9 @@ Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, K
   Result<std::map<std::string, std::string>> labels = StringMap(w, meta, "labels", ".metadata.labels");
   if (!labels) return labels.error();
   node.labels = std::move(*labels);
+  Result<std::map<std::string, std::string>> annotations = StringMap(w, meta, "annotations", ".metadata.annotations");
+  if (!annotations) return annotations.error();
+  node.annotations = std::move(*annotations);
 
   const Result<const Json*> spec = Object(w, item, "spec", ".spec");
   if (!spec) return spec.error();
@@ -518,6 +521,42 @@ Result<KubePod> PodOf(const Where& w, const Json& item, const Json& meta, const 
   return ParsePod(w, item, meta, KubePod{.namespace_name = ns, .name = name});
 }
 
+// One ResourceSlice (resource.k8s.io v1: attributes on the device; v1beta1: under `basic`)
+// of the NVIDIA DRA driver: its devices of type "gpu" counted onto spec.nodeName. Slices of
+// other drivers are ignored; a gpu.nvidia.com slice naming no node in the file is an error.
+Result<void> AddResourceSlice(const std::string& path, std::size_t i, const Json& slice, std::vector<KubeNode>& nodes) {
+  const std::string where = fmt::format("{}: ResourceSlice {}", path, i);
+  const Json* spec = slice.is_object() ? Field(slice, "spec") : nullptr;
+  if (spec == nullptr || !spec->is_object()) return InvalidArgument("{}: .spec: missing or not an object", where);
+  const Json* driver = Field(*spec, "driver");
+  if (driver == nullptr || !driver->is_string() || driver->get<std::string>() != "gpu.nvidia.com") return {};
+  const Json* node_name = Field(*spec, "nodeName");
+  if (node_name == nullptr || !node_name->is_string())
+    return InvalidArgument("{}: .spec.nodeName: missing (a gpu.nvidia.com slice is per node)", where);
+  const auto node = std::find_if(nodes.begin(), nodes.end(),
+                                 [&](const KubeNode& n) { return n.name == node_name->get<std::string>(); });
+  if (node == nodes.end())
+    return InvalidArgument("{}: .spec.nodeName: node '{}' is not in the file", where, node_name->get<std::string>());
+  const Json* devices = Field(*spec, "devices");
+  if (devices == nullptr) return {};
+  if (!devices->is_array()) return InvalidArgument("{}: .spec.devices: expected an array", where);
+  for (const Json& d : *devices) {
+    const Json* basic = d.is_object() ? Field(d, "basic") : nullptr;
+    const Json& holder = basic != nullptr ? *basic : d;
+    const Json* attributes = holder.is_object() ? Field(holder, "attributes") : nullptr;
+    if (attributes == nullptr || !attributes->is_object()) continue;
+    const auto text = [&](const char* key) -> std::string {
+      const Json* a = Field(*attributes, key);
+      const Json* v = a != nullptr && a->is_object() ? Field(*a, "string") : nullptr;
+      return v != nullptr && v->is_string() ? v->get<std::string>() : "";
+    };
+    if (text("type") != "gpu") continue;
+    ++node->dra_gpus;
+    if (node->dra_product.empty()) node->dra_product = text("productName");
+  }
+  return {};
+}
+
 Result<KubeNode> NodeOf(const Where& w, const Json& item, const Json& meta, const std::string& name,
                         const std::string&) {
   return ParseNode(w, item, meta, KubeNode{.name = name});
@@ -546,8 +585,25 @@ Result<std::vector<KubeNode>> ParseKubeNodes(const nlohmann::json& nodes, const 
 }
 
 Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
-  Result<std::vector<KubeNode>> nodes = ReadObjects<KubeNode>(path, "Node", NodeOf);
+  Json doc;
+  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+  // `kubectl get nodes,resourceslices -o json`: the ResourceSlices are taken out of the list
+  // and counted onto their nodes.
+  Json slices = Json::array();
+  if (doc.is_object() && doc.contains("items") && doc["items"].is_array()) {
+    Json kept = Json::array();
+    for (Json& item : doc["items"]) {
+      if (item.is_object() && item.contains("kind") && item["kind"] == "ResourceSlice")
+        slices.push_back(std::move(item));
+      else
+        kept.push_back(std::move(item));
+    }
+    doc["items"] = std::move(kept);
+  }
+  Result<std::vector<KubeNode>> nodes = ParseObjects<KubeNode>(path, doc, "Node", NodeOf);
   if (!nodes) return nodes;
+  for (std::size_t i = 0; i < slices.size(); ++i)
+    if (Result<void> ok = AddResourceSlice(path, i, slices[i], *nodes); !ok) return ok.error();
   std::sort(nodes->begin(), nodes->end(), [](const KubeNode& a, const KubeNode& b) { return a.name < b.name; });
   return nodes;
 }

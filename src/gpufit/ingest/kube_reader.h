@@ -27,7 +27,9 @@
 
 namespace gpufit {
 
-// The nodes of the file, sorted by name (names are unique).
+// The nodes of the file, sorted by name (names are unique). A List may also hold
+// ResourceSlices (`kubectl get nodes,resourceslices -o json`): those of the NVIDIA DRA driver
+// (gpu.nvidia.com) are counted onto their node (KubeNode::dra_gpus); others are ignored.
 Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path);
 
 // The pods of the file, sorted by Key() (namespace/name, unique).

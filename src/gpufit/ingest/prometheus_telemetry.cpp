@@ -268,15 +268,27 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   }
   Result<Telemetry> tel = AlignToGrid(raw, source, trimmed);
   if (!tel) return tel.error();
-  // The GPU model, when every planned pod's series name the same one.
-  std::set<std::string> models;
-  for (const PromSeries& s : fb_used)
-    if (const std::string pod = PodName(s.labels); by_pod.count(pod) && !shared_pods.count(pod))
-      models.insert(Label(s.labels, "modelName"));
-  if (models.size() == 1) tel->gpu_model_name = *models.begin();
   tel->skipped.insert(tel->skipped.end(), shared_notes.begin(), shared_notes.end());
   tel->skipped.insert(tel->skipped.end(), devices.skipped.begin(), devices.skipped.end());
   AttachDeviceFacts(devices, *tel);
+  // Each pod's GPU model (modelName) from its device's series, else from any series of the
+  // pod; the fleet's when every planned pod names the same one.
+  std::map<std::string, std::string> model_of_device, model_of_pod;
+  for (const PromSeries& s : fb_used) {
+    const std::string model = Label(s.labels, "modelName");
+    if (model.empty()) continue;
+    model_of_device[GpuIdentity(s.labels)] = model;
+    model_of_pod[PodName(s.labels)] = model;
+  }
+  std::set<std::string> models;
+  for (PodSeries& p : tel->pods) {
+    if (const auto d = model_of_device.find(p.device); !p.device.empty() && d != model_of_device.end())
+      p.gpu_model = d->second;
+    else if (const auto k = model_of_pod.find(std::string(PodKeyOf(p.pod))); k != model_of_pod.end())
+      p.gpu_model = k->second;
+    models.insert(p.gpu_model);
+  }
+  if (models.size() == 1) tel->gpu_model_name = *models.begin();
   for (const std::string& gpu : unattributed)
     tel->skipped.push_back(
         fmt::format("{}: DCGM series without a pod label (no pod holds it, or dcgm-exporter runs without "

@@ -194,8 +194,14 @@ struct KubeNode {
   // ephemeral-storage and hugepages-* are not kept.
   std::map<std::string, int> devices_capacity{}, devices_allocatable{};
   std::map<std::string, std::string> labels{};
+  std::map<std::string, std::string> annotations{};  // `.metadata.annotations` (HAMi registers its GPUs there)
   std::vector<NodeTaint> taints{};
   bool unschedulable = false;  // `.spec.unschedulable` (cordoned)
+  // GPUs the NVIDIA DRA driver publishes for this node: devices of driver gpu.nvidia.com with
+  // attribute type "gpu" in the ResourceSlices of the nodes file (`kubectl get
+  // nodes,resourceslices -o json`), and the productName of the first; 0 / "" without.
+  int dra_gpus = 0;
+  std::string dra_product{};
 
   // From GPU feature discovery labels (formats.md (e), (f)); empty / 0 when absent.
   std::string gpu_product{};        // `nvidia.com/gpu.product`, e.g. "NVIDIA-H100-80GB-HBM3"

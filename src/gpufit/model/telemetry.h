@@ -48,6 +48,9 @@ struct PodSeries {
   // instance, or "" when the source does not say. A pod on several devices is one series
   // per device, "<pod>[i]" (i in device order).
   std::string device{};
+  // dcgm-exporter's modelName of that device (e.g. "NVIDIA A100-SXM4-80GB"), or "" when the
+  // source does not say: the GPU the pod runs on today (plan/current_gpus.h).
+  std::string gpu_model{};
 
   std::size_t running_samples() const { return last - first + 1; }
 };

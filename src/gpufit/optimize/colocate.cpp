@@ -32,12 +32,15 @@ struct Instance {
   // Collisions if always active (memory_envelope.h): per pod, its active duty; empty when off.
   std::vector<ActiveDuty> active_duty;
   double max_collision_p = 1;
+  // Per pod, its replica set (ColocateOptions::apart); empty when no pod has one.
+  std::vector<int> apart;
 };
 
 // The sum series of the pods on one GPU and its penalty:
 //   penalty = overflowing samples (each weighted 1 + overflow / capacity)
 //           + max(0, collision samples - collision limit)
-//           + samples x max(0, P(collision if always active) - its limit).
+//           + samples x max(0, P(collision if always active) - its limit)
+//           + samples x pairs of pods of one replica set (ColocateOptions::apart).
 // Zero penalty is exactly the co-location rule of colocate.h.
 struct Gpu {
   std::vector<std::size_t> pods;
@@ -47,6 +50,7 @@ struct Gpu {
   double peak_mib = 0;
   std::size_t peak_at = 0;  // a sample where mem == peak_mib
   double collision_p = 0;   // P(collision if always active), 0 when that rule is off
+  std::int64_t together = 0;  // pairs of its pods of one replica set
 };
 
 // inv_cap = 1 / cap: a multiplication instead of a division in the innermost loops.
@@ -68,10 +72,19 @@ class Packer {
   // A copy of `from` (its packing, counters and memo) that goes on with its own seed.
   Packer(const Packer& from, std::uint64_t seed) : Packer(from) { rng_.seed(seed); }
 
-  double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions, g.collision_p); }
-  double Penalty(double overflow, std::int64_t collisions, double collision_p) const {
+  double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions, g.collision_p, g.together); }
+  double Penalty(double overflow, std::int64_t collisions, double collision_p, std::int64_t together) const {
     return overflow + static_cast<double>(std::max<std::int64_t>(0, collisions - in_.collision_limit)) +
-           static_cast<double>(in_.samples) * std::max(0.0, collision_p - in_.max_collision_p);
+           static_cast<double>(in_.samples) *
+               (std::max(0.0, collision_p - in_.max_collision_p) + static_cast<double>(together));
+  }
+
+  // Pods of g other than `skip` in p's replica set.
+  std::int64_t SameSet(const Gpu& g, std::size_t p, std::size_t skip = kNone) const {
+    if (in_.apart.empty() || in_.apart[p] < 0) return 0;
+    std::int64_t n = 0;
+    for (std::size_t q : g.pods) n += q != p && q != skip && in_.apart[q] == in_.apart[p];
+    return n;
   }
 
   // P(collision if always active) of a set of pods (any order); memoized, since the search
@@ -128,6 +141,9 @@ class Packer {
     g.peak_mib = 0;
     g.peak_at = 0;
     g.collision_p = CollisionP(g.pods);
+    g.together = 0;
+    for (std::size_t p : g.pods) g.together += SameSet(g, p);
+    g.together /= 2;
     for (std::size_t t = 0; t < in_.samples; ++t) {
       g.overflow += OverflowAt(g.mem[t], in_.capacity_mib, 1.0 / in_.capacity_mib);
       g.collisions += g.util[t] > 100.0;
@@ -159,11 +175,13 @@ class Packer {
         d_over += OverflowAt(gm[t] + sign * (m[t] + add), cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1) + kCallOverhead;
+    const std::int64_t together = g.together + static_cast<std::int64_t>(sign) * SameSet(g, p);
     if (fits_only) {
-      const double without_p = Penalty(g.overflow + d_over, g.collisions + d_coll, g.collision_p) - Penalty(g);
+      const double without_p =
+          Penalty(g.overflow + d_over, g.collisions + d_coll, g.collision_p, together) - Penalty(g);
       if (without_p > 0) return without_p;
     }
-    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPWith(g, p, sign)) - Penalty(g);
+    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPWith(g, p, sign), together) - Penalty(g);
   }
 
   // Penalty change of GPU g if pod `out` leaves it and pod `in` joins it.
@@ -193,11 +211,13 @@ class Packer {
       d_over += OverflowAt(m, cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(hi - lo + 1) + kCallOverhead;
-    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in)) - Penalty(g);
+    const std::int64_t together = g.together - SameSet(g, out) + SameSet(g, in, out);
+    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in), together) - Penalty(g);
   }
 
   // Exact rule check of pod p joining a feasible GPU g, with cheap rejections first.
   bool Fits(const Gpu& g, std::size_t p) {
+    if (SameSet(g, p) > 0) return false;
     const double cap = in_.capacity_mib;
     if (g.mem[in_.peak_at[p]] + in_.peak_mib[p] > cap) return false;
     // At the GPU's own peak the pod adds at least its smallest running memory.
@@ -444,6 +464,7 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
     in.mean_mib.push_back(std::accumulate(fb.begin(), fb.end(), 0.0) /
                           static_cast<double>(std::max<std::size_t>(1, fb.size())));
     if (options.collisions_if_active) in.active_duty.push_back(ActiveDutyOf(p));
+    if (!options.apart.empty()) in.apart.push_back(i < options.apart.size() ? options.apart[i] : -1);
     if (excluded[i]) continue;
     if (in.peak_mib.back() > in.capacity_mib) {
       out.too_big.push_back(i);

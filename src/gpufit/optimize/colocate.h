@@ -52,6 +52,10 @@ struct ColocateOptions {
   // Pods left out of the packing (neither in a group nor too big), e.g. CPU-starved pods that
   // keep their own GPU; indices into Telemetry::pods.
   std::vector<std::size_t> excluded{};
+  // Replicas apart: per pod (index into Telemetry::pods), its replica set (e.g. its
+  // Deployment), or -1; no two pods of one set share a GPU, so one GPU's failure takes down
+  // at most one replica of a service. Empty: no such rule.
+  std::vector<int> apart{};
 };
 
 struct Colocation {

@@ -39,6 +39,26 @@ TEST(Colocate, DayAndNightPodsShareOneGpu) {
   EXPECT_EQ(c.groups[0], (std::vector<std::size_t>{0, 1}));
 }
 
+// Replicas apart: web-0..2 (set 0) and api-0..1 (set 1), 10 MiB each, idle, on an 80 MiB
+// GPU. Without the rule all five fit one GPU; with it each GPU holds at most one replica of a
+// set, so the fewest GPUs is the largest set, 3.
+TEST(Colocate, ReplicasOfOneSetNeverShareAGpu) {
+  std::vector<PodSeries> pods;
+  for (const char* name : {"web-0", "web-1", "web-2", "api-0", "api-1"})
+    pods.push_back(MakePod(name, {10, 10, 10, 10}, {1, 1, 1, 1}));
+  const Telemetry t = MakeTelemetry(pods);
+  const Colocation together = Colocate(t, {.gpu_memory = MiB{80}, .search_budget = 1'000'000});
+  EXPECT_EQ(together.groups.size(), 1u);
+  for (const std::int64_t budget : {0, 1'000'000}) {
+    const Colocation c = Colocate(t, {.gpu_memory = MiB{80}, .search_budget = budget, .apart = {0, 0, 0, 1, 1}});
+    EXPECT_EQ(c.groups.size(), 3u) << "budget " << budget;
+    for (const std::vector<std::size_t>& g : c.groups) {
+      EXPECT_LE(std::count_if(g.begin(), g.end(), [](std::size_t p) { return p < 3; }), 1) << "budget " << budget;
+      EXPECT_LE(std::count_if(g.begin(), g.end(), [](std::size_t p) { return p >= 3; }), 1) << "budget " << budget;
+    }
+  }
+}
+
 TEST(Colocate, CollidingComputePeaksStayApart) {
   const Telemetry t =
       MakeTelemetry({MakePod("a", {10, 10, 10, 10}, {60, 60, 0, 0}), MakePod("b", {10, 10, 10, 10}, {50, 50, 0, 0})});

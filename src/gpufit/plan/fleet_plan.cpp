@@ -29,7 +29,8 @@ class FleetSearch {
     duty_.resize(packed.pods.size());
     for (std::size_t p = 0; p < packed.pods.size(); ++p) {
       const bool latency = options.LatencyBound(packed.pods[p]);
-      for (const GpuModel& m : models_) admit_[p].push_back(AdmitPod(packed.pods[p], plan.current, m, latency, limit_));
+      for (const GpuModel& m : models_)
+        admit_[p].push_back(AdmitPod(packed.pods[p], plan.current_gpu(p), m, latency, limit_));
       duty_[p].resize(models_.size());
       const auto& series = packed.pods[p].fb_used_mib;
       peak_.push_back(series.empty() ? 0.0 : *std::max_element(series.begin(), series.end()));
@@ -64,6 +65,7 @@ class FleetSearch {
       }
       return true;
     }
+    if (!plan_.apart(pods)) return false;  // replicas of one workload never share a GPU
     const double oom_line = memory - static_cast<double>(plan_.options.reserve.value);
     // The group margin (memory_envelope.h): each live pod counts per_pod_ more against a line
     // per_pod_ higher, so k live pods keep margin_ + (k - 1) x per_pod_ free, as the packer does.
@@ -237,7 +239,9 @@ void RepackPerModel(FleetSearch& s, std::vector<Unit>& units, const Plan& plan) 
     std::sort(pods.begin(), pods.end());
     // The same-model search already packed exactly these pods on this model, unscaled (the
     // target is today's model), with the whole budget: half of it would not do better.
-    if (s.model(m).id == plan.target.id && plan.target.id == plan.current.id && pods == same_model_pods) continue;
+    if (s.model(m).id == plan.target.id && plan.target.id == plan.current.id && !plan.mixed_current() &&
+        pods == same_model_pods)
+      continue;
     const Telemetry scaled = s.Scaled(pods, m);
     ColocateOptions co;
     co.gpu_memory = s.model(m).memory;
@@ -252,6 +256,8 @@ void RepackPerModel(FleetSearch& s, std::vector<Unit>& units, const Plan& plan) 
     // The same-model search had the whole budget; each model's repacking gets a share.
     co.search_budget = plan.options.search_budget / static_cast<std::int64_t>(2 * repacked);
     co.threads = plan.options.threads;
+    if (!plan.replica_set.empty())
+      for (std::size_t p : pods) co.apart.push_back(plan.replica_set[p]);
     const Colocation c = Colocate(scaled, co);
     if (c.groups.size() + c.too_big.size() >= count[m]) continue;
     std::vector<Unit> again;
@@ -429,7 +435,8 @@ Result<FleetPlan> BuildFleetPlan(const Telemetry& packed, const Plan& plan, cons
   MovePods(s, units, whole);
 
   std::sort(out.kept.begin(), out.kept.end());
-  out.model_of.assign(packed.pods.size(), plan.current.id);
+  out.model_of.clear();
+  for (std::size_t p = 0; p < packed.pods.size(); ++p) out.model_of.push_back(plan.current_gpu(p).id);
   out.slowdown.assign(packed.pods.size(), 1.0);
   out.refusals.assign(packed.pods.size(), "");
   for (const Unit& u : units) {
@@ -459,12 +466,12 @@ Result<FleetPlan> BuildFleetPlan(const Telemetry& packed, const Plan& plan, cons
   for (std::size_t p : out.kept) {
     out.kept_gpus += plan.gpus_of(p);
     out.usd_per_month_kept +=
-        plan.current.on_demand_per_gpu_hour.value * kHoursPerMonth * static_cast<double>(plan.gpus_of(p));
+        plan.current_gpu(p).on_demand_per_gpu_hour.value * kHoursPerMonth * static_cast<double>(plan.gpus_of(p));
   }
   for (std::size_t p = 0; p < packed.pods.size(); ++p)
-    out.refused_on_target +=
-        !AdmitPod(packed.pods[p], plan.current, plan.target, options.LatencyBound(packed.pods[p]), out.collision_limit)
-             .admitted;
+    out.refused_on_target += !AdmitPod(packed.pods[p], plan.current_gpu(p), plan.target,
+                                       options.LatencyBound(packed.pods[p]), out.collision_limit)
+                                  .admitted;
   out.usd_per_month += out.usd_per_month_kept;
   std::sort(out.gpus.begin(), out.gpus.end(), [](const FleetGpu& a, const FleetGpu& b) {
     return std::tie(a.usd_per_month, a.model, a.pods) < std::tie(b.usd_per_month, b.model, b.pods);

@@ -106,6 +106,9 @@ struct ManifestInputs {
   const TimeMultiplexPlan* lending = nullptr;    // night lending of the fleet, or null
   std::string sharing{};    // a back end's name; "" = mig when the plan has a MIG layout, else time-slicing
   std::string kai_queue{};  // kai: the queue label's value ("" = default-queue)
+  // hami: also cap compute (nvidia.com/gpucores), each workload at its pods' largest p99 duty
+  // cycle x (1 + the plan's headroom), where a GPU's caps fit in 100% (plan/manifests/hami.cpp).
+  bool compute_caps = false;
 };
 
 // The objects for the plan. Errors: kInternal for a plan the MIG catalog does not know;

@@ -115,6 +115,30 @@ Telemetry MergeItems(const Telemetry& telemetry, const std::vector<std::vector<s
   return out;
 }
 
+// Per pod, its replica set (PlanOptions::replicas_apart) or -1.
+std::vector<int> ReplicaSets(const Plan& plan, const PlanOptions& options) {
+  std::vector<int> sets(plan.pod_names.size(), -1);
+  if (!options.replicas_apart || options.whole_workloads) return sets;
+  std::map<std::string, int> ids;
+  std::map<std::string, std::size_t> size;
+  for (const auto& [pod, key] : options.workload_by_pod)
+    if (!key.empty() && !key.starts_with("pod/")) ++size[key];
+  for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+    const auto it = options.workload_by_pod.find(plan.pod_names[i]);
+    if (it == options.workload_by_pod.end() || size[it->second] < 2 || plan.keeps_current_gpu(i)) continue;
+    sets[i] = ids.emplace(it->second, static_cast<int>(ids.size())).first->second;
+  }
+  return sets;
+}
+
+// What the kept pods' current GPUs cost per hour (gpus_of each, at its own model's price).
+double KeptUsdPerHour(const Plan& plan) {
+  double usd = 0;
+  for (std::size_t p : plan.kept_on_current_gpu())
+    usd += plan.current_gpu(p).on_demand_per_gpu_hour.value * static_cast<double>(plan.gpus_of(p));
+  return usd;
+}
+
 }  // namespace
 
 Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options,
@@ -139,7 +163,17 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   plan.queries = telemetry.queries;
   plan.profiles = ProfileAll(telemetry);
   plan.containers = ProfileContainers(telemetry);
-  for (const PodSeries& p : telemetry.pods) plan.pod_names.push_back(p.pod);
+  for (const PodSeries& p : telemetry.pods) {
+    plan.pod_names.push_back(p.pod);
+    const auto own = options.current_gpu_of.find(p.pod);
+    if (own == options.current_gpu_of.end() || own->second == current->id) {
+      plan.current_of.push_back(*current);
+      continue;
+    }
+    const Result<GpuModel> m = catalog.Find(own->second);
+    if (!m) return Error{m.error().code, fmt::format("current GPU of pod {}: {}", p.pod, m.error().message)};
+    plan.current_of.push_back(*m);
+  }
   plan.container_data = HasContainerCpu(telemetry);
   plan.cpu_starvation = DetectCpuStarvation(telemetry, options.starvation);
   plan.multi_gpu = FindMultiGpuPods(telemetry, options.spec_devices);
@@ -150,7 +184,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     for (std::size_t i = 0; i < telemetry.pods.size(); ++i) {
       const PodSeries& p = telemetry.pods[i];
       if (!(plan.profiles[i].fb_used_mib.peak > 0) && plan.multi_gpu_of(i) == nullptr) plan.unmeasured.push_back(i);
-      if (plan.profiles[i].fb_used_mib.peak > static_cast<double>(current->memory.value))
+      if (plan.profiles[i].fb_used_mib.peak > static_cast<double>(plan.current_gpu(i).memory.value))
         plan.above_current.push_back(i);
       if (p.last + 1 < telemetry.samples && !std::binary_search(ended.begin(), ended.end(), p.pod))
         plan.stopped_without_end.push_back(i);
@@ -177,10 +211,11 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
       const auto& allowed = options.fleet.models;
       if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), m.id) == allowed.end()) return "not in --gpus";
       const bool latency = options.fleet.LatencyBound(telemetry.pods[i]);
-      return AdmitPod(telemetry.pods[i], *current, m, latency, collision_limit).reason;
+      return AdmitPod(telemetry.pods[i], plan.current_gpu(i), m, latency, collision_limit).reason;
     };
-    RightSizing r = RightSize(plan.profiles[i], *current, catalog, options.headroom, plan.memory_margin_mib, refuse);
-    HoldShrink(r, *current, catalog,
+    RightSizing r =
+        RightSize(plan.profiles[i], plan.current_gpu(i), catalog, options.headroom, plan.memory_margin_mib, refuse);
+    HoldShrink(r, plan.current_gpu(i), catalog,
                {.window_hours = plan.window_hours,
                 .min_window_hours = options.min_window_hours,
                 .gap_near_peak = GapNearPeak(telemetry.pods[i], telemetry.step_s)});
@@ -188,27 +223,27 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   }
   for (const CpuStarvation& s : plan.cpu_starvation) {
     RightSizing& r = plan.right_sizing[s.pod];
-    r.recommended_gpu = current->id;
+    r.recommended_gpu = plan.current_gpu(s.pod).id;
     r.usd_per_month_recommended = r.usd_per_month_current;
     r.reason = fmt::format("kept on {}: CPU-starved ({:.0f}% of samples), give it {:g} cores per GPU first",
-                           current->id, 100 * s.starved_share(), s.recommended_cores);
+                           plan.current_gpu(s.pod).id, 100 * s.starved_share(), s.recommended_cores);
   }
   for (std::size_t p : plan.unmeasured) {
     RightSizing& r = plan.right_sizing[p];
-    r.recommended_gpu = current->id;
+    r.recommended_gpu = plan.current_gpu(p).id;
     r.usd_per_month_recommended = r.usd_per_month_current;
     r.reason = fmt::format(
         "kept on {}: 0 MiB at every sample, so unmeasured (a CUDA context alone holds hundreds of "
         "MiB); check its DCGM series before sizing it",
-        current->id);
+        plan.current_gpu(p).id);
   }
   for (const MultiGpuPod& m : plan.multi_gpu) {
     for (std::size_t p : m.series) {
       RightSizing& r = plan.right_sizing[p];
-      r.recommended_gpu = current->id;
+      r.recommended_gpu = plan.current_gpu(p).id;
       r.usd_per_month_recommended = r.usd_per_month_current;
-      r.reason = fmt::format("kept whole on {}: pod {} holds {} devices ({}), never shared{}", current->id, m.pod,
-                             m.devices, m.evidence, m.ask_for_one ? "; " + m.ask_for_one->text : std::string());
+      r.reason = fmt::format("kept whole on {}: pod {} holds {} devices ({}), never shared{}", plan.current_gpu(p).id,
+                             m.pod, m.devices, m.evidence, m.ask_for_one ? "; " + m.ask_for_one->text : std::string());
     }
   }
 
@@ -228,6 +263,11 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   const Telemetry& packed = merged ? *merged : capped_or_real;
 
   ColocateOptions co;
+  plan.replica_set = ReplicaSets(plan, options);
+  if (std::any_of(plan.replica_set.begin(), plan.replica_set.end(), [](int r) { return r >= 0; })) {
+    // Items are single pods here: whole_workloads, which merges them, keeps no set.
+    for (const std::vector<std::size_t>& item : items) co.apart.push_back(plan.replica_set[item.front()]);
+  }
   co.gpu_memory = target->memory;
   co.reserve = options.reserve;
   co.memory_margin_mib = options.memory_caps ? 0.0 : plan.memory_margin_mib;
@@ -337,7 +377,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   double too_big_usd_per_hour = 0;
   for (std::size_t p : plan.kept_on_current_gpu()) {
     const auto gpus = static_cast<double>(plan.gpus_of(p));
-    too_big_usd_per_hour += current->on_demand_per_gpu_hour.value * gpus;
+    too_big_usd_per_hour += plan.current_gpu(p).on_demand_per_gpu_hour.value * gpus;
     t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated * gpus;
     duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples) * gpus;
   }
@@ -349,7 +389,10 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   const double window = static_cast<double>(std::max<std::size_t>(1, telemetry.samples));
   t.mean_duty_pct_before = duty_before / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_before)));
   t.mean_duty_pct_after = duty_after / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_after)));
-  t.usd_per_month_before = static_cast<double>(t.gpus_before) * current->on_demand_per_gpu_hour.value * kHoursPerMonth;
+  t.usd_per_month_before = 0;
+  for (std::size_t i = 0; i < telemetry.pods.size(); ++i)
+    t.usd_per_month_before +=
+        static_cast<double>(plan.gpus_of(i)) * plan.current_gpu(i).on_demand_per_gpu_hour.value * kHoursPerMonth;
   t.usd_per_month_after =
       (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value + too_big_usd_per_hour) *
       kHoursPerMonth;
@@ -382,7 +425,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     }
     plan.mig_usd_per_month =
         (static_cast<double>(mig->gpus + static_cast<int>(mig->too_big.size())) * target->on_demand_per_gpu_hour.value +
-         static_cast<double>(plan.kept_gpus()) * current->on_demand_per_gpu_hour.value) *
+         KeptUsdPerHour(plan)) *
         kHoursPerMonth;
     plan.mig = std::move(*mig);
   }

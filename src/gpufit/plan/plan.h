@@ -50,6 +50,10 @@ namespace gpufit {
 struct PlanOptions {
   std::string target_gpu;             // catalog id the pods are co-located on
   std::string current_gpu;            // catalog id the pods run on today; empty = target_gpu
+  // Per telemetry pod: the catalog id it runs on today and where that came from
+  // (plan/current_gpus.h); pods absent here run on current_gpu.
+  std::map<std::string, std::string> current_gpu_of{}, current_gpu_source_of{};
+  std::vector<std::string> current_gpu_warnings{};  // CurrentGpus::warnings, shown with the plan
   double headroom = 0.10;             // right-sizing: peak x (1 + headroom), in [0, 10]
   double max_collision_share = 0.01;  // in [0, 1]
   MiB reserve{0};                     // kept free on every co-located GPU, < target memory
@@ -85,8 +89,14 @@ struct PlanOptions {
   // could not be expressed). Workloads too big for one GPU keep their pods as items of their own.
   bool whole_workloads = false;
   std::string sharing{};  // the back end the plan is for (plan/manifests/sharing_backend.h), as recorded
-  // Telemetry pod name -> its workload (absent or "": the pod alone); used with memory_caps.
+  // Telemetry pod name -> its workload (absent or "": the pod alone; plan/workload_keys.h
+  // keys): the caps of memory_caps, and the replica sets kept apart.
   std::map<std::string, std::string> workload_by_pod{};
+  // Replicas apart: no two pods of one controller-owned workload (a key of workload_by_pod
+  // other than "pod/...") share a GPU, in the same-model and the mixed-fleet plans, so one
+  // GPU failure takes down at most one replica of a service. Not with whole_workloads, whose
+  // one ResourceClaim puts a workload's pods on one GPU by design.
+  bool replicas_apart = true;
   // CPU starvation (optimize/cpu_starvation.h): starved pods keep their current GPU, alone;
   // their duty cycle shows the CPU's limit, not the GPU's need.
   StarvationOptions starvation{};
@@ -112,7 +122,15 @@ struct Plan {
   std::size_t samples = 0;
   double step_s = 0, window_hours = 0;
   PlanOptions options;
+  // current: the model most pods run on today (options.current_gpu); current_of: each pod's
+  // own (options.current_gpu_of, else current), same order as pod_names.
   GpuModel current, target;
+  std::vector<GpuModel> current_of;
+  const GpuModel& current_gpu(std::size_t pod) const { return pod < current_of.size() ? current_of[pod] : current; }
+  // Whether the pods run on more than one model today.
+  bool mixed_current() const {
+    return std::any_of(current_of.begin(), current_of.end(), [&](const GpuModel& m) { return m.id != current.id; });
+  }
   double capacity_mib = 0;  // target memory - reserve: the line a GPU's memory must never cross
   // With options.robust: the learned margin (MiB), the pooled surprises it came from, and
   // the capacity the packer filled to (capacity_mib - memory_margin_mib).
@@ -175,6 +193,17 @@ struct Plan {
   // packing_capacity_mib (whether the plan holds for any assignment of replicas to slots).
   std::vector<std::string> workload_of;
   std::optional<Replay> workload_replay;
+  // Per pod (pod_names order): its replica set, kept apart from the others of the set
+  // (PlanOptions::replicas_apart), or -1.
+  std::vector<int> replica_set;
+  bool apart(const std::vector<std::size_t>& pods) const {
+    for (std::size_t i = 0; i < pods.size(); ++i)
+      for (std::size_t j = i + 1; j < pods.size(); ++j)
+        if (pods[i] < replica_set.size() && pods[j] < replica_set.size() && replica_set[pods[i]] >= 0 &&
+            replica_set[pods[i]] == replica_set[pods[j]])
+          return false;
+    return true;
+  }
   // The recommended plan: every pod on the cheapest catalog model the rules allow
   // (plan/fleet_plan.h); the groups above are its same-model alternative.
   FleetPlan fleet;

@@ -1,4 +1,6 @@
+#include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "gpufit/plan/plan_writers.h"
 #include "gpufit/plan/workload_keys.h"
@@ -102,6 +104,27 @@ json ToJson(const WorkloadProfiles& p) {
           {"unmeasured", p.unmeasured}};
 }
 
+std::string CurrentSource(const Plan& plan, std::size_t pod) {
+  const auto it = plan.options.current_gpu_source_of.find(plan.pod_names[pod]);
+  if (it != plan.options.current_gpu_source_of.end()) return it->second;
+  return plan.options.current_gpu.empty() ? "assumed: --gpu" : "--current-gpu";
+}
+
+// Today's GPUs by model: pods, GPUs (gpus_of each) and their monthly on-demand cost.
+json CurrentGpusJson(const Plan& plan) {
+  std::map<std::string, std::tuple<std::size_t, std::size_t, double>> by_model;
+  for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
+    auto& [pods, gpus, usd] = by_model[plan.current_gpu(i).id];
+    ++pods;
+    gpus += plan.gpus_of(i);
+    usd += static_cast<double>(plan.gpus_of(i)) * plan.current_gpu(i).on_demand_per_gpu_hour.value * kHoursPerMonth;
+  }
+  json out = json::array();
+  for (const auto& [id, v] : by_model)
+    out.push_back({{"id", id}, {"pods", std::get<0>(v)}, {"gpus", std::get<1>(v)}, {"usd_per_month", std::get<2>(v)}});
+  return out;
+}
+
 }  // namespace
 
 std::string PlanToJson(const Plan& plan) {
@@ -112,6 +135,10 @@ std::string PlanToJson(const Plan& plan) {
     const RightSizing& r = plan.right_sizing[i];
     pods.push_back({{"pod", plan.pod_names[i]},
                     {"profile", ToJson(plan.profiles[i])},
+                    {"current_gpu",
+                     {{"id", plan.current_gpu(i).id},
+                      {"source", CurrentSource(plan, i)},
+                      {"usd_per_gpu_hour", plan.current_gpu(i).on_demand_per_gpu_hour.value}}},
                     {"right_sizing",
                      {{"current_gpu", r.current_gpu},
                       {"recommended_gpu", r.recommended_gpu ? json(*r.recommended_gpu) : json(nullptr)},
@@ -238,6 +265,7 @@ std::string PlanToJson(const Plan& plan) {
         {"threads", plan.options.threads}}},
       {"containers", ToJson(plan.containers)},
       {"current_gpu", ToJson(plan.current)},
+      {"current_gpus", CurrentGpusJson(plan)},
       {"target_gpu", ToJson(plan.target)},
       {"capacity_mib", plan.capacity_mib},
       {"reserved_gpus", reserved},
@@ -335,12 +363,16 @@ std::string PlanToJson(const Plan& plan) {
     json unmeasured = json::array(), above = json::array(), stopped = json::array();
     for (std::size_t p : plan.unmeasured) unmeasured.push_back(plan.pod_names[p]);
     for (std::size_t p : plan.above_current)
-      above.push_back({{"pod", plan.pod_names[p]}, {"peak_fb_used_mib", plan.profiles[p].fb_used_mib.peak}});
+      above.push_back({{"pod", plan.pod_names[p]},
+                       {"peak_fb_used_mib", plan.profiles[p].fb_used_mib.peak},
+                       {"current_gpu", plan.current_gpu(p).id},
+                       {"current_gpu_memory_mib", plan.current_gpu(p).memory.value}});
     for (std::size_t p : plan.stopped_without_end) stopped.push_back(plan.pod_names[p]);
     j["warnings"] = {{"unmeasured_pods", unmeasured},
                      {"pods_above_current_gpu", above},
                      {"current_gpu_memory_mib", plan.current.memory.value},
-                     {"pods_stopped_without_end", stopped}};
+                     {"pods_stopped_without_end", stopped},
+                     {"current_gpu", plan.options.current_gpu_warnings}};
   }
   j["workload_replay"] = nullptr;
   if (plan.workload_replay)

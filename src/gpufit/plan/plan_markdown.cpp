@@ -128,9 +128,16 @@ std::string PlanToMarkdown(const Plan& plan) {
     else
       Out(s, "no planned group fits it.");
   }
-  if (plan.options.current_gpu.empty())
+  if (plan.options.current_gpu.empty() && plan.options.current_gpu_of.empty())
     Out(s, "\nThe pods are assumed to run on {} today (the telemetry names no GPU model; say --current-gpu).",
         plan.current.id);
+  if (plan.mixed_current()) {
+    std::map<std::string, std::size_t> pods;
+    for (std::size_t i = 0; i < plan.pod_names.size(); ++i) ++pods[plan.current_gpu(i).id];
+    Out(s, "\nThe pods run on several models today:");
+    for (const auto& [id, n] : pods) Out(s, " {} pod{} on {};", n, n == 1 ? "" : "s", id);
+    Out(s, " each is priced and right-sized from its own.");
+  }
   Out(s,
       "\nCo-location target: {} ({} MiB, reserve {} MiB), collisions allowed on at most {:.2f}% of samples ({}).\n\n",
       plan.target.id, plan.target.memory.value, plan.options.reserve.value, 100 * plan.options.max_collision_share,

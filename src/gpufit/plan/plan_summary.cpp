@@ -433,6 +433,8 @@ std::string PlanSummaryJson(std::string_view plan_json) {
         above.size(), Num(w, "current_gpu_memory_mib"), Str(Get(plan, "current_gpu"), "id"),
         Grouped(std::accumulate(above.begin(), above.end(), 0.0,
                                 [](double m, const json& a) { return std::max(m, Num(a, "peak_fb_used_mib")); }))));
+  if (const json& c = Get(w, "current_gpu"); c.is_array())
+    for (const json& line : c) warnings.push_back(line.get<std::string>() + ".");
   if (const json& u = Get(w, "unmeasured_pods"); u.is_array() && !u.empty())
     warnings.push_back(fmt::format(
         "{} pods read 0 MiB at every sample: unmeasured (a CUDA context alone holds hundreds of MiB), so they keep "

@@ -148,6 +148,13 @@ void Builder::NoteOnce(const std::string& note) {
 // Target-model nodes, from --nodes; those carrying `label`=`value` already first.
 // Schedulable nodes of the target model, without a NoSchedule/NoExecute taint other than
 // nvidia.com/gpu (which GPU pods tolerate); for time-slicing, not in MIG mode.
+const NodeSharing& Builder::SystemOf(const KubeNode& node) {
+  if (const auto it = systems_.find(node.name); it != systems_.end()) return it->second;
+  Result<NodeSharing> s = SharingOfNode(node, in_.pods);
+  if (!s) return systems_[node.name] = NodeSharing{.system = "unreadable", .evidence = s.error().message};
+  return systems_[node.name] = std::move(*s);
+}
+
 std::vector<const KubeNode*> Builder::TargetNodes(const std::string& label, const std::string& value_prefix,
                                                   bool for_time_slicing) {
   std::vector<const KubeNode*> nodes;
@@ -155,6 +162,14 @@ std::vector<const KubeNode*> Builder::TargetNodes(const std::string& label, cons
   const std::string target = NormalizedGpuProduct(in_.colocation->target.name);
   for (const KubeNode& n : *in_.nodes) {
     if (n.gpu_count <= 0 || NormalizedGpuProduct(n.gpu_product) != target) continue;
+    if (const NodeSharing& system = SystemOf(n);
+        system.system == "hami" || system.system == "dra" || system.system == "kai" || system.system == "unreadable") {
+      NoteOnce(
+          fmt::format("node {}: not used for {}: its GPUs are shared by {} ({}), which the NVIDIA device "
+                      "plugin's config does not reach",
+                      n.name, label, system.system, system.evidence));
+      continue;
+    }
     if (n.unschedulable) {
       NoteOnce(fmt::format("node {}: not used, it is cordoned", n.name));
       continue;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpufit/ingest/node_sharing.h"
 #include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit::manifests {
@@ -70,9 +71,14 @@ class Builder {
   std::optional<std::pair<WorkloadKey, const KubePod*>> OwnerOf(const std::string& telemetry_pod);
   Patch& PatchOf(const WorkloadKey& key);
 
+  // The sharing system of a --nodes node (ingest/node_sharing.h); "unreadable" when its
+  // HAMi annotation does not decode.
+  const NodeSharing& SystemOf(const KubeNode& node);
+
   // Schedulable target-model nodes from --nodes, without a NoSchedule/NoExecute taint other
-  // than nvidia.com/gpu; for time-slicing not in MIG mode; those labelled `label` with a
-  // value starting with `value_prefix` first.
+  // than nvidia.com/gpu, run by the NVIDIA device plugin (not HAMi, DRA or KAI, whose nodes
+  // its config does not reach); for time-slicing not in MIG mode; those labelled `label`
+  // with a value starting with `value_prefix` first.
   std::vector<const KubeNode*> TargetNodes(const std::string& label, const std::string& value_prefix,
                                            bool for_time_slicing);
   // The GFD product value of the target model: a node's own, else from the catalog name.
@@ -116,6 +122,7 @@ class Builder {
   const ManifestInputs& in_;
   Manifests out_;
   std::map<WorkloadKey, Patch> patches_;
+  std::map<std::string, NodeSharing> systems_;
 };
 
 }  // namespace gpufit::manifests

@@ -11,19 +11,6 @@
 
 namespace gpufit::manifests {
 
-std::vector<int> ComputeShares(const Plan& plan) {
-  std::vector<int> shares(plan.pod_names.size(), 100);
-  for (const GpuReplay& g : plan.replay.gpus) {
-    if (g.pods.size() < 2) continue;
-    const auto n = static_cast<double>(g.pods.size());
-    double sum = 0;
-    for (std::size_t p : g.pods) sum += std::max(1.0, plan.profiles[p].gpu_util_pct.p99);
-    for (std::size_t p : g.pods)
-      shares[p] = 1 + static_cast<int>(std::floor((100 - n) * std::max(1.0, plan.profiles[p].gpu_util_pct.p99) / sum));
-  }
-  return shares;
-}
-
 std::vector<std::size_t> WorkloadPods(Builder& b, const WorkloadKey& key) {
   std::vector<std::size_t> out;
   if (b.in().pods == nullptr) return out;

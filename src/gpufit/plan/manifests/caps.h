@@ -12,12 +12,6 @@
 
 namespace gpufit::manifests {
 
-// Per pod (Plan::pod_names order), its percent of a shared GPU's compute: the 100% of each
-// planned GPU of two or more pods split in proportion to max(1, p99 duty cycle), each at
-// least 1: share = 1 + floor((100 - n) x d / sum d), so a GPU's shares add up to <= 100.
-// Pods alone on a GPU: 100.
-std::vector<int> ComputeShares(const Plan& plan);
-
 // Every pod of the plan (indices) whose workload is `key`.
 std::vector<std::size_t> WorkloadPods(Builder& b, const WorkloadKey& key);
 

@@ -49,6 +49,7 @@ Plan CappedPlan() {
   o.target_gpu = "h100-80gb";
   o.memory_caps = true;
   const Telemetry t = FourPods();
+  o.replicas_apart = false;  // a's replicas share a GPU here; replicas apart has tests of its own
   for (const PodSeries& p : t.pods) o.workload_by_pod[p.pod] = WorkloadKeyOf(p.pod, Pods());
   Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "test");
   EXPECT_TRUE(plan) << plan.error().message;
@@ -63,8 +64,10 @@ Plan UncappedPlan() {
   return *plan;
 }
 
-Manifests Emit(const Plan& plan, const std::vector<KubePod>& pods, const std::string& sharing) {
-  Result<Manifests> m = BuildManifests({.colocation = &plan, .pods = &pods, .sharing = sharing});
+Manifests Emit(const Plan& plan, const std::vector<KubePod>& pods, const std::string& sharing,
+               bool compute_caps = false) {
+  Result<Manifests> m =
+      BuildManifests({.colocation = &plan, .pods = &pods, .sharing = sharing, .compute_caps = compute_caps});
   EXPECT_TRUE(m) << m.error().message;
   return m ? *m : Manifests{};
 }
@@ -73,6 +76,20 @@ const ManifestFile* Find(const Manifests& m, const std::string& name) {
   for (const ManifestFile& f : m.files)
     if (f.name == name) return &f;
   return nullptr;
+}
+
+// --compute-caps: each workload at its pods' p99 duty x (1 + headroom), never below the p99.
+TEST(MemoryCaps, HamiComputeCapsOnlyWhenAskedAndAboveTheP99) {
+  const Plan plan = CappedPlan();
+  const std::vector<KubePod> pods = Pods();
+  const Manifests m = Emit(plan, pods, "hami", true);
+  const ManifestFile* a = Find(m, "workload-ml-deployment-a.yaml");
+  ASSERT_NE(a, nullptr);
+  const YAML::Node limits = YAML::Load(a->yaml)["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+  // FourPods' a replicas run at p99 duty 20: ceil(20 x 1.10) = 22.
+  ASSERT_TRUE(limits["nvidia.com/gpucores"]);
+  EXPECT_EQ(limits["nvidia.com/gpucores"].as<std::string>(), "22");
+  EXPECT_GE(limits["nvidia.com/gpucores"].as<double>(), plan.profiles[0].gpu_util_pct.p99);
 }
 
 TEST(MemoryCaps, PlanPacksByCapsAndKeysCapsByWorkload) {
@@ -95,8 +112,9 @@ TEST(MemoryCaps, HamiWritesGpumemAndCoresAndTheCheckCatchesARaisedCap) {
   EXPECT_EQ(spec["containers"][0]["name"].as<std::string>(), "server");
   EXPECT_EQ(limits["nvidia.com/gpu"].as<std::string>(), "1");
   EXPECT_EQ(limits["nvidia.com/gpumem"].as<std::string>(), "22000");  // ceil(20000 x 1.1)
-  // Three pods at p99 duty 20 each: 1 + floor((100 - 3) x 20 / 60) = 33.
-  EXPECT_EQ(limits["nvidia.com/gpucores"].as<std::string>(), "33");
+  // Compute is not capped unless asked: a hard cap binds even while the neighbours idle.
+  EXPECT_FALSE(limits["nvidia.com/gpucores"]);
+  EXPECT_THAT(m.notes, ::testing::Contains(HasSubstr("hami: compute is not capped")));
   const Result<CapCheck> ok = CheckMemoryCaps(plan, **FindSharingBackend("hami"), pods, m.files);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->capped_pods, 2U);         // a's two replicas

@@ -48,6 +48,11 @@ void EmitWholeGpus(Builder& b, const std::string& backend) {
         container["name"] = c->name;
         container["resources"]["limits"]["nvidia.com/gpucores"] = "100";
         container["resources"]["limits"]["nvidia.com/gpumem-percentage"] = "100";
+        // HAMi takes an absolute nvidia.com/gpumem over the percentage when a container has both:
+        // one the pod already asks for would still cap it, so the patch deletes it (null).
+        if (c->resources.devices.contains("nvidia.com/gpumem"))
+          for (const char* side : {"limits", "requests"})
+            container["resources"][side]["nvidia.com/gpumem"] = YAML::Node(YAML::NodeType::Null);
         Builder::AddContainer(patch, *c, container);
         what += fmt::format(
             "; container {}: nvidia.com/gpucores 100, nvidia.com/gpumem-percentage 100 (HAMi: each "

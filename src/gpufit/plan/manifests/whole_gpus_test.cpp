@@ -55,6 +55,7 @@ Plan PlanFor(const std::string& sharing) {
   PlanOptions o;
   o.target_gpu = "h100-80gb";
   o.sharing = sharing;
+  o.replicas_apart = false;  // a's replicas share a GPU here; replicas apart has tests of its own
   o.memory_caps = sharing == "hami";
   const Telemetry t = Telemetry3();
   for (const PodSeries& p : t.pods) {
@@ -106,6 +107,24 @@ TEST(WholeGpus, HamiAsksForEachGpuExclusively) {
   EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpucores"].as<std::string>(), "100");
   EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpumem-percentage"].as<std::string>(), "100");
   EXPECT_FALSE(c["resources"]["limits"]["nvidia.com/gpumem"]);
+}
+
+// Case: the exclusive patch left a gpumem the pod already asked for. HAMi takes an absolute
+// nvidia.com/gpumem over the percentage, so the pod stayed capped at 20000 MiB; the patch
+// must delete it (null in a strategic merge patch).
+TEST(WholeGpus, HamiExclusivePatchDeletesAGpumemThePodAlreadyHas) {
+  const Plan plan = PlanFor("hami");
+  std::vector<KubePod> pods = Pods();
+  for (KubePod& p : pods)
+    if (p.name == "t-0") p.containers[0].resources.devices["nvidia.com/gpumem"] = 20000;
+  const Result<Manifests> m = BuildManifests({.colocation = &plan, .pods = &pods, .sharing = "hami"});
+  ASSERT_TRUE(m) << m.error().message;
+  const YAML::Node r =
+      Workload(*m, "workload-ml-statefulset-t.yaml")["spec"]["template"]["spec"]["containers"][0]["resources"];
+  EXPECT_EQ(r["limits"]["nvidia.com/gpumem-percentage"].as<std::string>(), "100");
+  ASSERT_TRUE(r["limits"]["nvidia.com/gpumem"].IsDefined());
+  EXPECT_TRUE(r["limits"]["nvidia.com/gpumem"].IsNull());
+  EXPECT_TRUE(r["requests"]["nvidia.com/gpumem"].IsNull());
 }
 
 TEST(RequireNode, ExpressionsOfSeveralEmittersGoIntoOneTerm) {
