@@ -31,6 +31,7 @@
 #include "gpufit/plan/plan.h"
 #include "gpufit/plan/plan_summary.h"
 #include "gpufit/plan/plan_writers.h"
+#include "gpufit/plan/preallocated.h"
 #include "gpufit/plan/training_plan.h"
 #include "gpufit/plan/workload_keys.h"
 #include "gpufit/report/report_series.h"
@@ -313,6 +314,26 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     for (const std::string& w : current.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
     f.options.current_gpu_warnings = std::move(current.warnings);
   }
+  // Servers that pre-allocate GPU memory, sized by their KV cache use: the plan (and its
+  // backtest) sees the memory each will hold with the new setting (plan/preallocated.h).
+  Preallocation preallocated;
+  std::optional<Telemetry> sized_telemetry;
+  if (telemetry) {
+    const auto memory_of = [&](const PodSeries& p) {
+      const auto it = f.options.current_gpu_of.find(p.pod);
+      const Result<GpuModel> m = catalog->Find(it != f.options.current_gpu_of.end() ? it->second
+                                               : f.options.current_gpu.empty()      ? f.options.target_gpu
+                                                                                    : f.options.current_gpu);
+      return m ? static_cast<double>(m->memory.value) : 0.0;
+    };
+    preallocated =
+        SizePreallocatedServers(*telemetry, 1 - f.options.max_collision_share, f.options.headroom, memory_of);
+    if (AnySized(preallocated)) {
+      sized_telemetry = *telemetry;
+      ApplyPreallocation(preallocated, *sized_telemetry);
+      telemetry = &*sized_telemetry;
+    }
+  }
   if (telemetry && nodes) {
     // Starved pods get at most what a node of their GPU model has per GPU.
     const Result<GpuModel> current =
@@ -348,6 +369,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!p) return Fail(p.error());
     plan = std::move(*p);
+    plan->preallocated = std::move(preallocated);
     // With the pods' owners, the plan also names workloads: it survives a rollout's new pod names.
     if (pods) KeyPlanByWorkload(*plan, *telemetry, *pods);
     // What serve places new replicas by (plan/workload_profiles.h).

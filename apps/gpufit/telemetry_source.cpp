@@ -12,6 +12,7 @@
 
 #include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/containers_csv.h"
+#include "gpufit/ingest/prometheus_kv_cache.h"
 #include "gpufit/ingest/prometheus_telemetry.h"
 #include "gpufit/ingest/telemetry_readers.h"
 #include "progress.h"
@@ -159,6 +160,9 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
   }
   if (Result<void> ok = ResolvePrometheus(s, now_s); !ok) return ok.error();
   Result<Telemetry> t = ReadPrometheusTelemetry(s.server, s.range, s.ends);
+  // Servers that pre-allocate GPU memory: their KV cache use (plan/preallocated.h sizes them).
+  if (t)
+    if (Result<std::size_t> kv = AddVllmKvCaches(s.server, *t); !kv) return kv.error();
   if (t && t->queries) {
     const TelemetryQueries& q = *t->queries;
     if (!Quiet())

@@ -47,7 +47,8 @@ TEST(PlanMultiGpu, MigEngineActivityAndWholeMultiGpuPodsFromACsv) {
     items.push_back(
         Pod({.ns = "ml",
              .name = "web-" + std::to_string(w),
-             .owners = {OwnerRef("apps/v1", "StatefulSet", "web")},
+             // Two workloads: replicas of one would be kept apart (issue 38).
+             .owners = {OwnerRef("apps/v1", "StatefulSet", "web-" + std::to_string(w))},
              .containers = {Container("server", "web:1", gpus("nvidia.com/gpu", 1), gpus("nvidia.com/gpu", 1))}},
             w));
   items.push_back(

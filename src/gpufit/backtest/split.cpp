@@ -82,6 +82,8 @@ Telemetry SliceTelemetry(const Telemetry& telemetry, std::size_t begin, std::siz
     q.util_field = p.util_field;
     q.device = p.device;
     q.gpu_model = p.gpu_model;
+    q.kv_cache = p.kv_cache;
+    q.kv_cache_usage = Cut(p.kv_cache_usage, begin, end);
     kept.push_back(std::string(PodKeyOf(q.pod)));
     out.pods.push_back(std::move(q));
   }

@@ -154,6 +154,16 @@ Result<KubeContainer> ParseContainer(const Where& w, const Json& c, const std::s
   if (!restart) return restart.error();
   out.name = *name;
   out.image = *image;
+  for (const auto& [key, list] : {std::pair{"command", &out.command}, std::pair{"args", &out.args}}) {
+    const Result<const Json*> a = Array(w, c, key, path + "." + key);
+    if (!a) return a.error();
+    for (std::size_t i = 0; *a != nullptr && i < (*a)->size(); ++i) {
+      if (!(**a)[i].is_string())
+        return w.Bad(fmt::format("{}.{}[{}]", path, key, i),
+                     fmt::format("expected a string, got {}", (**a)[i].type_name()));
+      list->push_back((**a)[i].get<std::string>());
+    }
+  }
   out.kind = !init ? KubeContainer::Kind::kApp
                    : (*restart == "Always" ? KubeContainer::Kind::kSidecar : KubeContainer::Kind::kInit);
 

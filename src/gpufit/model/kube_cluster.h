@@ -66,6 +66,7 @@ struct KubeContainer {
   enum class Kind { kApp, kInit, kSidecar };
   std::string name{};
   std::string image{};
+  std::vector<std::string> command{}, args{};  // `.command`, `.args` (a patch of args replaces the list)
   ContainerResources resources{};
   Kind kind = Kind::kApp;
 };
@@ -215,7 +216,9 @@ struct KubeNode {
   std::string mig_strategy{};      // `nvidia.com/mig.strategy`: single, mixed, or ""
   std::string mig_config{};        // `nvidia.com/mig.config`: the mig-parted config name, or ""
   std::string sharing_strategy{};  // `nvidia.com/gpu.sharing-strategy`: none, time-slicing, mps, or ""
-  int gpu_replicas = 0;            // `nvidia.com/gpu.replicas` (= GPUs x replicas per GPU), 0 when absent
+  // `nvidia.com/gpu.replicas`: the replicas per GPU under time-slicing or MPS (GFD writes the
+  // config's replicas, k8s-device-plugin internal/lm/resource.go getReplicas), 0 when absent.
+  int gpu_replicas = 0;
 };
 
 struct KubeCluster {

@@ -31,6 +31,19 @@ inline constexpr const char* kKubePodCompletionTime = "kube_pod_completion_time"
 // The duty cycle of GenTD26 (its pod_gpu_duty_cycle file), percent 0-100.
 inline constexpr const char* kGenTd26DutyField = "pod_gpu_duty_cycle";
 
+// A serving engine that pre-allocates GPU memory (vLLM's --gpu-memory-utilization, 0.9 of
+// the GPU by default): DCGM's FB_USED shows its budget, not its use. What its own metrics
+// say (ingest/prometheus_kv_cache.h; sizing in plan/preallocated.h).
+struct KvCacheConfig {
+  std::string engine;                  // "vllm"
+  std::string model;                   // its model_name label
+  double gpu_memory_utilization = 0;   // the setting it runs with (cache_config_info), 0 if unknown
+  double num_gpu_blocks = 0;           // KV cache blocks (cache_config_info), 0 if unknown
+  double block_size = 0;               // tokens per block, 0 if unknown
+  std::string cache_dtype;             // "auto", "fp8", ...
+  std::optional<double> kv_cache_mib;  // the cache's size when the engine states it (kv_cache_memory_bytes)
+};
+
 struct PodSeries {
   std::string pod;
   std::vector<float> fb_used_mib;   // GPU memory used, MiB (DCGM_FI_DEV_FB_USED)
@@ -51,6 +64,10 @@ struct PodSeries {
   // dcgm-exporter's modelName of that device (e.g. "NVIDIA A100-SXM4-80GB"), or "" when the
   // source does not say: the GPU the pod runs on today (plan/current_gpus.h).
   std::string gpu_model{};
+  // A pre-allocating server's KV cache: its configuration and, per grid sample, the share of
+  // the cache in use (0-1; vllm:kv_cache_usage_perc, NaN where no sample). Empty otherwise.
+  std::optional<KvCacheConfig> kv_cache{};
+  std::vector<float> kv_cache_usage{};
 
   std::size_t running_samples() const { return last - first + 1; }
 };

@@ -35,6 +35,7 @@ Result<Manifests> BuildManifests(const ManifestInputs& in) {
       return FailedPrecondition("--sharing mig: the plan has no MIG layout (make it with --sharing mig)");
     if (Result<void> ok = backend->emit(b); !ok) return ok.error();
     manifests::EmitWholeGpus(b, name);
+    manifests::EmitEngineSettings(b, name);
     const Plan& p = *in.colocation;
     if (p.fleet.Recommended(p.totals.usd_per_month_after)) {
       std::vector<std::string> models;

@@ -41,6 +41,7 @@
 #include "gpufit/optimize/multi_gpu.h"
 #include "gpufit/optimize/rightsize.h"
 #include "gpufit/plan/fleet_plan.h"
+#include "gpufit/plan/preallocated.h"
 #include "gpufit/plan/replay.h"
 #include "gpufit/plan/reserved_gpus.h"
 #include "gpufit/plan/workload_profiles.h"
@@ -169,6 +170,9 @@ struct Plan {
   //    recorded end (Telemetry::ended): they are taken as ended there, which may be wrong (a
   //    scrape that lost them); give kube_pod_completion_time or --pods to say.
   std::vector<std::size_t> unmeasured, above_current, stopped_without_end;
+  // Servers that pre-allocate GPU memory, sized by their KV cache use (plan/preallocated.h);
+  // set by the caller that sized them (their series in the plan's telemetry are the needs).
+  Preallocation preallocated;
   Replay replay;                                     // one entry per co-location group, at packing_capacity_mib
   std::vector<double> collision_p_if_active;         // per group, with options.robust (memory_envelope.h)
   std::vector<double> memory_cap_mib;                // per pod, with options.memory_caps: whole MiB

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -372,7 +373,36 @@ std::string PlanToJson(const Plan& plan) {
                      {"pods_above_current_gpu", above},
                      {"current_gpu_memory_mib", plan.current.memory.value},
                      {"pods_stopped_without_end", stopped},
-                     {"current_gpu", plan.options.current_gpu_warnings}};
+                     {"current_gpu", plan.options.current_gpu_warnings},
+                     {"flat_without_cache_metrics", plan.preallocated.flat_without_metrics}};
+  }
+  {
+    json servers = json::array();
+    for (const PreallocatedServer& s : plan.preallocated.servers) {
+      json row = {{"pod", s.pod},
+                  {"engine", s.engine},
+                  {"model", s.model},
+                  {"sized", s.sized},
+                  {"why_kept", s.why},
+                  {"reserved_mib", s.reserved_mib},
+                  {"kv_cache_mib", s.kv_cache_mib ? json(*s.kv_cache_mib) : json(nullptr)},
+                  {"kv_cache_source", s.kv_cache_source},
+                  {"kv_usage_quantile", s.kv_usage_quantile},
+                  {"kv_usage_peak", s.kv_usage_peak},
+                  {"new_kv_cache_mib", s.new_kv_cache_mib},
+                  {"need_mib", s.need_mib},
+                  {"replay", {{"samples", s.samples}, {"samples_kv_above_new_cache", s.samples_above}}}};
+      // The engine's setting on the target and on the model the mixed fleet gives it.
+      const auto pod = std::find(plan.pod_names.begin(), plan.pod_names.end(), s.pod);
+      if (s.sized) {
+        row["gpu_memory_utilization"] = {
+            {plan.target.id, GpuMemoryUtilization(s.need_mib, static_cast<double>(plan.target.memory.value))}};
+        if (pod != plan.pod_names.end() && plan.memory_cap_mib.size() == plan.pod_names.size())
+          row["memory_cap_mib"] = plan.memory_cap_mib[static_cast<std::size_t>(pod - plan.pod_names.begin())];
+      }
+      servers.push_back(std::move(row));
+    }
+    j["preallocated_servers"] = servers;
   }
   j["workload_replay"] = nullptr;
   if (plan.workload_replay)

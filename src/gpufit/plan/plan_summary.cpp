@@ -433,6 +433,12 @@ std::string PlanSummaryJson(std::string_view plan_json) {
         above.size(), Num(w, "current_gpu_memory_mib"), Str(Get(plan, "current_gpu"), "id"),
         Grouped(std::accumulate(above.begin(), above.end(), 0.0,
                                 [](double m, const json& a) { return std::max(m, Num(a, "peak_fb_used_mib")); }))));
+  if (const json& flat = Get(w, "flat_without_cache_metrics"); flat.is_array() && !flat.empty())
+    warnings.push_back(fmt::format(
+        "{} pods hold 80% or more of their GPU, flat: servers that pre-allocate (vLLM, TGI, TensorRT-LLM) whose "
+        "cache metrics are missing, so they are kept whole; scrape vllm:kv_cache_usage_perc and "
+        "vllm:cache_config_info to size them (plan.json warnings.flat_without_cache_metrics).",
+        flat.size()));
   if (const json& c = Get(w, "current_gpu"); c.is_array())
     for (const json& line : c) warnings.push_back(line.get<std::string>() + ".");
   if (const json& u = Get(w, "unmeasured_pods"); u.is_array() && !u.empty())

@@ -307,9 +307,32 @@ void Builder::ConfigMap(const std::string& name, const std::string& key, const s
                         .why = why});
 }
 
+namespace {
+
+// `from`'s keys into `into`, maps merged key by key, anything else replaced.
+void MergeInto(YAML::Node into, const YAML::Node& from) {
+  for (const auto& kv : from) {
+    const std::string key = kv.first.as<std::string>();
+    if (kv.second.IsMap() && into[key] && into[key].IsMap())
+      MergeInto(into[key], kv.second);
+    else
+      into[key] = kv.second;
+  }
+}
+
+}  // namespace
+
 void Builder::AddContainer(Patch& patch, const KubeContainer& c, const YAML::Node& container) {
-  patch.yaml["spec"]["template"]["spec"][c.kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"]
-      .push_back(container);
+  // One entry per container: emitters that both patch it (a sharing back end, the engine's
+  // setting) add to the same entry, as the strategic merge would merge them by name.
+  YAML::Node list =
+      patch.yaml["spec"]["template"]["spec"][c.kind == KubeContainer::Kind::kApp ? "containers" : "initContainers"];
+  for (YAML::Node entry : list)
+    if (entry["name"] && entry["name"].as<std::string>() == c.name) {
+      MergeInto(entry, container);
+      return;
+    }
+  list.push_back(container);
 }
 
 const KubeContainer* Builder::GpuContainer(const KubePod& pod, const WorkloadKey& key) {
