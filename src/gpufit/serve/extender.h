@@ -95,32 +95,10 @@
 #include "gpufit/placement/fragmentation.h"
 #include "gpufit/placement/policy.h"
 #include "gpufit/serve/extender_wire.h"
+#include "gpufit/serve/kube_objects.h"
 #include "gpufit/serve/profiles.h"
 
 namespace gpufit::serve {
-
-// The node as placement sees it (see the header comment).
-NodeSpec NodeSpecOf(const KubeNode& node);
-
-// The pod's declared request. Errors (kInvalidArgument, naming the pod and the field): an
-// `alibabacloud.com/gpu-count` or `gpu-milli` that is not an integer, a count outside
-// 0..kMaxGpusPerNode, a milli outside 1..1000, a milli below 1000 with more than one GPU.
-Result<PodSpec> DeclaredRequest(const KubePod& pod);
-
-// A pod's request as the extender places it.
-struct PodRequest {
-  PodSpec declared{};
-  const ServeProfile* profile = nullptr;  // its workload's profile when it shares a GPU (above)
-  // How it is placed, for the log: "telemetry profile of ...", "declared requests: ..."; empty
-  // without --profiles.
-  std::string from{};
-};
-// Errors: those of DeclaredRequest.
-Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles);
-
-// Per-GPU memory of a node, MiB: the `nvidia.com/gpu.memory` label (GPU feature discovery),
-// else the catalog model whose name matches `nvidia.com/gpu.product`; 0 when neither says.
-double GpuMemoryMibOf(const KubeNode& node);
 
 struct ExtenderOptions {
   std::string policy = "gpufit";  // a name of placement/registry.h

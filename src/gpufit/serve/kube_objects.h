@@ -1,0 +1,48 @@
+// What the scheduler extender reads from Node and Pod objects (kubectl's snapshots and the pod
+// kube-scheduler sends): a node's GPUs, a pod's declared request, and how a pod is placed.
+//
+// Node GPUs. Allocatable `nvidia.com/gpu` when the node reports it (0 included: every device
+// unhealthy), else the `nvidia.com/gpu.count` label, else allocatable
+// `alibabacloud.com/gpu-count`.
+// The GPU type is the `nvidia.com/gpu.product` label, else `alibabacloud.com/gpu-card-model`.
+//
+// Pod requests. CPU and memory by kube-scheduler's rule (KubePod::CpuRequest, MemoryRequest);
+// whole GPUs from `nvidia.com/gpu`; without it, the annotations `alibabacloud.com/gpu-count`
+// and `alibabacloud.com/gpu-milli` (milli-GPU on each GPU, 1000 = one whole GPU) of Alibaba's
+// open-gpu-share, as the FGD simulator's pods carry them; GPU types from the node selector
+// `nvidia.com/gpu.product` or `alibabacloud.com/gpu-card-model`.
+#pragma once
+
+#include <string>
+
+#include "gpufit/core/result.h"
+#include "gpufit/model/cluster.h"
+#include "gpufit/model/kube_cluster.h"
+#include "gpufit/serve/profiles.h"
+
+namespace gpufit::serve {
+
+// The node as placement sees it (above).
+NodeSpec NodeSpecOf(const KubeNode& node);
+
+// Per-GPU memory of a node, MiB: the `nvidia.com/gpu.memory` label (GPU feature discovery),
+// else the catalog model whose name matches `nvidia.com/gpu.product`; 0 when neither says.
+double GpuMemoryMibOf(const KubeNode& node);
+
+// The pod's declared request. Errors (kInvalidArgument, naming the pod and the field): an
+// `alibabacloud.com/gpu-count` or `gpu-milli` that is not an integer, a count outside
+// 0..kMaxGpusPerNode, a milli outside 1..1000, a milli below 1000 with more than one GPU.
+Result<PodSpec> DeclaredRequest(const KubePod& pod);
+
+// A pod's request as the extender places it.
+struct PodRequest {
+  PodSpec declared{};
+  const ServeProfile* profile = nullptr;  // its workload's profile when it shares a GPU (extender.h)
+  // How it is placed, for the log: "telemetry profile of ...", "declared requests: ..."; empty
+  // without --profiles.
+  std::string from{};
+};
+// Errors: those of DeclaredRequest.
+Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles);
+
+}  // namespace gpufit::serve
