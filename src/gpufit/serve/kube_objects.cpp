@@ -52,6 +52,16 @@ Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
   Result<PodSpec> declared = DeclaredRequest(pod);
   if (!declared) return declared.error();
   PodRequest r{.declared = std::move(*declared)};
+  if (pod.Devices("nvidia.com/gpu") == 1 && pod.annotations.contains("alibabacloud.com/gpu-milli")) {
+    const Result<std::int64_t> milli = IntAnnotation(pod, "alibabacloud.com/gpu-milli", 0);
+    if (!milli) return milli.error();
+    if (*milli < 1 || *milli > 1000)
+      return InvalidArgument("pod {}: alibabacloud.com/gpu-milli: expected 1..1000 (milli-GPU per GPU), got {}",
+                             pod.Key(), *milli);
+    if (*milli < 1000) r.annotated_milli = *milli;
+  }
+  if (pod.owner.kind == "ReplicaSet" || pod.owner.kind == "Deployment" || pod.owner.kind == "StatefulSet")
+    r.replica_of = WorkloadKeyOfPod(pod);
   if (profiles == nullptr) return r;  // every pod by its declared request: nothing to say
   const std::string key = WorkloadKeyOfPod(pod);
   const ServeProfile* p = profiles->Find(key);
@@ -75,18 +85,33 @@ Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
   return r;
 }
 
+NodeGpus NodeGpusOf(const KubeNode& node) {
+  NodeGpus out{.replicas = std::max(1, node.gpu_replicas)};
+  // Allocatable nvidia.com/gpu when the node reports it (0 when every device is unhealthy): each
+  // healthy GPU advertised `replicas` times (at most the GFD count label's GPUs); else the GFD
+  // count label, else open-gpu-share's count.
+  if (node.devices_allocatable.contains("nvidia.com/gpu")) {
+    out.advertised = Count(node.devices_allocatable, "nvidia.com/gpu") / out.replicas;
+    if (out.replicas > 1 && node.gpu_count > 0) out.advertised = std::min(out.advertised, node.gpu_count);
+  } else {
+    out.advertised =
+        node.gpu_count > 0 ? node.gpu_count : Count(node.devices_allocatable, "alibabacloud.com/gpu-count");
+  }
+  out.physical = std::min(out.advertised, kMaxGpusPerNode);
+  if (out.advertised > kMaxGpusPerNode)
+    out.warning = fmt::format("node {}: {} GPUs, placement counts {} (kMaxGpusPerNode); the other {} are never offered",
+                              node.name, out.advertised, kMaxGpusPerNode, out.advertised - kMaxGpusPerNode);
+  return out;
+}
+
 NodeSpec NodeSpecOf(const KubeNode& node) {
-  // Allocatable nvidia.com/gpu when the node reports it (0 when every device is unhealthy),
-  // else the GFD count label, else open-gpu-share's count.
-  int gpus = node.devices_allocatable.contains("nvidia.com/gpu") ? Count(node.devices_allocatable, "nvidia.com/gpu")
-             : node.gpu_count > 0                                ? node.gpu_count
-                                  : Count(node.devices_allocatable, "alibabacloud.com/gpu-count");
+  const int gpus = NodeGpusOf(node).physical;
   std::string model = node.gpu_product;
   if (model.empty()) model = Label(node.labels, "alibabacloud.com/gpu-card-model");
   return NodeSpec{.name = node.name,
                   .cpu = node.cpu_allocatable,
                   .memory = node.memory_allocatable,
-                  .gpu_count = std::min(gpus, kMaxGpusPerNode),
+                  .gpu_count = gpus,
                   .gpu_model = gpus > 0 ? model : std::string()};
 }
 
