@@ -76,7 +76,7 @@ GpuSet ApartOf(const std::vector<Tenants>& gpus, const std::string& key, Extende
 
 // Whether `w` fits node `n` on the GPUs of `allowed` (the policy's filters passed).
 inline bool FitsOn(const Workload& w, const NodeState& n, GpuSet allowed) {
-  return w.gpu_count == 0 || std::popcount(LowestGpus(w, n, allowed)) == w.gpu_count;
+  return w.gpu_count == 0 || allowed == kAllGpus || std::popcount(LowestGpus(w, n, allowed)) == w.gpu_count;
 }
 
 template <class Tenants>
