@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "gpufit/placement/fragmentation.h"
@@ -23,6 +24,7 @@ using internal::LowestGpus;
 using internal::PickFor;
 using internal::ShareBesideOutside;
 using internal::SuitingGpu;
+using internal::WhatIsLeft;
 using internal::WorkloadOn;
 
 std::int64_t DeclaredMilli(const PodSpec& p) { return static_cast<std::int64_t>(p.gpu_count) * p.gpu_per_gpu.value; }
@@ -233,8 +235,6 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
       drop = "two snapshots taken after its bind do not show it bound (deleted, or its Binding never took)";
     else if (node == s->node_ids.end())
       drop = "the node is not in the new snapshot";
-    else if (!s->policy.Check(w, s->cluster.node(node->second)).fits())
-      drop = "the node has no room for it now";
     if (!drop.empty()) {
       ++s->stats.reservations_dropped;
       if (s->stats.warnings.size() < 20)
@@ -244,22 +244,35 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
       continue;
     }
     const NodeState& n = s->cluster.node(node->second);
-    // The same GPUs when the node still has them all idle enough; else the picker's.
-    bool same_gpus_free = std::popcount(p.gpus) == w.gpu_count && (p.gpus >> n.gpu_count) == 0;
-    for (int g = 0; g < n.gpu_count && same_gpus_free; ++g) {
-      if ((p.gpus >> g & 1) == 0) continue;
-      const GpuMilli free = n.gpu_free[static_cast<std::size_t>(g)];
-      same_gpus_free = w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000;
-    }
     std::vector<GpuTenants>& tenants = s->tenants[static_cast<std::size_t>(node->second)];
-    GpuSet allowed = ApartOf(tenants, p.request.replica_of, options_.replicas_apart);
-    if (!FitsOn(w, n, allowed)) allowed = kAllGpus;  // it runs there (or will): counted, siblings or not
-    const GpuSet gpus = same_gpus_free ? p.gpus : PickFor(s->policy, s->rng, tenants, n, w, p.request, allowed);
-    s->cluster.Place(node->second, w, gpus);
-    CountTenant(tenants, w, gpus, p.request, +1);
+    Workload held = w;
+    GpuSet gpus = 0;
+    if (const Verdict v = s->policy.Check(w, n); !v.fits()) {
+      // The snapshot's pods leave no room for it there (bound by another scheduler, or the node
+      // shrank), yet its pod may be running there: it keeps what is left (a snapshot never frees
+      // a live reservation).
+      std::tie(held, gpus) = WhatIsLeft(w, n);
+      if (s->stats.warnings.size() < 20)
+        s->stats.warnings.push_back(fmt::format(
+            "reservation of {} on node {} kept beyond the room the snapshot leaves there ({}): counted at what is left",
+            p.pod, cluster_.node_name(p.node), v.reason));
+    } else {
+      // The same GPUs when the node still has them all idle enough; else the picker's.
+      bool same_gpus_free = std::popcount(p.gpus) == w.gpu_count && (p.gpus >> n.gpu_count) == 0;
+      for (int g = 0; g < n.gpu_count && same_gpus_free; ++g) {
+        if ((p.gpus >> g & 1) == 0) continue;
+        const GpuMilli free = n.gpu_free[static_cast<std::size_t>(g)];
+        same_gpus_free = w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000;
+      }
+      GpuSet allowed = ApartOf(tenants, p.request.replica_of, options_.replicas_apart);
+      if (!FitsOn(w, n, allowed)) allowed = kAllGpus;  // it runs there (or will): counted, siblings or not
+      gpus = same_gpus_free ? p.gpus : PickFor(s->policy, s->rng, tenants, n, w, p.request, allowed);
+    }
+    s->cluster.Place(node->second, held, gpus);
+    CountTenant(tenants, held, gpus, p.request, +1);
     s->declared_milli += DeclaredMilli(p.request.declared);
     p.node = node->second;
-    p.workload = w;
+    p.workload = held;
     p.gpus = gpus;
     ++s->stats.reservations_kept;
     ++it;

@@ -76,8 +76,10 @@
 // A listing counts only when it differs from the previous one (the pods' names, UIDs, nodes and
 // phases): the sidecar writes nodes.json before pods.json, so a snapshot may bring new nodes
 // and the old listing. A reservation is also dropped when the snapshot shows its pod name with
-// another UID (a new pod of that name), and when its node is gone or full. Requests remembered
-// from filter requests are kept. Between snapshots the state only grows.
+// another UID (a new pod of that name), and when its node is gone. On a node the snapshot's pods
+// fill, it is kept at what is left there (its CPU and memory whole, the GPU room left, a
+// warning). Requests remembered from filter requests are kept. Between snapshots the state
+// only grows.
 //
 // Thread-safe: one decision at a time (the policy's plugins cache per pod shape).
 #pragma once

@@ -114,6 +114,27 @@ TEST(ExtenderSnapshots, ANodesOnlyChangeNeverFreesALiveReservation) {
   EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.6);
 }
 
+// gpufit binds "a" (6 of n1's 8 cores, 1 of its 2 GPUs). The next listing does not show a yet
+// but shows "x" (4 cores, no GPU) bound to n1 by another scheduler: a no longer fits beside it,
+// yet its pod may be running there. Its reservation stays, counted: 1 of 2 GPUs allocated, 10 of
+// 8 cores taken, so "b" (1 core, 1 GPU) finds no CPU on n1.
+TEST(ExtenderSnapshots, ASnapshotThatFillsTheNodeKeepsTheReservationCounted) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100")}, {});
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->Filter(Args(PodJson("a", "6", "8Gi", 1), {"n1"})));
+  ASSERT_TRUE(e->Reserve(BindOf("a", "n1")));
+  const Result<SnapshotStats> r =
+      e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100")}), Pods({PodJson("x", "4", "8Gi", 0, "n1")}));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->reservations_kept, 1) << ::testing::PrintToString(r->warnings);
+  EXPECT_EQ(r->reservations_dropped, 0);
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+  const Result<FilterResult> b = e->Filter(Args(PodJson("b", "1", "1Gi", 1), {"n1"}));
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->kept.empty());
+  EXPECT_THAT(b->failed, ElementsAre(FieldsAre(0, "insufficient cpu")));
+}
+
 // Deployment ml/web's first replica runs on GPU 0 of n1 (2 GPUs), 300 milli of it; n2's one GPU
 // has 800 of 1000 taken by "x". The second replica (300) fits n1's GPU 0 (700 free) and GPU 1,
 // n2 not at all (200 free): it must go to GPU 1, apart from its sibling. A third then finds a

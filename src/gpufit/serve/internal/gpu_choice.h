@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpufit/core/rng.h"
@@ -72,6 +73,30 @@ GpuSet ApartOf(const std::vector<Tenants>& gpus, const std::string& key, Extende
       taken |= GpuSet{1} << g;
   if (mode == ExtenderOptions::ReplicasApart::kNode) return taken != 0 ? 0 : kAllGpus;
   return ~taken;
+}
+
+// What of `w` node `n` still has room for, and where: its CPU and memory whole (they may go past
+// the node's); a share of one GPU on the GPU with the most room, at most what is left there;
+// whole GPUs on as many idle GPUs as there are, at most w's.
+inline std::pair<Workload, GpuSet> WhatIsLeft(const Workload& w, const NodeState& n) {
+  Workload held = w;
+  GpuSet gpus = 0;
+  if (w.SharesGpu()) {
+    int most = -1;
+    for (int g = 0; g < n.gpu_count; ++g)
+      if (n.gpu_free[static_cast<std::size_t>(g)].value > 0 &&
+          (most < 0 || n.gpu_free[static_cast<std::size_t>(g)] > n.gpu_free[static_cast<std::size_t>(most)]))
+        most = g;
+    if (most >= 0) {
+      held.gpu_per_gpu = std::min(w.gpu_per_gpu, n.gpu_free[static_cast<std::size_t>(most)]);
+      gpus = GpuSet{1} << most;
+    }
+  } else {
+    gpus = LowestGpus(w, n);
+  }
+  held.gpu_count = std::popcount(gpus);
+  if (held.gpu_count == 0) held.gpu_per_gpu = GpuMilli{};
+  return {held, gpus};
 }
 
 // Whether `w` fits node `n` on the GPUs of `allowed` (the policy's filters passed).
