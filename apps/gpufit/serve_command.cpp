@@ -139,8 +139,8 @@ int Run(const ServeFlags& f) {
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
   if (stats.nodes_with_outside_memory > 0)
     std::fprintf(stderr,
-                 "gpufit: GPU memory used outside pods (reserved_gpus of %s) counted on %d nodes for pods placed by "
-                 "their profiles\n",
+                 "gpufit: GPU memory used outside pods (reserved_gpus of %s) counted on %d nodes for the pods that "
+                 "share a GPU\n",
                  f.profiles.c_str(), stats.nodes_with_outside_memory);
 
   serve::ServerOptions options{.host = f.host,
