@@ -26,6 +26,7 @@ namespace {
 struct ServeFlags {
   std::string nodes, pods, watch_dir, profiles, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
+  std::string replicas_apart = "gpu";
   int port = 8888;
   std::uint64_t seed = 42;
   double max_body_mib = 16, body_timeout_s = 10, drain_s = 5, watch_interval_s = 10;
@@ -128,15 +129,18 @@ int Run(const ServeFlags& f) {
   WatchedFiles seen = f.watch_dir.empty() ? WatchedFiles{} : Stat(f.watch_dir);
   Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = ReadSnapshot(nodes_path, pods_path);
   if (!snapshot) return Fail(snapshot.error());
+  using Apart = serve::ExtenderOptions::ReplicasApart;
+  const Apart apart = f.replicas_apart == "node" ? Apart::kNode : f.replicas_apart == "off" ? Apart::kOff : Apart::kGpu;
   Result<std::unique_ptr<serve::Extender>> extender = serve::Extender::FromSnapshot(
-      snapshot->first, snapshot->second, {.policy = f.policy, .seed = f.seed, .profiles = profiles});
+      snapshot->first, snapshot->second,
+      {.policy = f.policy, .seed = f.seed, .profiles = profiles, .replicas_apart = apart});
   if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", nodes_path, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
   if (stats.nodes_with_outside_memory > 0)
     std::fprintf(stderr,
-                 "gpufit: GPU memory used outside pods (reserved_gpus of %s) counted on %d nodes for pods placed by "
-                 "their profiles\n",
+                 "gpufit: GPU memory used outside pods (reserved_gpus of %s) counted on %d nodes for the pods that "
+                 "share a GPU\n",
                  f.profiles.c_str(), stats.nodes_with_outside_memory);
 
   serve::ServerOptions options{.host = f.host,
@@ -257,6 +261,11 @@ void AddServeCommand(CLI::App& app, int& rc) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--policy", flags->policy, "placement policy: " + fmt::format("{}", fmt::join(PolicyNames(), ", ")))
       ->check(CLI::IsMember(PolicyNames()))
+      ->capture_default_str();
+  cmd->add_option("--replicas-apart", flags->replicas_apart,
+                  "replicas of one ReplicaSet, Deployment or StatefulSet: gpu (no two share a GPU), node (no two on "
+                  "one node), off")
+      ->check(CLI::IsMember({"gpu", "node", "off"}))
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "ties between equally good nodes go as `simulate --seeds <seed>` breaks them")
       ->capture_default_str();

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <atomic>
 #include <chrono>
@@ -478,6 +479,51 @@ TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
   EXPECT_EQ(v.exit_code, 0) << v.output << "\n" << binding;
   EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(1)));
   fs::remove_all(dir);
+}
+
+// kube-scheduler's HTTPExtender.IsInterested (pkg/scheduler/extender.go): an extender with no
+// managedResources is sent every pod; one with a list, the pods one of whose containers or init
+// containers requests or limits a resource on it.
+bool IsInterested(const YAML::Node& extender, const YAML::Node& pod_spec) {
+  const YAML::Node managed = extender["managedResources"];
+  if (!managed || managed.size() == 0) return true;
+  for (const char* list : {"containers", "initContainers"}) {
+    for (const YAML::Node& c : pod_spec[list]) {
+      for (const char* kind : {"requests", "limits"}) {
+        for (const auto& resource : c["resources"][kind]) {
+          for (const YAML::Node& m : managed)
+            if (m["name"].as<std::string>() == resource.first.as<std::string>()) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// Which pods each shipped scheduler configuration sends to gpufit. A pod that shares a GPU by
+// open-gpu-share's annotation requests no extended resource: the configuration without bind
+// sends every pod, so it reaches gpufit; the one with bind sends it once it adds
+// gpufit.io/gpu-share (which kube-scheduler's own fit check ignores), and does not send
+// gpufit's own pod (it would wait for gpufit while gpufit is down). Both send whole-GPU pods.
+TEST(Serve, SchedulerConfigurationsSendPodsThatShareAGpuByAnnotation) {
+  const fs::path scheduler = gpufit::test_paths::SourcePath("deploy/scheduler");
+  const YAML::Node plain = YAML::LoadFile((scheduler / "kube-scheduler-config.yaml").string())["extenders"][0];
+  const YAML::Node bind = YAML::LoadFile((scheduler / "kube-scheduler-config-bind.yaml").string())["extenders"][0];
+  const YAML::Node annotated = YAML::Load(R"({containers: [{name: main, resources: {requests: {cpu: "1"}}}]})");
+  const YAML::Node marked = YAML::Load(
+      R"({containers: [{name: main, resources: {requests: {cpu: "1"}, limits: {gpufit.io/gpu-share: "1"}}}]})");
+  const YAML::Node whole = YAML::Load(R"({containers: [{name: main, resources: {limits: {nvidia.com/gpu: "1"}}}]})");
+  const YAML::Node own =
+      YAML::LoadFile(gpufit::test_paths::SourcePath("deploy/kubernetes/deployment.yaml"))["spec"]["template"]["spec"];
+  EXPECT_TRUE(IsInterested(plain, annotated));
+  EXPECT_TRUE(IsInterested(plain, whole));
+  EXPECT_TRUE(IsInterested(bind, marked));
+  EXPECT_TRUE(IsInterested(bind, whole));
+  EXPECT_FALSE(IsInterested(bind, own));
+  bool ignored = false;
+  for (const YAML::Node& m : bind["managedResources"])
+    if (m["name"].as<std::string>() == "gpufit.io/gpu-share") ignored = m["ignoredByScheduler"].as<bool>();
+  EXPECT_TRUE(ignored);
 }
 
 // deploy/: the Deployment, Service, ServiceAccount, ClusterRole and ClusterRoleBinding against

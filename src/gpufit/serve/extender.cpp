@@ -4,170 +4,28 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 
-#include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/placement/fragmentation.h"
 #include "gpufit/placement/registry.h"
-#include "gpufit/plan/kube_manifests.h"
+#include "gpufit/serve/internal/gpu_choice.h"
 
 namespace gpufit::serve {
 namespace {
 
-std::string Label(const std::map<std::string, std::string>& labels, const std::string& key) {
-  const auto it = labels.find(key);
-  return it == labels.end() ? std::string() : it->second;
-}
-
-int Count(const std::map<std::string, int>& devices, const std::string& key) {
-  const auto it = devices.find(key);
-  return it == devices.end() ? 0 : it->second;
-}
-
-Result<std::int64_t> IntAnnotation(const KubePod& pod, const std::string& key, std::int64_t absent) {
-  const auto it = pod.annotations.find(key);
-  if (it == pod.annotations.end()) return absent;
-  std::int64_t v = 0;
-  const std::string& s = it->second;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) {
-    return InvalidArgument("pod {}: .metadata.annotations[\"{}\"]: expected an integer, got '{}'", pod.Key(), key, s);
-  }
-  return v;
-}
-
-// The lowest-numbered GPUs that can take `w` on `node` as a snapshot pod (see extender.h).
-GpuSet SnapshotGpus(const Workload& w, const NodeState& node) {
-  GpuSet gpus = 0;
-  int left = w.gpu_count;
-  for (int g = 0; g < node.gpu_count && left > 0; ++g) {
-    const GpuMilli free = node.gpu_free[static_cast<std::size_t>(g)];
-    if (w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000) {
-      gpus |= GpuSet{1} << g;
-      --left;
-    }
-  }
-  return gpus;
-}
-
-// The pod's workload on node `id` (its profile's share there, serve/profiles.h).
-Workload WorkloadOn(const ClusterState& cluster, const std::vector<double>& gpu_memory_mib, const ProfileBook* book,
-                    const PodRequest& r, int id) {
-  if (r.profile == nullptr || book == nullptr || gpu_memory_mib[static_cast<std::size_t>(id)] <= 0)
-    return cluster.WorkloadFor(r.declared);
-  PodSpec spec = r.declared;
-  spec.gpu_per_gpu = GpuMilli{book->MilliOn(r.profile->memory_peak_mib, gpu_memory_mib[static_cast<std::size_t>(id)])};
-  return cluster.WorkloadFor(spec);
-}
-
-// Why node `id` can never hold the pod by its profile (its peak does not fit one GPU's memory
-// less the reserve), or "".
-std::string TooBigFor(const std::vector<double>& gpu_memory_mib, const ProfileBook* book, const PodRequest& r, int id) {
-  if (r.profile == nullptr || book == nullptr) return {};
-  const double memory = gpu_memory_mib[static_cast<std::size_t>(id)];
-  if (memory <= 0 || r.profile->memory_peak_mib <= memory - book->reserve_mib()) return {};
-  return fmt::format("the workload's peak of {:.0f} MiB does not fit this node's GPU ({:.0f} MiB, {:.0f} reserved)",
-                     r.profile->memory_peak_mib, memory, book->reserve_mib());
-}
-
-}  // namespace
-
-double GpuMemoryMibOf(const KubeNode& node) {
-  if (node.gpu_memory) return static_cast<double>(node.gpu_memory->value);
-  // A MIG slice (GFD's single strategy names it "<product>-MIG-<profile>") has a fraction of the
-  // product's memory: unknown without the label.
-  if (node.gpu_product.find("-MIG-") != std::string::npos) return 0;
-  const std::string product = NormalizedGpuProduct(node.gpu_product);
-  if (product.empty()) return 0;
-  for (const GpuModel& m : GpuCatalog::Embedded().models())
-    if (NormalizedGpuProduct(m.name) == product) return static_cast<double>(m.memory.value);
-  return 0;
-}
-
-Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
-  Result<PodSpec> declared = DeclaredRequest(pod);
-  if (!declared) return declared.error();
-  PodRequest r{.declared = std::move(*declared)};
-  if (profiles == nullptr) return r;  // every pod by its declared request: nothing to say
-  const std::string key = WorkloadKeyOfPod(pod);
-  const ServeProfile* p = profiles->Find(key);
-  const bool shares = r.declared.gpu_count == 1 && r.declared.gpu_per_gpu.value < 1000;
-  if (p == nullptr) {
-    r.from = fmt::format("declared requests: no telemetry profile for workload {}", key);
-  } else if (r.declared.gpu_count == 0) {
-    r.from = fmt::format("declared requests: {} asks for no GPU", key);
-  } else if (!(p->memory_peak_mib > 0)) {
-    // A CUDA context alone holds hundreds of MiB: 0 MiB is a pod that was not measured, and
-    // placing by it would stack any number of replicas on one GPU.
-    r.from = fmt::format("declared requests: the profile of {} shows 0 MiB (unmeasured)", key);
-  } else if (p->observed_hours == 0) {
-    r.from = fmt::format("declared requests: the profile of {} vouches for no hour (under half an hour observed)", key);
-  } else if (!shares) {
-    r.from = fmt::format("declared requests: {} holds whole GPUs, which a profile does not change", key);
-  } else {
-    r.profile = p;
-    r.from = fmt::format("telemetry profile of {} (peak {:.0f} MiB)", key, p->memory_peak_mib);
-  }
-  return r;
-}
-
-NodeSpec NodeSpecOf(const KubeNode& node) {
-  // Allocatable nvidia.com/gpu when the node reports it (0 when every device is unhealthy),
-  // else the GFD count label, else open-gpu-share's count.
-  int gpus = node.devices_allocatable.contains("nvidia.com/gpu") ? Count(node.devices_allocatable, "nvidia.com/gpu")
-             : node.gpu_count > 0                                ? node.gpu_count
-                                  : Count(node.devices_allocatable, "alibabacloud.com/gpu-count");
-  std::string model = node.gpu_product;
-  if (model.empty()) model = Label(node.labels, "alibabacloud.com/gpu-card-model");
-  return NodeSpec{.name = node.name,
-                  .cpu = node.cpu_allocatable,
-                  .memory = node.memory_allocatable,
-                  .gpu_count = std::min(gpus, kMaxGpusPerNode),
-                  .gpu_model = gpus > 0 ? model : std::string()};
-}
-
-Result<PodSpec> DeclaredRequest(const KubePod& pod) {
-  PodSpec spec;
-  spec.name = pod.Key();
-  spec.cpu = pod.CpuRequest();
-  spec.memory = pod.MemoryRequest();
-  if (const int whole = pod.Devices("nvidia.com/gpu"); whole > 0) {
-    spec.gpu_count = whole;
-    spec.gpu_per_gpu = GpuMilli{1000};
-  } else {
-    const Result<std::int64_t> milli = IntAnnotation(pod, "alibabacloud.com/gpu-milli", 0);
-    if (!milli) return milli.error();
-    const Result<std::int64_t> count = IntAnnotation(pod, "alibabacloud.com/gpu-count", *milli > 0 ? 1 : 0);
-    if (!count) return count.error();
-    if (*count < 0 || *count > kMaxGpusPerNode) {
-      return InvalidArgument("pod {}: alibabacloud.com/gpu-count: expected 0..{}, got {}", pod.Key(), kMaxGpusPerNode,
-                             *count);
-    }
-    if (*count > 0) {
-      if (*milli < 1 || *milli > 1000) {
-        return InvalidArgument("pod {}: alibabacloud.com/gpu-milli: expected 1..1000 (milli-GPU per GPU), got {}",
-                               pod.Key(), *milli);
-      }
-      if (*milli < 1000 && *count > 1) {
-        return InvalidArgument(
-            "pod {}: alibabacloud.com/gpu-milli {} below a whole GPU on {} GPUs: a pod shares "
-            "one GPU at most",
-            pod.Key(), *milli, *count);
-      }
-      spec.gpu_count = static_cast<int>(*count);
-      spec.gpu_per_gpu = GpuMilli{*milli};
-    }
-  }
-  for (const char* key : {"nvidia.com/gpu.product", "alibabacloud.com/gpu-card-model"}) {
-    if (const std::string m = Label(pod.node_selector, key); !m.empty()) spec.gpu_models.push_back(m);
-  }
-  return spec;
-}
-
-namespace {
+using internal::ApartOf;
+using internal::CountTenant;
+using internal::FitsOn;
+using internal::kAllGpus;
+using internal::LowestGpus;
+using internal::PickFor;
+using internal::ShareBesideOutside;
+using internal::SuitingGpu;
+using internal::WhatIsLeft;
+using internal::WorkloadOn;
 
 std::int64_t DeclaredMilli(const PodSpec& p) { return static_cast<std::int64_t>(p.gpu_count) * p.gpu_per_gpu.value; }
 
@@ -175,52 +33,18 @@ std::string BindKey(const std::string& uid, const std::string& ns, const std::st
   return uid.empty() ? ns + "/" + name : uid;
 }
 
-template <class Tenants>
-bool DutyFits(const Tenants& t, const ServeProfile& p) {
-  if (t.unknown > 0) return false;
-  for (std::size_t h = 0; h < 24; ++h)
-    if (t.duty_pct[h] + p.duty_pct[h] > 100.0 + 1e-9) return false;
-  return true;
-}
-
-// Adds (sign +1) or takes away (-1) a placed pod's duty on the GPUs it shares.
-template <class Tenants>
-void CountTenant(std::vector<Tenants>& gpus, const Workload& w, GpuSet held, const PodRequest& r, int sign) {
-  if (!w.SharesGpu()) return;
-  for (std::size_t g = 0; g < gpus.size(); ++g) {
-    if ((held >> g & 1) == 0) continue;
-    if (r.profile == nullptr) {
-      gpus[g].unknown += sign;
-      continue;
-    }
-    for (std::size_t h = 0; h < 24; ++h) gpus[g].duty_pct[h] += sign * r.profile->duty_pct[h];
+// A digest of what a pods listing says of its pods (name, UID, node, phase): two snapshots with
+// the same are one listing as far as Reconcile's count of listings goes.
+std::uint64_t ListingDigest(const std::vector<KubePod>& pods) {
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto mix = [&h](const std::string& s) { h = (h ^ std::hash<std::string>{}(s)) * 1099511628211ULL; };
+  for (const KubePod& p : pods) {
+    mix(p.Key());
+    mix(p.uid);
+    mix(p.node_name);
+    mix(p.phase);
   }
-}
-
-// A shared GPU with room for `w` whose tenants' curves leave room for the pod's, -1 if none
-// (the pod must be placed by a profile).
-template <class Tenants>
-int SuitingGpu(const std::vector<Tenants>& gpus, const NodeState& n, const Workload& w, const PodRequest& r,
-               GpuSet prefer) {
-  auto suits = [&](int g) {
-    return n.gpu_free[static_cast<std::size_t>(g)] >= w.gpu_per_gpu &&
-           DutyFits(gpus[static_cast<std::size_t>(g)], *r.profile);
-  };
-  if (prefer != 0 && std::popcount(prefer) == 1 && suits(std::countr_zero(prefer))) return std::countr_zero(prefer);
-  for (int g = 0; g < n.gpu_count; ++g)
-    if (suits(g)) return g;
-  return -1;
-}
-
-// The GPUs a bind takes: the policy's picker's, or for a pod placed by its profile the GPU the
-// header comment names.
-template <class Tenants>
-GpuSet PickFor(Policy& policy, Rng& rng, const std::vector<Tenants>& gpus, const NodeState& n, const Workload& w,
-               const PodRequest& r) {
-  const GpuSet picked = policy.PickGpus(w, n, rng);
-  if (r.profile == nullptr || !w.SharesGpu()) return picked;
-  const int g = SuitingGpu(gpus, n, w, r, picked);
-  return g < 0 ? picked : GpuSet{1} << g;
+  return h;
 }
 
 }  // namespace
@@ -284,27 +108,63 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
              .uid_of = std::move(uid_of),
              .target = target,
              .declared_milli = 0,
-             .gpu_memory_mib = {},
-             .tenants = {}};
-  for (const KubeNode& n : nodes) s.gpu_memory_mib.push_back(GpuMemoryMibOf(n));
+             .facts = {},
+             .tenants = {},
+             .pods_listing = ListingDigest(pods)};
+  for (const KubeNode& n : nodes) {
+    const NodeGpus gpus = NodeGpusOf(n);
+    s.facts.push_back({.gpu_memory_mib = GpuMemoryMibOf(n), .outside_mib = 0, .replicas = gpus.replicas});
+    if (!gpus.warning.empty() && s.stats.warnings.size() < 20) s.stats.warnings.push_back(gpus.warning);
+  }
   for (const NodeState& n : s.cluster.nodes()) s.tenants.emplace_back(static_cast<std::size_t>(n.gpu_count));
   for (std::size_t k = 0; k < order.size(); ++k) s.order_pos[static_cast<std::size_t>(order[k])] = static_cast<int>(k);
   for (std::size_t i = 0; i < s.cluster.nodes().size(); ++i) {
     s.node_ids.emplace(s.cluster.node_name(static_cast<int>(i)), static_cast<int>(i));
   }
   s.stats.nodes = static_cast<int>(nodes.size());
+  // GPU memory used outside any pod (plan.json reserved_gpus, serve/profiles.h): the most on any
+  // GPU of a node comes off the memory the shares of its pods are taken of (extender.h), the
+  // running pods' included.
+  std::vector<std::string> unknown_hosts;
+  for (const OutsideMemory& o : options.profiles ? options.profiles->outside() : std::vector<OutsideMemory>{}) {
+    const auto found = s.node_ids.find(o.host);
+    if (found == s.node_ids.end()) {
+      unknown_hosts.push_back(o.host);
+      continue;
+    }
+    double& most = s.facts[static_cast<std::size_t>(found->second)].outside_mib;
+    if (most == 0 && o.peak_mib > 0) ++s.stats.nodes_with_outside_memory;
+    most = std::max(most, o.peak_mib);
+  }
+  for (NodeFacts& f : s.facts) {
+    if (f.gpu_memory_mib > 0 && f.outside_mib > 0) {
+      const double full = f.gpu_memory_mib;
+      f.gpu_memory_mib = std::max(1.0, full - f.outside_mib);
+      f.outside_mib = full - f.gpu_memory_mib;  // what came off
+    } else {
+      f.outside_mib = 0;  // the GPU's memory is unknown: nothing to take it from
+    }
+  }
+  if (!unknown_hosts.empty() && s.stats.warnings.size() < 20)
+    s.stats.warnings.push_back(fmt::format(
+        "{} reserved_gpus entries name hosts that are not nodes of the snapshot (e.g. {}): their memory used outside "
+        "pods is not counted (dcgm-exporter's Hostname must be the node's name)",
+        unknown_hosts.size(), unknown_hosts.front()));
   for (std::size_t i = 0; i < bound.size(); ++i) {
     const KubePod& p = *bound[i];
     if (p.node_name.empty()) continue;  // pending: kube-scheduler will ask about it
     const auto found = s.node_ids.find(p.node_name);
     const int id = found == s.node_ids.end() ? -1 : found->second;
-    const Workload w = id >= 0 ? WorkloadOn(s.cluster, s.gpu_memory_mib, options.profiles.get(), placed_as[i], id)
-                               : s.cluster.WorkloadFor(requests[i]);
+    const Workload w =
+        id >= 0 ? WorkloadOn(s.cluster, s.facts[static_cast<std::size_t>(id)], options.profiles.get(), placed_as[i])
+                : s.cluster.WorkloadFor(requests[i]);
     Workload placed = w;
-    if (id >= 0 && placed_as[i].profile != nullptr && w.SharesGpu() && !s.policy.Check(w, s.cluster.node(id)).fits()) {
-      // Its profile's share does not fit beside the pods already there. It runs all the same,
-      // so it takes what is left of the GPU with the most room (the safe side: nothing else
-      // lands there), if the rest of its request fits.
+    if (id >= 0 && w.gpu_count == 1 && (placed_as[i].profile != nullptr || w.gpu_per_gpu != requests[i].gpu_per_gpu) &&
+        !s.policy.Check(w, s.cluster.node(id)).fits()) {
+      // Its share (its profile's, one replica's, or the declared one taken of the memory left
+      // beside what is used outside pods) does not fit beside the pods already there. It runs
+      // all the same, so it takes what is left of the GPU with the most room (the safe side:
+      // nothing else lands there), if the rest of its request fits.
       const NodeState& n = s.cluster.node(id);
       std::int64_t most = 0;
       for (int g = 0; g < n.gpu_count; ++g) most = std::max(most, n.gpu_free[static_cast<std::size_t>(g)].value);
@@ -312,13 +172,13 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
         placed.gpu_per_gpu = GpuMilli{most};
         if (s.policy.Check(placed, n).fits() && s.stats.warnings.size() < 20)
           s.stats.warnings.push_back(fmt::format(
-              "pod {}: its profile's share ({} milli-GPU) does not fit beside the pods already on node {}; counted "
-              "at the {} left",
+              "pod {}: its share ({} milli-GPU) does not fit beside the pods already on node {}; counted at the {} "
+              "left",
               p.Key(), w.gpu_per_gpu.value, p.node_name, most));
       }
     }
     if (id >= 0 && s.policy.Check(placed, s.cluster.node(id)).fits()) {
-      const GpuSet gpus = SnapshotGpus(placed, s.cluster.node(id));
+      const GpuSet gpus = LowestGpus(placed, s.cluster.node(id));
       s.cluster.Place(id, placed, gpus);
       CountTenant(s.tenants[static_cast<std::size_t>(id)], placed, gpus, placed_as[i], +1);
       s.declared_milli += DeclaredMilli(requests[i]);
@@ -333,28 +193,6 @@ Result<Extender::Snapshot> Extender::Build(const std::vector<KubeNode>& nodes, c
                                                    p.Key(), p.node_name, s.policy.Check(w, s.cluster.node(id)).reason));
     }
   }
-  // GPU memory used outside any pod (plan.json reserved_gpus, serve/profiles.h): the most on any
-  // GPU of a node comes off the memory its profiled pods' shares are taken of (extender.h).
-  std::vector<double> outside(s.gpu_memory_mib.size(), 0.0);
-  std::vector<std::string> unknown_hosts;
-  for (const OutsideMemory& o : options.profiles ? options.profiles->outside() : std::vector<OutsideMemory>{}) {
-    const auto found = s.node_ids.find(o.host);
-    if (found == s.node_ids.end()) {
-      unknown_hosts.push_back(o.host);
-      continue;
-    }
-    double& most = outside[static_cast<std::size_t>(found->second)];
-    if (most == 0 && o.peak_mib > 0) ++s.stats.nodes_with_outside_memory;
-    most = std::max(most, o.peak_mib);
-  }
-  for (std::size_t n = 0; n < outside.size(); ++n)
-    if (s.gpu_memory_mib[n] > 0 && outside[n] > 0)
-      s.gpu_memory_mib[n] = std::max(1.0, s.gpu_memory_mib[n] - outside[n]);
-  if (!unknown_hosts.empty() && s.stats.warnings.size() < 20)
-    s.stats.warnings.push_back(fmt::format(
-        "{} reserved_gpus entries name hosts that are not nodes of the snapshot (e.g. {}): their memory used outside "
-        "pods is not counted (dcgm-exporter's Hostname must be the node's name)",
-        unknown_hosts.size(), unknown_hosts.front()));
   return s;
 }
 
@@ -373,6 +211,10 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
   Result<Snapshot> s = Build(nodes, pods, options_);
   if (!s) return s.error();
   s->stats.snapshots = stats_.snapshots + 1;
+  // Only a pods listing that differs from the last one counts as one more listing since a bind:
+  // the sidecar writes nodes.json before pods.json, so a snapshot may bring new nodes and the
+  // old listing, made before the bind.
+  const bool new_listing = s->pods_listing != pods_listing_;
   for (auto it = placed_.begin(); it != placed_.end();) {
     Placed& p = it->second;
     if (s->shown.contains(it->first)) {  // the snapshot has it, bound or ended: it is counted there
@@ -381,19 +223,18 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
       continue;
     }
     const auto node = s->node_ids.find(cluster_.node_name(p.node));
-    const Workload w = node == s->node_ids.end() ? s->cluster.WorkloadFor(p.request.declared)
-                                                 : WorkloadOn(s->cluster, s->gpu_memory_mib, options_.profiles.get(),
-                                                              p.request, node->second);
+    const Workload w = node == s->node_ids.end()
+                           ? s->cluster.WorkloadFor(p.request.declared)
+                           : WorkloadOn(s->cluster, s->facts[static_cast<std::size_t>(node->second)],
+                                        options_.profiles.get(), p.request);
     const auto same_name = s->uid_of.find(p.pod);
     std::string drop;
     if (same_name != s->uid_of.end() && it->first != p.pod && same_name->second != it->first)
       drop = fmt::format("the snapshot has a pod of that name with another UID ({})", same_name->second);
-    else if (++p.unseen >= 2)
+    else if (new_listing && ++p.unseen >= 2)
       drop = "two snapshots taken after its bind do not show it bound (deleted, or its Binding never took)";
     else if (node == s->node_ids.end())
       drop = "the node is not in the new snapshot";
-    else if (!s->policy.Check(w, s->cluster.node(node->second)).fits())
-      drop = "the node has no room for it now";
     if (!drop.empty()) {
       ++s->stats.reservations_dropped;
       if (s->stats.warnings.size() < 20)
@@ -403,20 +244,35 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
       continue;
     }
     const NodeState& n = s->cluster.node(node->second);
-    // The same GPUs when the node still has them all idle enough; else the picker's.
-    bool same_gpus_free = std::popcount(p.gpus) == w.gpu_count && (p.gpus >> n.gpu_count) == 0;
-    for (int g = 0; g < n.gpu_count && same_gpus_free; ++g) {
-      if ((p.gpus >> g & 1) == 0) continue;
-      const GpuMilli free = n.gpu_free[static_cast<std::size_t>(g)];
-      same_gpus_free = w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000;
-    }
     std::vector<GpuTenants>& tenants = s->tenants[static_cast<std::size_t>(node->second)];
-    const GpuSet gpus = same_gpus_free ? p.gpus : PickFor(s->policy, s->rng, tenants, n, w, p.request);
-    s->cluster.Place(node->second, w, gpus);
-    CountTenant(tenants, w, gpus, p.request, +1);
+    Workload held = w;
+    GpuSet gpus = 0;
+    if (const Verdict v = s->policy.Check(w, n); !v.fits()) {
+      // The snapshot's pods leave no room for it there (bound by another scheduler, or the node
+      // shrank), yet its pod may be running there: it keeps what is left (a snapshot never frees
+      // a live reservation).
+      std::tie(held, gpus) = WhatIsLeft(w, n);
+      if (s->stats.warnings.size() < 20)
+        s->stats.warnings.push_back(fmt::format(
+            "reservation of {} on node {} kept beyond the room the snapshot leaves there ({}): counted at what is left",
+            p.pod, cluster_.node_name(p.node), v.reason));
+    } else {
+      // The same GPUs when the node still has them all idle enough; else the picker's.
+      bool same_gpus_free = std::popcount(p.gpus) == w.gpu_count && (p.gpus >> n.gpu_count) == 0;
+      for (int g = 0; g < n.gpu_count && same_gpus_free; ++g) {
+        if ((p.gpus >> g & 1) == 0) continue;
+        const GpuMilli free = n.gpu_free[static_cast<std::size_t>(g)];
+        same_gpus_free = w.SharesGpu() ? free >= w.gpu_per_gpu : free.value == 1000;
+      }
+      GpuSet allowed = ApartOf(tenants, p.request.replica_of, options_.replicas_apart);
+      if (!FitsOn(w, n, allowed)) allowed = kAllGpus;  // it runs there (or will): counted, siblings or not
+      gpus = same_gpus_free ? p.gpus : PickFor(s->policy, s->rng, tenants, n, w, p.request, allowed);
+    }
+    s->cluster.Place(node->second, held, gpus);
+    CountTenant(tenants, held, gpus, p.request, +1);
     s->declared_milli += DeclaredMilli(p.request.declared);
     p.node = node->second;
-    p.workload = w;
+    p.workload = held;
     p.gpus = gpus;
     ++s->stats.reservations_kept;
     ++it;
@@ -427,8 +283,9 @@ Result<SnapshotStats> Extender::Reconcile(const std::vector<KubeNode>& nodes, co
   node_ids_ = std::move(s->node_ids);
   order_pos_ = std::move(s->order_pos);
   stats_ = std::move(s->stats);
-  gpu_memory_mib_ = std::move(s->gpu_memory_mib);
+  facts_ = std::move(s->facts);
   tenants_ = std::move(s->tenants);
+  pods_listing_ = s->pods_listing;
   target_ = std::move(s->target);
   declared_milli_ = s->declared_milli;
   return stats_;
@@ -443,6 +300,49 @@ int Extender::NodeId(const std::string& name) const {
   const auto it = node_ids_.find(name);
   return it == node_ids_.end() ? -1 : it->second;
 }
+
+std::optional<Extender::Never> Extender::NeverOn(const PodRequest& r, int id) const {
+  const NodeFacts& f = facts_[static_cast<std::size_t>(id)];
+  const ProfileBook* book = options_.profiles.get();
+  if (f.replicas > 1 && r.declared.gpu_count >= 2 && !r.declared.SharesGpu()) {
+    return Never{.reason = "needs whole GPUs; this node shares each GPU (time-slicing or MPS replicas)",
+                 .detail = fmt::format("the pod needs {} whole GPUs and each GPU of this node is shared {} ways "
+                                       "(nvidia.com/gpu.replicas): two of its replicas may be one GPU",
+                                       r.declared.gpu_count, f.replicas)};
+  }
+  if (r.profile != nullptr && book != nullptr) {
+    if (f.gpu_memory_mib <= 0 || r.profile->memory_peak_mib <= f.gpu_memory_mib - book->reserve_mib()) return {};
+    return Never{.reason = "the workload's memory peak (telemetry profile) exceeds this node's GPU memory",
+                 .detail = fmt::format(
+                     "the workload's peak of {:.0f} MiB does not fit this node's GPU ({:.0f} MiB, {:.0f} reserved)",
+                     r.profile->memory_peak_mib, f.gpu_memory_mib, book->reserve_mib())};
+  }
+  if (f.outside_mib > 0 && r.declared.SharesGpu() && ShareBesideOutside(r.declared.gpu_per_gpu.value, f) > 1000) {
+    const double full = f.gpu_memory_mib + f.outside_mib;
+    return Never{
+        .reason = "the pod's GPU share does not fit beside the GPU memory used outside pods",
+        .detail = fmt::format("its share of {} milli-GPU is {:.0f} MiB of this node's {:.0f} MiB GPU, and "
+                              "{:.0f} MiB are used outside pods (plan.json reserved_gpus)",
+                              r.declared.gpu_per_gpu.value,
+                              static_cast<double>(r.declared.gpu_per_gpu.value) * full / 1000.0, full, f.outside_mib)};
+  }
+  return {};
+}
+
+GpuSet Extender::ApartGpus(const PodRequest& r, int id) const {
+  return ApartOf(tenants_[static_cast<std::size_t>(id)], r.replica_of, options_.replicas_apart);
+}
+
+namespace {
+
+// A replica's reason not to go onto a node (FailedNodes' static text).
+std::string_view ApartReason(ExtenderOptions::ReplicasApart mode) {
+  return mode == ExtenderOptions::ReplicasApart::kNode
+             ? "a replica of the same workload already runs on this node"
+             : "a replica of the same workload already uses each GPU with room";
+}
+
+}  // namespace
 
 Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
   const Result<PodRequest> request = RequestOf(args.pod, options_.profiles.get());
@@ -460,23 +360,30 @@ Result<FilterResult> Extender::Filter(const ExtenderArgs& args) {
       out.failed_and_unresolvable.push_back({.node = i, .reason = "not in gpufit's snapshot of the cluster"});
       continue;
     }
-    if (!TooBigFor(gpu_memory_mib_, options_.profiles.get(), *request, id).empty()) {
+    if (const std::optional<Never> never = NeverOn(*request, id)) {
       // FailedNode::reason is static text (the numbers go into a bind's error)
-      out.failed_and_unresolvable.push_back(
-          {.node = i, .reason = "the workload's memory peak (telemetry profile) exceeds this node's GPU memory"});
+      out.failed_and_unresolvable.push_back({.node = i, .reason = never->reason});
       continue;
     }
-    const Workload w =
-        request->profile ? WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), *request, id) : declared;
-    const Verdict v = policy_.Check(w, cluster_.node(id));
-    if (v.fits()) {
-      out.kept.push_back(i);
-    } else {
+    const Workload w = OnNode(*request, id, declared);
+    const NodeState& n = cluster_.node(id);
+    const Verdict v = policy_.Check(w, n);
+    if (!v.fits()) {
       (v.kind == Verdict::Kind::kNever ? out.failed_and_unresolvable : out.failed)
           .push_back({.node = i, .reason = v.reason});
+    } else if (!FitsOn(w, n, ApartGpus(*request, id))) {
+      out.failed.push_back({.node = i, .reason = ApartReason(options_.replicas_apart)});
+    } else {
+      out.kept.push_back(i);
     }
   }
   return out;
+}
+
+Workload Extender::OnNode(const PodRequest& r, int id, const Workload& declared) const {
+  const NodeFacts& f = facts_[static_cast<std::size_t>(id)];
+  if (r.profile == nullptr && f.replicas == 1 && (f.outside_mib <= 0 || !r.declared.SharesGpu())) return declared;
+  return WorkloadOn(cluster_, f, options_.profiles.get(), r);
 }
 
 Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args) {
@@ -493,31 +400,38 @@ Result<std::vector<HostPriority>> Extender::Prioritize(const ExtenderArgs& args)
       at.push_back(i);
     }
   }
-  std::vector<std::optional<std::int64_t>> values;
-  if (request->profile == nullptr) {
-    values = policy_.Values(cluster_.WorkloadFor(request->declared), cluster_, ids);
-  } else {
-    // The pod's share differs with the node's GPU memory: the policy values each group of
-    // nodes with their share; then nodes with a GPU that suits the pod's duty curve rank above
-    // the rest (extender.h), by an offset larger than the values' span.
-    values.assign(ids.size(), std::nullopt);
-    std::map<double, std::vector<std::size_t>> by_memory;
-    for (std::size_t k = 0; k < ids.size(); ++k)
-      by_memory[gpu_memory_mib_[static_cast<std::size_t>(ids[k])]].push_back(k);
-    std::vector<char> suits(ids.size(), 0);
-    for (const auto& [memory, ks] : by_memory) {
-      std::vector<int> group;
-      for (std::size_t k : ks) group.push_back(ids[k]);
-      const Workload w = WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), *request, group.front());
-      const std::vector<std::optional<std::int64_t>> v = policy_.Values(w, cluster_, group);
-      for (std::size_t j = 0; j < ks.size(); ++j) {
-        if (!TooBigFor(gpu_memory_mib_, options_.profiles.get(), *request, group[j]).empty()) continue;
-        values[ks[j]] = v[j];
-        const NodeState& n = cluster_.node(group[j]);
-        suits[ks[j]] = values[ks[j]] && (!w.SharesGpu() || SuitingGpu(tenants_[static_cast<std::size_t>(group[j])], n,
-                                                                      w, *request, 0) >= 0);
-      }
+  // The pod's workload differs with the node (its profile's share with the GPU memory, a
+  // replica's share on a time-sliced node, a share taken of the memory left beside what is used
+  // outside pods): the policy values each group of nodes with the same workload there. Nodes
+  // that can never take the pod, or only beside a replica of its workload, get none.
+  const Workload declared = cluster_.WorkloadFor(request->declared);
+  std::vector<std::optional<std::int64_t>> values(ids.size());
+  std::vector<Workload> on(ids.size());
+  std::map<std::pair<int, std::int64_t>, std::vector<std::size_t>> by_shape;
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    if (NeverOn(*request, ids[k])) continue;
+    on[k] = OnNode(*request, ids[k], declared);
+    by_shape[{on[k].gpu_count, on[k].gpu_per_gpu.value}].push_back(k);
+  }
+  std::vector<char> suits(ids.size(), 0);
+  for (const auto& [shape, ks] : by_shape) {
+    std::vector<int> group;
+    for (std::size_t k : ks) group.push_back(ids[k]);
+    const std::vector<std::optional<std::int64_t>> v = policy_.Values(on[ks.front()], cluster_, group);
+    for (std::size_t j = 0; j < ks.size(); ++j) {
+      const std::size_t k = ks[j];
+      const NodeState& n = cluster_.node(ids[k]);
+      const GpuSet allowed = ApartGpus(*request, ids[k]);
+      if (!v[j] || !FitsOn(on[k], n, allowed)) continue;
+      values[k] = v[j];
+      suits[k] = request->profile != nullptr &&
+                 (!on[k].SharesGpu() ||
+                  SuitingGpu(tenants_[static_cast<std::size_t>(ids[k])], n, on[k], *request, 0, allowed) >= 0);
     }
+  }
+  if (request->profile != nullptr) {
+    // Nodes with a GPU that suits the pod's duty curve rank above the rest (extender.h), by an
+    // offset larger than the values' span.
     std::optional<std::int64_t> vlo, vhi;
     for (const auto& v : values) {
       if (!v) continue;
@@ -600,21 +514,28 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
                                    "are unknown (kube-scheduler filters it again on its next attempt)",
                                    pod, args.pod_uid.empty() ? "" : " with UID " + args.pod_uid));
   }
-  if (const std::string never = TooBigFor(gpu_memory_mib_, options_.profiles.get(), it->second.request, id);
-      !never.empty())
+  const PodRequest& request = it->second.request;
+  if (const std::optional<Never> never = NeverOn(request, id))
     return fail(ReserveFailure::kNoRoom,
-                FailedPrecondition("bind {}: node {} can never take the pod: {}", pod, args.node, never));
-  const Workload w = WorkloadOn(cluster_, gpu_memory_mib_, options_.profiles.get(), it->second.request, id);
-  if (const Verdict v = policy_.Check(w, cluster_.node(id)); !v.fits()) {
+                FailedPrecondition("bind {}: node {} can never take the pod: {}", pod, args.node, never->detail));
+  const Workload w = WorkloadOn(cluster_, facts_[static_cast<std::size_t>(id)], options_.profiles.get(), request);
+  const NodeState& n = cluster_.node(id);
+  if (const Verdict v = policy_.Check(w, n); !v.fits()) {
     return fail(ReserveFailure::kNoRoom,
                 FailedPrecondition("bind {}: node {} can no longer take the pod: {}", pod, args.node, v.reason));
   }
+  const GpuSet allowed = ApartGpus(request, id);
+  if (!FitsOn(w, n, allowed)) {
+    return fail(ReserveFailure::kNoRoom,
+                FailedPrecondition("bind {}: node {} can no longer take the pod: {} ({})", pod, args.node,
+                                   ApartReason(options_.replicas_apart), request.replica_of));
+  }
   std::vector<GpuTenants>& tenants = tenants_[static_cast<std::size_t>(id)];
-  const GpuSet gpus = PickFor(policy_, rng_, tenants, cluster_.node(id), w, it->second.request);
+  const GpuSet gpus = PickFor(policy_, rng_, tenants, n, w, request, allowed);
   cluster_.Place(id, w, gpus);
-  CountTenant(tenants, w, gpus, it->second.request, +1);
-  declared_milli_ += DeclaredMilli(it->second.request.declared);
-  placed_.emplace(key, Placed{.node = id, .pod = pod, .request = it->second.request, .workload = w, .gpus = gpus});
+  CountTenant(tenants, w, gpus, request, +1);
+  declared_milli_ += DeclaredMilli(request.declared);
+  placed_.emplace(key, Placed{.node = id, .pod = pod, .request = request, .workload = w, .gpus = gpus});
   return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
 }
 

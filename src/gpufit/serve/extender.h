@@ -3,31 +3,33 @@
 // wire format, apps/gpufit/serve_command.cpp the HTTP server).
 //
 // State. Nodes from `kubectl get nodes -o json`: allocatable CPU (millicores) and memory
-// (MiB); GPUs from allocatable `nvidia.com/gpu` when the node reports it (0 included: every
-// device unhealthy), else the `nvidia.com/gpu.count` label, else allocatable
-// `alibabacloud.com/gpu-count`; the GPU type from the `nvidia.com/gpu.product`
-// label, else `alibabacloud.com/gpu-card-model`. Pods from `kubectl get pods -A -o json`: each
-// pod bound to a node (`.spec.nodeName`) that has not ended (phase neither Succeeded nor
-// Failed) takes its declared request there. A snapshot does not say which device a pod
-// holds, so a whole-GPU pod takes the node's lowest-numbered idle GPUs and a GPU-sharing pod
-// the first GPU with room; a pod that does not fit its node (an overcommitted snapshot, or a
-// node the snapshot lacks) is left out and counted in SnapshotStats.
+// (MiB); GPUs and GPU type as serve/kube_objects.h reads them (a time-sliced node's physical
+// GPUs, not its replicas). Pods from `kubectl get pods -A -o json`: each pod bound to a node
+// (`.spec.nodeName`) that has not ended (phase neither Succeeded nor Failed) takes its request
+// there. A snapshot does not say which device a pod holds, so a whole-GPU pod takes the node's
+// lowest-numbered idle GPUs and a GPU-sharing pod the first GPU with room; a pod that does not
+// fit its node (an overcommitted snapshot, or a node the snapshot lacks) is left out and
+// counted in SnapshotStats, as is each node with more GPUs than placement counts.
 //
-// A pod's request is what it declares, or, for a pod sharing one GPU whose workload has a
-// telemetry profile (`--profiles`, serve/profiles.h), its profile's share of each node's GPU:
-// CPU and memory by
-// kube-scheduler's rule (KubePod::CpuRequest, MemoryRequest); whole GPUs from
-// `nvidia.com/gpu`; without it, the annotations `alibabacloud.com/gpu-count` and
-// `alibabacloud.com/gpu-milli` (milli-GPU on each GPU, 1000 = one whole GPU) of Alibaba's
-// open-gpu-share, as the FGD simulator's pods carry them (its pkg/utils constants), the form
-// of the openb trace that `simulate` replays; GPU types from the node selector
-// `nvidia.com/gpu.product` or `alibabacloud.com/gpu-card-model`.
+// A pod's request on a node (WorkloadOn) is what it declares (serve/kube_objects.h), except:
+//  - on a node that shares each GPU among R replicas (time-slicing or MPS), a pod of one
+//    `nvidia.com/gpu` takes one replica, 1000 / R milli-GPU of one GPU (or its annotated share,
+//    if larger); a pod of more whole GPUs can never go there (two replicas may be one GPU, so
+//    it would not have its GPUs; the plan keeps such pods off shared nodes too);
+//  - a pod sharing one GPU whose workload has a telemetry profile (`--profiles`,
+//    serve/profiles.h) takes its profile's share of the node's GPU.
 //
 // With --profiles, GPU memory used outside any pod (plan.json `reserved_gpus`) counts as used
-// for the pods placed by a profile: on a node whose GPUs have M MiB and where some GPU has X MiB
-// used outside pods (the most of its entries), their shares are taken of M - X, so whichever
-// GPU the device stack gives them, X is left alone. Pods placed by their declared requests
-// (whole GPUs, declared shares) are not charged: a whole GPU is given whatever runs beside.
+// for every share of a GPU: on a node whose GPUs have M MiB and where some GPU has X MiB used
+// outside pods (the most of its entries), a profiled share is taken of M - X, and a declared
+// share s (s / 1000 of M) becomes ceil(s x M / (M - X)), so whichever GPU the device stack gives
+// the pod, X is left alone; a share whose memory does not fit in M - X can never go there.
+// Whole GPUs are not charged: a whole GPU is given whatever runs beside.
+//
+// Replicas apart (ExtenderOptions::replicas_apart): no two pods of one ReplicaSet, Deployment or
+// StatefulSet share a GPU (or, with kNode, a node). Filter refuses a node where the pod would
+// fit only beside a replica of its workload (FailedNodes), prioritize gives it 0, and bind
+// takes a GPU no replica holds.
 //
 // The policy's target workload (FGD's M) is the shapes of the snapshot's pods; with no pods,
 // one whole GPU with the cluster's CPU per GPU.
@@ -67,12 +69,17 @@
 // extender's own reservations then go back on top: a pod the snapshot shows bound, or ended,
 // is the snapshot's (its reservation is dropped, never counted twice); any other keeps its
 // node and GPUs (the snapshot was taken before its Binding showed), or other GPUs of that node
-// the picker chooses, for at most one snapshot. The second snapshot taken in after a bind was
-// listed after the first had been written, so after the bind: a pod it does not show bound was
-// deleted, or its Binding never took, and its reservation is dropped. So is one whose pod name
-// the snapshot shows with another UID (a new pod of that name), and one whose node is gone or
-// full. Requests remembered from filter requests are kept. Between snapshots the state only
-// grows.
+// the picker chooses. A snapshot never frees a reservation because it lacks the pod until a
+// second pods listing since the bind lacks it: the first may have been listed before the
+// bind, the second was listed after the first had been written, so after the bind; a pod it
+// does not show bound was deleted, or its Binding never took, and its reservation is dropped.
+// A listing counts only when it differs from the previous one (the pods' names, UIDs, nodes and
+// phases): the sidecar writes nodes.json before pods.json, so a snapshot may bring new nodes
+// and the old listing. A reservation is also dropped when the snapshot shows its pod name with
+// another UID (a new pod of that name), and when its node is gone. On a node the snapshot's pods
+// fill, it is kept at what is left there (its CPU and memory whole, the GPU room left, a
+// warning). Requests remembered from filter requests are kept. Between snapshots the state
+// only grows.
 //
 // Thread-safe: one decision at a time (the policy's plugins cache per pod shape).
 #pragma once
@@ -82,7 +89,9 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -95,32 +104,10 @@
 #include "gpufit/placement/fragmentation.h"
 #include "gpufit/placement/policy.h"
 #include "gpufit/serve/extender_wire.h"
+#include "gpufit/serve/kube_objects.h"
 #include "gpufit/serve/profiles.h"
 
 namespace gpufit::serve {
-
-// The node as placement sees it (see the header comment).
-NodeSpec NodeSpecOf(const KubeNode& node);
-
-// The pod's declared request. Errors (kInvalidArgument, naming the pod and the field): an
-// `alibabacloud.com/gpu-count` or `gpu-milli` that is not an integer, a count outside
-// 0..kMaxGpusPerNode, a milli outside 1..1000, a milli below 1000 with more than one GPU.
-Result<PodSpec> DeclaredRequest(const KubePod& pod);
-
-// A pod's request as the extender places it.
-struct PodRequest {
-  PodSpec declared{};
-  const ServeProfile* profile = nullptr;  // its workload's profile when it shares a GPU (above)
-  // How it is placed, for the log: "telemetry profile of ...", "declared requests: ..."; empty
-  // without --profiles.
-  std::string from{};
-};
-// Errors: those of DeclaredRequest.
-Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles);
-
-// Per-GPU memory of a node, MiB: the `nvidia.com/gpu.memory` label (GPU feature discovery),
-// else the catalog model whose name matches `nvidia.com/gpu.product`; 0 when neither says.
-double GpuMemoryMibOf(const KubeNode& node);
 
 struct ExtenderOptions {
   std::string policy = "gpufit";  // a name of placement/registry.h
@@ -129,6 +116,17 @@ struct ExtenderOptions {
   // drives a random GPU picker's draws.
   std::uint64_t seed = 42;
   std::shared_ptr<const ProfileBook> profiles{};  // --profiles; null: every pod by its declared request
+  // Replicas of one workload (PodRequest::replica_of) kept apart: kGpu, no two share a GPU
+  // (the default: one GPU's fault or a noisy tenant takes down one replica only); kNode, no two
+  // on one node; kOff, nothing. Running pods are counted where they run either way.
+  enum class ReplicasApart { kGpu, kNode, kOff } replicas_apart = ReplicasApart::kGpu;
+};
+
+// What the extender knows of a node's GPUs beyond NodeSpec (see the header comment).
+struct NodeFacts {
+  double gpu_memory_mib = 0;  // per GPU, MiB: GpuMemoryMibOf less outside_mib; 0: unknown
+  double outside_mib = 0;     // GPU memory used outside pods, MiB: the most on any of its GPUs (--profiles)
+  int replicas = 1;           // NodeGpus::replicas: pods the device plugin lets share each GPU
 };
 
 // Why Reserve refused.
@@ -200,10 +198,12 @@ class Extender {
   double GpuMemoryOvercommitRatio() const;
 
  private:
-  // The tenants that share one GPU: their duty curves summed, and how many have no profile.
+  // The tenants that share one GPU: their duty curves summed, and how many have no profile;
+  // and the workloads (PodRequest::replica_of) of every pod on the GPU, one entry a pod.
   struct GpuTenants {
     std::array<double, 24> duty_pct{};
     int unknown = 0;
+    std::vector<std::string> replicas_of{};
   };
   // What a snapshot determines (FromSnapshot and Reconcile build it outside the lock).
   struct Snapshot {
@@ -217,8 +217,9 @@ class Extender {
     std::unordered_map<std::string, std::string> uid_of;  // namespace/name -> UID, of every snapshot pod
     std::shared_ptr<const std::vector<TypicalPod>> target;  // the policy's target workload
     std::int64_t declared_milli = 0;                        // declared GPU shares of the placed pods
-    std::vector<double> gpu_memory_mib;  // per node: GpuMemoryMibOf less the memory used outside pods there
+    std::vector<NodeFacts> facts;                           // per node
     std::vector<std::vector<GpuTenants>> tenants;         // per node, per GPU
+    std::uint64_t pods_listing = 0;                       // a digest of the pods listing (Reconcile)
   };
   static Result<Snapshot> Build(const std::vector<KubeNode>& nodes, const std::vector<KubePod>& pods,
                                 const ExtenderOptions& options);
@@ -231,11 +232,22 @@ class Extender {
         stats_(std::move(s.stats)),
         target_(std::move(s.target)),
         declared_milli_(s.declared_milli),
-        gpu_memory_mib_(std::move(s.gpu_memory_mib)),
-        tenants_(std::move(s.tenants)) {}
+        facts_(std::move(s.facts)),
+        tenants_(std::move(s.tenants)),
+        pods_listing_(s.pods_listing) {}
   int NodeId(const std::string& name) const;  // -1 when the snapshot lacks it
 
   void Remember(const KubePod& pod, const PodRequest& request);  // under mu_
+  // Why node `id` can never take the pod (NeverOn in extender.cpp), and the GPUs of node `id`
+  // the pod may take beside the replicas of its workload; under mu_.
+  struct Never {
+    std::string_view reason{};  // text with static storage (FailedNode::reason)
+    std::string detail{};       // with the numbers, for a bind's error
+  };
+  std::optional<Never> NeverOn(const PodRequest& r, int id) const;
+  GpuSet ApartGpus(const PodRequest& r, int id) const;
+  // The pod's workload on node `id` (`declared`: cluster_.WorkloadFor(r.declared)); under mu_.
+  Workload OnNode(const PodRequest& r, int id, const Workload& declared) const;
 
   struct Placed {
     int node = -1;
@@ -264,8 +276,9 @@ class Extender {
   std::unordered_map<std::string, Placed> placed_;      // pods this extender bound, by the same key
   std::shared_ptr<const std::vector<TypicalPod>> target_;
   std::int64_t declared_milli_ = 0;
-  std::vector<double> gpu_memory_mib_;                  // per node
+  std::vector<NodeFacts> facts_;                        // per node
   std::vector<std::vector<GpuTenants>> tenants_;        // per node, per GPU
+  std::uint64_t pods_listing_ = 0;                      // the last snapshot's Snapshot::pods_listing
 };
 
 }  // namespace gpufit::serve

@@ -233,9 +233,11 @@ TEST(Extender, ReconcileFreesEndedPodsAndKeepsReservationsTheSnapshotLacks) {
   EXPECT_TRUE(e->Reserve(BindOf("c", "n2")));
 
   // A snapshot without n2: c's reservation has no node left; b is not shown bound by a second
-  // snapshot since its bind (listed after the first was written, so after the bind): deleted, or
-  // its Binding never took. Both are dropped, with warnings: only a's GPU is taken (1 of 2).
-  r = e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100")}), Pods({PodJson("a", "2", "8Gi", 1, "n1")}));
+  // pods listing since its bind (listed after the first was written, so after the bind; a new
+  // listing, with a new pending pod e): deleted, or its Binding never took. Both are dropped,
+  // with warnings: only a's GPU is taken (1 of 2).
+  r = e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100")}),
+                   Pods({PodJson("a", "2", "8Gi", 1, "n1"), PodJson("e", "1", "1Gi", 0)}));
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->reservations_dropped, 2);
   EXPECT_THAT(r->warnings,

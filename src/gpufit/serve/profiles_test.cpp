@@ -317,7 +317,9 @@ TEST(GpuMemoryMibOf, LabelThenCatalogButNotAMigSlice) {
 // Memory used outside pods (40,000 of 80,000 MiB on some GPU of n1 and of n2) comes off the
 // memory profiled shares are taken of there: a 30,000 MiB peak takes 750 milli on n1 and n2
 // and 375 on n3. Every GPU has 400 milli free (two running 600-milli pods a node), so only n3
-// keeps the pod. Declared shares are not charged: the allocation stays 3,600 of 6,000.
+// keeps the pod. Declared shares are taken of the memory left too: a 600-milli share is 48,000
+// MiB, 1,200 milli of the 40,000 left on n1 and n2, so each of their running pods counts as a
+// whole GPU there: 2,000 + 2,000 + 1,200 = 5,200 of 6,000 milli-GPU allocated.
 TEST(ExtenderProfiles, MemoryOutsidePodsComesOffProfiledShares) {
   auto book = std::make_shared<const ProfileBook>(
       std::vector<ServeProfile>{{.workload = "statefulset/ml/web", .memory_peak_mib = 30000, .duty_pct = {}}}, 0, 0,
@@ -332,7 +334,7 @@ TEST(ExtenderProfiles, MemoryOutsidePodsComesOffProfiledShares) {
   EXPECT_THAT(e->snapshot().warnings,
               ::testing::Contains(HasSubstr("1 reserved_gpus entries name hosts that are not nodes of the snapshot "
                                             "(e.g. gone)")));
-  EXPECT_NEAR(e->GpuAllocationRatio(), 3600.0 / 6000.0, 1e-9);
+  EXPECT_NEAR(e->GpuAllocationRatio(), 5200.0 / 6000.0, 1e-9);
   const Result<FilterResult> f =
       e->Filter(Args(SharingPod("web-0", "StatefulSet", "web", 100, ""), {"n1", "n2", "n3"}));
   ASSERT_TRUE(f);
