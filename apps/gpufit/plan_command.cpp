@@ -69,6 +69,7 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
       std::fprintf(stderr, "gpufit: --sharing %s, from the nodes (%s)\n", f.sharing.c_str(), choice->why.c_str());
     }
   }
+  f.options.replicas_apart = f.replicas_apart != "off";
   if (f.compute_caps && f.sharing != "hami") return InvalidArgument("--compute-caps applies to --sharing hami only");
   const Result<const manifests::SharingBackend*> backend = manifests::FindSharingBackend(f.sharing);
   f.options.sharing = f.sharing;
@@ -203,6 +204,11 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std
                   "hami.io/node-nvidia-register annotation, NVIDIA DRA ResourceSlices, KAI's gpu-fraction pods, else "
                   "the device plugin: time-slicing)")
       ->check(CLI::IsMember({"time-slicing", "mig", "hami", "kai", "dra-mps"}));
+  cmd->add_option("--replicas-apart", f.replicas_apart,
+                  "with --pods: gpu keeps the replicas of one workload on different GPUs (one GPU failure takes "
+                  "down at most one replica), off lets them share")
+      ->check(CLI::IsMember({"gpu", "off"}))
+      ->capture_default_str();
   cmd->add_flag("--compute-caps", f.compute_caps,
                 "--sharing hami: also cap each workload's compute (nvidia.com/gpucores) at its p99 duty cycle x "
                 "(1 + --headroom); without it compute is not capped");

@@ -42,6 +42,7 @@ struct PlanFlags {
   std::string sharing;    // --sharing; "" = detected from --nodes, else time-slicing
   std::string kai_queue;  // --kai-queue
   bool compute_caps = false;  // --compute-caps
+  std::string replicas_apart = "gpu";  // --replicas-apart: gpu or off
   std::string catalog;
   PlanOptions options;
   std::vector<std::string> gpus;  // --gpus: the models the mixed fleet may use; empty = the catalog's

@@ -235,9 +235,10 @@ TEST_P(LiveCluster, EveryStrategyFromTheServerAlone) {
   EXPECT_EQ((*h100p)["nodes"], json({"gpu-a", "gpu-b"}));
   EXPECT_EQ(prices["current_gpu"]["source"], "opencost (1 nodes)");
   // Every pod's GPUs (finetune 4, llm-pretrain 2 x 8, sweep 8, vllm 1, serve-a 1, serve-b 1 =
-  // 31) priced today at the --gpu model's OpenCost price, 730 h a month.
+  // 31) priced today at its own model's OpenCost price, 730 h a month: serve-a and serve-b run
+  // on H100s (their modelName), the other 29 on A100s (issue 38: not all at the --gpu model's).
   EXPECT_EQ(plan["totals"]["gpus_before"], 31);
-  EXPECT_NEAR(plan["totals"]["usd_per_month_before"].get<double>(), 31 * kOdAUsdPerGpuHour * 730, 1e-6);
+  EXPECT_NEAR(plan["totals"]["usd_per_month_before"].get<double>(), (29 * kOdAUsdPerGpuHour + 2 * h100) * 730, 1e-6);
 
   // The network check: serve-a's load capped by its 1 Gbit/s link, serve-b's on 25 Gbit/s not.
   const json& network = plan["ancillary"]["network"];

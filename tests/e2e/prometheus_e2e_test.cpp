@@ -326,9 +326,18 @@ TEST_P(PlanFromEachServer, ReproducesTheCsvPlanExactly) {
     plan->erase("cpu_starvation_evaluated");
     (*plan)["ancillary"].erase("container_data");
   }
-  // SM activity comes only from the profiling counter, which the CSV does not carry.
-  for (auto& pod : a["pods"]) pod["profile"].erase("sm_active_pct");
-  for (auto& pod : b["pods"]) pod["profile"].erase("sm_active_pct");
+  // SM activity comes only from the profiling counter, which the CSV does not carry; nor does
+  // it carry dcgm-exporter's modelName, so the CSV's pods are assumed on --gpu (the same H100).
+  for (auto& pod : a["pods"]) {
+    pod["profile"].erase("sm_active_pct");
+    EXPECT_EQ(pod["current_gpu"]["source"], "modelName");
+    pod["current_gpu"].erase("source");
+  }
+  for (auto& pod : b["pods"]) {
+    pod["profile"].erase("sm_active_pct");
+    EXPECT_EQ(pod["current_gpu"]["source"], "assumed: --gpu");
+    pod["current_gpu"].erase("source");
+  }
   // Both priced from the catalog, for different reasons (no OpenCost series; no server).
   EXPECT_THAT(a["prices"]["basis"].get<std::string>(), HasSubstr("no OpenCost series"));
   EXPECT_EQ(a["prices"]["current_gpu"]["source"], "catalog");

@@ -107,4 +107,12 @@ Result<MigPlan> PlanMigPool(const std::vector<MigPoolGpu>& pool, const std::vect
 // gets the label nvidia.com/mig.config=<name>.
 std::string MigPartedConfig(const MigPlan& plan);
 
+// Replicas apart (mig_apart.cpp): `set_of[w]` is workload w's replica set (-1: none). Each
+// replica on a GPU that holds another of its set moves to an instance of its profile on another
+// GPU of `gpu` (spare, or swapped with a workload that does not conflict there); one that cannot
+// goes to a GPU added for that (config "gpufit-apart-<k>"; replicas of other sets join it while
+// its layout stays valid and holds none of theirs). Afterwards no GPU
+// holds two replicas of one set. Returns the GPUs added (also counted in plan.gpus).
+int SpreadMigReplicas(const MigGpu& gpu, MigPlan& plan, const std::vector<int>& set_of);
+
 }  // namespace gpufit

@@ -188,3 +188,38 @@ TEST(PlanMigLayouts, AFixedProfileIsTheOnlyOneUsed) {
 
 }  // namespace
 }  // namespace gpufit
+
+namespace gpufit {
+namespace {
+
+// Replicas apart on MIG: 7 replicas of one workload at 9 GiB (1g.10gb) fit one H100's seven
+// 1g.10gb instances; apart, each needs a GPU of its own. With a second workload of 7 the
+// planner fills two GPUs, and spreading needs 7 GPUs: each holds one replica of each set.
+TEST(SpreadMigReplicas, NoGpuHoldsTwoReplicasOfOneSet) {
+  std::vector<MigWorkload> w;
+  std::vector<int> sets;
+  for (int s = 0; s < 2; ++s)
+    for (int r = 0; r < 7; ++r) {
+      w.push_back({.name = fmt::format("s{}-r{}", s, r), .memory_need = MiB{9 * 1024}});
+      sets.push_back(s);
+    }
+  Result<MigPlan> plan = PlanMigLayouts(H100(), w);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->gpus, 2);
+  const int added = SpreadMigReplicas(H100(), *plan, sets);
+  EXPECT_EQ(plan->gpus, 2 + added);
+  EXPECT_EQ(plan->gpus, 7);                   // 7 replicas of a set need 7 GPUs
+  std::map<int, std::map<int, int>> per_gpu;  // gpu -> set -> replicas
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    ASSERT_GE(plan->assignments[k].gpu, 0);
+    ++per_gpu[plan->assignments[k].gpu][sets[k]];
+    // The assignment and the GPU's own list agree.
+    const auto& names = plan->gpu_plans[static_cast<std::size_t>(plan->assignments[k].gpu)].workloads;
+    EXPECT_NE(std::find(names.begin(), names.end(), w[k].name), names.end()) << w[k].name;
+  }
+  for (const auto& [gpu, by_set] : per_gpu)
+    for (const auto& [set, n] : by_set) EXPECT_EQ(n, 1) << "gpu " << gpu << " set " << set;
+}
+
+}  // namespace
+}  // namespace gpufit

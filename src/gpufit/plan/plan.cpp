@@ -416,6 +416,9 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     }
     Result<MigPlan> mig = PlanMigLayouts(**mig_gpu, workloads);
     if (!mig) return mig.error();
+    std::vector<int> sets;
+    for (std::size_t i : pod_of) sets.push_back(plan.replica_set[i]);
+    SpreadMigReplicas(**mig_gpu, *mig, sets);
     for (std::size_t w = 0; w < pod_of.size() && w < mig->assignments.size(); ++w) {
       const MigAssignment& a = mig->assignments[w];
       if (a.gpu < 0) continue;

@@ -46,6 +46,7 @@ Result<void> EmitMig(Builder& b) {
     most = std::max(most, need);
   }
   std::vector<MigWorkload> needs;
+  std::vector<int> sets;  // per need: its replica set (Plan::replica_set)
   std::map<WorkloadKey, const MigProfile*> profile_of;
   for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
     if (plan.keeps_current_gpu(i)) {
@@ -63,10 +64,12 @@ Result<void> EmitMig(Builder& b) {
     }
     if (mapped) profile_of[owner[i]->key] = p;
     needs.push_back({.name = plan.pod_names[i], .memory_need = need, .compute_slices_need = 0, .profile = p->name});
+    sets.push_back(i < plan.replica_set.size() ? plan.replica_set[i] : -1);
   }
   if (needs.empty()) return {};
   Result<MigPlan> planned = PlanMigLayouts(**gpu, needs);
   if (!planned) return planned.error();
+  SpreadMigReplicas(**gpu, *planned, sets);  // replicas of one workload on different GPUs
   const MigPlan& mig = *planned;
   if (mig.gpus != plan.mig->gpus)
     b.Note(
