@@ -381,6 +381,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
 
     f.rightsize.throttled_ratio = f.options.starvation.throttled_ratio;
+    f.rightsize.min_window_hours = f.options.min_window_hours;
     Result<AncillaryPlan> a = BuildAncillaryPlan(
         {.telemetry = telemetry,
          .plan = &*plan,
