@@ -321,6 +321,11 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
       for (const std::optional<JobOrigin>& o : training->workload.origins)
         if (o)
           for (const std::string& pod : o->pods) f.options.fleet.batch_pods.insert(o->namespace_name + "/" + pod);
+    // A pod spec's MIG instance prices its pod as its slice where the telemetry does not say.
+    if (pods)
+      for (const KubePod& pod : *pods)
+        if (std::string profile = pod.MigProfile(); !profile.empty())
+          f.options.spec_mig_profiles[pod.Key()] = std::move(profile);
     cli::Phase("plan");
     Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!p) return Fail(p.error());

@@ -294,6 +294,15 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   tel->skipped.insert(tel->skipped.end(), shared_notes.begin(), shared_notes.end());
   tel->skipped.insert(tel->skipped.end(), devices.skipped.begin(), devices.skipped.end());
   AttachDeviceFacts(devices, *tel);
+  // Each MIG instance's profile (dcgm-exporter's GPU_I_PROFILE), by device.
+  std::map<std::string, std::string> profile_of;
+  for (const std::vector<PromSeries>* list : {&fb_used, &gpu_util, &gr_engine_active})
+    for (const PromSeries& s : *list)
+      if (const std::string profile = Label(s.labels, "GPU_I_PROFILE");
+          !profile.empty() && !Label(s.labels, "GPU_I_ID").empty())
+        profile_of[GpuIdentity(s.labels)] = profile;
+  for (PodSeries& p : tel->pods)
+    if (const auto it = profile_of.find(p.device); it != profile_of.end()) p.mig_profile = it->second;
   for (const std::string& gpu : no_pod.gpus)
     tel->skipped.push_back(
         fmt::format("{}: DCGM series without a pod label (no pod holds it, or dcgm-exporter runs without "

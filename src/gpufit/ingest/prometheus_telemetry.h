@@ -40,7 +40,8 @@
 // which step was read and why.
 //
 // Label mapping (dcgm-exporter run with --kubernetes; ../shared/reference/formats.md (a)):
-//  * A GPU is identified by `UUID` (or `uuid`) and, for a MIG instance, `GPU_I_ID`; without
+//  * A GPU is identified by `UUID` (or `uuid`) and, for a MIG instance, `GPU_I_ID` (its
+//    `GPU_I_PROFILE` goes to PodSeries::mig_profile); without
 //    a UUID, by `Hostname` (or `hostname`, the name after dcgm-exporter commit d5e5f51) and
 //    `gpu`. Series of one GPU that differ in other labels (a renamed host label, a driver
 //    upgrade) are merged.

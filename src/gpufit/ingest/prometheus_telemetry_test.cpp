@@ -71,6 +71,7 @@ TEST(TelemetryFromDcgmSeries, MapsLabelsToPodsAndGpus) {
 TEST(TelemetryFromDcgmSeries, MigInstanceTakesEngineActivityEvenWhereGpuUtilIsZero) {
   auto mig = Gpu("GPU-m", "infer-0");
   mig["GPU_I_ID"] = "2";
+  mig["GPU_I_PROFILE"] = "2g.20gb";
   const auto volta = Gpu("GPU-v", "volta-0"), pascal = Gpu("GPU-p", "pascal-0");
   const std::vector<PromSeries> fb = {Series(mig, {0, 60}, {1000, 1000}), Series(volta, {0, 60}, {10, 10}),
                                       Series(pascal, {0, 60}, {10, 10})};
@@ -83,6 +84,8 @@ TEST(TelemetryFromDcgmSeries, MigInstanceTakesEngineActivityEvenWhereGpuUtilIsZe
   EXPECT_THAT(m.gpu_util_pct, ElementsAre(60, 50));
   EXPECT_EQ(m.util_field, kDcgmGrEngineActive);
   EXPECT_EQ(m.device, "GPU-m/gi2");
+  EXPECT_EQ(m.mig_profile, "2g.20gb");  // dcgm-exporter's GPU_I_PROFILE
+  EXPECT_EQ(Find(*t, "ml/volta-0").mig_profile, "");
   EXPECT_THAT(Find(*t, "ml/volta-0").gpu_util_pct, ElementsAre(25, 50));
   EXPECT_EQ(Find(*t, "ml/volta-0").util_field, kDcgmGrEngineActive);
   EXPECT_THAT(Find(*t, "ml/pascal-0").gpu_util_pct, ElementsAre(40, 30));
@@ -92,6 +95,7 @@ TEST(TelemetryFromDcgmSeries, MigInstanceTakesEngineActivityEvenWhereGpuUtilIsZe
 TEST(TelemetryFromDcgmSeries, EngineActiveStandsInForUtilAndNoDataIsDropped) {
   auto mig = Gpu("GPU-m", "infer-0");
   mig["GPU_I_ID"] = "2";
+  mig["GPU_I_PROFILE"] = "2g.20gb";
   mig["GPU_I_PROFILE"] = "3g.40gb";
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<PromSeries> fb = {Series(mig, {0, 60, 120, 180}, {1000, nan, 1200, 9223372036854775794.0})};

@@ -48,6 +48,11 @@ struct PodSeries {
   // instance, or "" when the source does not say. A pod on several devices is one series
   // per device, "<pod>[i]" (i in device order).
   std::string device{};
+  // The MIG profile of `device` when it is a MIG instance and the source names it, as NVIDIA
+  // writes it ("1g.10gb"): dcgm-exporter's GPU_I_PROFILE label, or the pod spec's
+  // nvidia.com/mig-<profile> (kubectl's pods); "" otherwise. BuildPlan prices such a pod as
+  // its compute slices' share of its GPU (plan/plan.h).
+  std::string mig_profile{};
 
   std::size_t running_samples() const { return last - first + 1; }
 };
