@@ -311,7 +311,7 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
   // Idle GPUs are normal; a label that looks like a pod label on them is worth a line.
   if (const std::string why = DiagnoseMissingPodLabel(no_pod.series, no_pod.label_names, labels);
       why.find("rerun with") != std::string::npos)
-    tel->skipped.push_back(fmt::format("{} GPUs: {}", no_pod.gpus.size(), why));
+    tel->skipped.push_back(fmt::format("{} GPU{}: {}", no_pod.gpus.size(), no_pod.gpus.size() == 1 ? "" : "s", why));
   const double keep = grid ? grid->step_s - 1e-3 : 0.0;
   for (const auto& [key, times] : dropped) {
     PodEnd end = lives.at(key.first)[static_cast<std::size_t>(key.second)].EndOf(LifeName(key.first, key.second), keep);

@@ -279,7 +279,7 @@ TEST(TelemetryFromDcgmSeries, AnIdleGpuBesideOnesWithPodNameIsDiagnosedInSkipped
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_EQ(t->pods.size(), 1u);
   EXPECT_THAT(t->skipped, ::testing::Contains(HasSubstr(
-                              "1 GPUs: 1 DCGM series carry no `pod` label (their label names: Hostname, UUID, "
+                              "1 GPU: 1 DCGM series carry no `pod` label (their label names: Hostname, UUID, "
                               "container_name, gpu, modelName, pod_name, pod_namespace); `pod_name` looks like the "
                               "pod's label")));
 }
