@@ -58,7 +58,7 @@ TEST(RightSize, ModelsWithTheMemoryThatRefuseThePodAreNamedNotCalledTooSmall) {
   const GpuCatalog& c = GpuCatalog::Embedded();
   const RefuseModel refuse = [](const GpuModel& m) -> std::string {
     if (m.id == "l40s") return "latency-bound and 3.88x slower";
-    if (m.id == "a100-80gb") return "latency-bound and 1.64x slower";
+    if (m.id == "a100-80gb") return "latency-bound and 3.17x slower";
     return "not in --gpus";
   };
   const RightSizing r = RightSize(WithPeak(40000), *c.Find("h100-80gb"), c, 0.10, 0, refuse);
@@ -66,7 +66,7 @@ TEST(RightSize, ModelsWithTheMemoryThatRefuseThePodAreNamedNotCalledTooSmall) {
   EXPECT_EQ(r.required.value, 44000);
   EXPECT_THAT(r.reason, ::testing::Not(HasSubstr("no catalog GPU has that much memory")));
   EXPECT_THAT(r.reason, HasSubstr("not l40s: latency-bound and 3.88x slower"));
-  EXPECT_THAT(r.reason, HasSubstr("not a100-80gb: latency-bound and 1.64x slower"));
+  EXPECT_THAT(r.reason, HasSubstr("not a100-80gb: latency-bound and 3.17x slower"));
   EXPECT_THAT(r.reason, HasSubstr("keep h100-80gb"));
   EXPECT_DOUBLE_EQ(r.usd_per_month_recommended, r.usd_per_month_current);
 }
