@@ -66,7 +66,7 @@ Result<InferenceSectionOutput> InferenceSection(const std::string& services_path
     }
     studies.push_back(RunInferenceStudy(std::move(p)));
   }
-  std::string json = InferencePlanToJson(studies, autoscaler), md = InferencePlanToMarkdown(studies);
+  std::string json = InferencePlanToJson(studies, autoscaler), md = InferencePlanToMarkdown(studies, autoscaler);
   if (!notes.empty()) {
     nlohmann::json j = nlohmann::json::parse(json);
     j["notes"] = notes;

@@ -371,6 +371,11 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
       for (const std::optional<JobOrigin>& o : training->workload.origins)
         if (o)
           for (const std::string& pod : o->pods) f.options.fleet.batch_pods.insert(o->namespace_name + "/" + pod);
+    // A pod spec's MIG instance prices its pod as its slice where the telemetry does not say.
+    if (pods)
+      for (const KubePod& pod : *pods)
+        if (std::string profile = pod.MigProfile(); !profile.empty())
+          f.options.spec_mig_profiles[pod.Key()] = std::move(profile);
     cli::Phase("plan");
     Result<Plan> p = BuildPlan(*telemetry, *catalog, f.options, source);
     if (!p) return Fail(p.error());
@@ -432,6 +437,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
 
     f.rightsize.throttled_ratio = f.options.starvation.throttled_ratio;
+    f.rightsize.min_window_hours = f.options.min_window_hours;
     Result<AncillaryPlan> a = BuildAncillaryPlan(
         {.telemetry = telemetry,
          .plan = &*plan,

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -85,6 +86,15 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
                   "Prometheus label matchers added to every query, e.g. 'team=\"ml\",pod!~\"test-.*\"' "
                   "(= != =~ !~)")
       ->needs(prom);
+  cmd->add_option("--pod-label", s.pod_label,
+                  "the DCGM series' label that names the pod (dcgm-exporter 1.x: pod_name); exported_<label> wins "
+                  "when a ServiceMonitor renamed it")
+      ->capture_default_str()
+      ->needs(prom);
+  cmd->add_option("--namespace-label", s.namespace_label,
+                  "the DCGM series' label that names the pod's namespace (dcgm-exporter 1.x: pod_namespace)")
+      ->capture_default_str()
+      ->needs(prom);
   cmd->add_option("--prometheus-retries", s.retries, "retries (back-off 1 s, doubling, at most 30 s) of a failed query")
       ->check(CLI::Range(0, 10))
       ->capture_default_str()
@@ -129,6 +139,16 @@ Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
     if (!m) return m.error();
     o.selector = std::move(*m);
   }
+  // A Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]* (Prometheus data model).
+  for (const auto& [flag, name] : {std::pair<const char*, const std::string*>{"--pod-label", &s.pod_label},
+                                   {"--namespace-label", &s.namespace_label}}) {
+    const bool valid = !name->empty() && !std::isdigit(static_cast<unsigned char>(name->front())) &&
+                       std::all_of(name->begin(), name->end(),
+                                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!valid)
+      return InvalidArgument("{} must be a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*), got '{}'", flag, *name);
+  }
+  o.dcgm_labels = {.pod = s.pod_label, .ns = s.namespace_label};
   const Result<double> until = ParseTime("--until", s.until, now_s, now_s);
   if (!until) return until.error();
   const Result<double> since = ParseTime("--since", s.since, now_s, *until);

@@ -32,6 +32,10 @@ struct TelemetrySource {
   // ('' or spaces): an error, not "every namespace".
   std::optional<std::string> namespaces;
   std::optional<std::string> selector;
+  // --pod-label and --namespace-label: the labels of DCGM series that name the pod and its
+  // namespace (PrometheusOptions::dcgm_labels; dcgm-exporter 1.x: pod_name, pod_namespace).
+  std::string pod_label = "pod";
+  std::string namespace_label = "namespace";
 
   // Pod ends known from elsewhere (kubectl's pods, ingest/pod_ends.h): samples after them
   // are dropped, with kube-state-metrics' and the long CSV's own.

@@ -41,7 +41,7 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
               requests = "# TYPE kube_pod_container_resource_requests gauge\n",
               limits = "# TYPE kube_pod_container_resource_limits gauge\n";
   DcgmFixture out;
-  out.long_csv = "timestamp_s,pod,metric,value,device,GPU_I_ID\n";
+  out.long_csv = "timestamp_s,pod,metric,value,device,GPU_I_ID,GPU_I_PROFILE\n";
   out.until_s = kFixtureT0 + 60.0 * static_cast<double>(n - 1);
   int i = 0;
   for (const PodSeries& p : tel->pods) {
@@ -85,9 +85,9 @@ Result<DcgmFixture> MakeDcgmFixture(const std::string& gentd26_dir, int pods, do
         util += fmt::format("DCGM_FI_DEV_GPU_UTIL{{{}}} {} {}\n", labels, duty, Time(k));
       if (i % 3 == 0) sm += fmt::format("DCGM_FI_PROF_SM_ACTIVE{{{}}} {} {}\n", labels, 0.8 * ratio, Time(k));
       if (k > last) continue;  // stale: Prometheus has it, the CSV (the truth) does not
-      // The device columns as dcgm-exporter labels them (UUID, GPU_I_ID): a MIG instance's duty
+      // The device columns as dcgm-exporter labels them (UUID, GPU_I_ID, GPU_I_PROFILE): a MIG instance's duty
       // cycle is its engine activity, a ratio, as in Prometheus.
-      const std::string device = fmt::format("GPU-{:08x}-0000-4000-8000-{:012x},{}", i, i, mig ? "1" : "");
+      const std::string device = fmt::format("GPU-{:08x}-0000-4000-8000-{:012x},{}", i, i, mig ? "1,3g.40gb" : ",");
       out.long_csv += fmt::format("{},{},DCGM_FI_DEV_FB_USED,{},{}\n", Time(k), key, mib, device);
       out.long_csv += mig ? fmt::format("{},{},DCGM_FI_PROF_GR_ENGINE_ACTIVE,{},{}\n", Time(k), key, ratio, device)
                           : fmt::format("{},{},DCGM_FI_DEV_GPU_UTIL,{},{}\n", Time(k), key, duty, device);

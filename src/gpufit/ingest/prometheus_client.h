@@ -42,6 +42,16 @@ namespace gpufit {
 // Prometheus's per-series point limit for range queries (web/api/v1/api.go).
 inline constexpr int kPrometheusMaxPoints = 11000;
 
+// The labels that name a DCGM series' pod and namespace. dcgm-exporter 2.x and later (run
+// with --kubernetes) write `pod` and `namespace`; 1.x wrote `pod_name` and `pod_namespace`
+// (and `container_name`), and relabelling rules may rename them (--pod-label,
+// --namespace-label). Only DCGM series are read with them: kube-state-metrics' and
+// cAdvisor's series keep `pod` and `namespace`.
+struct PodLabelNames {
+  std::string pod = "pod";
+  std::string ns = "namespace";
+};
+
 struct PrometheusOptions {
   std::string url;                                // base URL: http(s)://host:port[/path-prefix]
   std::string bearer_token;                       // sent as "Authorization: Bearer <token>" when set
@@ -56,6 +66,7 @@ struct PrometheusOptions {
   // (ScopeMatchers, AddMatchers in prometheus_selector.h). QueryRange itself sends queries as given.
   std::vector<std::string> namespaces;
   std::vector<LabelMatcher> selector;
+  PodLabelNames dcgm_labels;  // --pod-label, --namespace-label: how DCGM series name their pod
   // Called once per HTTP request after its last attempt (the CLI's -v log; unset: nothing is
   // called): `what` names it (URL, path, query, range), `seconds` its wall time with retries,
   // `bytes` the answer's size (0 when it failed), `error` "" or why it failed. Called on the

@@ -140,15 +140,25 @@ using Dropped = std::map<std::pair<std::string, int>, std::set<double>>;
 // Samples of one metric per (pod, GPU identity).
 using ByGpu = std::map<std::pair<std::string, std::string>, RawSeries>;
 
+// DCGM series without a pod label: the GPUs, how many series, and their label names.
+struct NoPod {
+  std::set<std::string> gpus;
+  std::size_t series = 0;
+  std::set<std::string> label_names;
+};
+
 Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, double scale, double max_value,
-                     const Lives& lives, const std::optional<GridSpec>& grid, ByGpu& out,
-                     std::set<std::string>& unattributed, Dropped& dropped) {
+                     const Lives& lives, const std::optional<GridSpec>& grid, const PodLabelNames& names, ByGpu& out,
+                     NoPod& no_pod, Dropped& dropped) {
   const double keep = grid ? grid->step_s - 1e-3 : 0.0;
   for (const PromSeries& s : series) {
-    const std::string pod = PodName(s.labels);
+    const std::string pod = PodKeyFromLabels(s.labels, names);
     const std::string gpu = GpuIdentity(s.labels);
     if (pod.empty()) {
-      unattributed.insert(fmt::format("{} on {}", gpu, Host(s.labels).empty() ? "?" : Host(s.labels)));
+      no_pod.gpus.insert(fmt::format("{} on {}", gpu, Host(s.labels).empty() ? "?" : Host(s.labels)));
+      ++no_pod.series;
+      for (const auto& [name, value] : s.labels)
+        if (name != "__name__") no_pod.label_names.insert(name);
       continue;
     }
     for (std::size_t i = 0; i < s.time_s.size(); ++i) {
@@ -179,22 +189,29 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
                                           const std::vector<PromSeries>& gr_engine_active,
                                           const std::vector<PromSeries>& sm_active,
                                           const std::vector<PromSeries>& pod_created, const std::string& source,
-                                          const std::optional<GridSpec>& grid, const PodEnds& ends) {
-  const Lives lives = PodLives(pod_created, ends);
+                                          const std::optional<GridSpec>& grid, const PodEnds& ends,
+                                          const PodLabelNames& labels) {
+  const Lives lives = PodLives(pod_created, ends);  // kube-state-metrics: `pod`, `namespace`
   ByGpu memory, util, engine, sm;
-  std::set<std::string> unattributed;
+  NoPod no_pod;
   Dropped dropped;
-  if (Result<void> r = Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, grid, memory, unattributed, dropped);
+  if (Result<void> r =
+          Collect(fb_used, kDcgmFbUsed, 1.0, kMaxPlausibleMiB, lives, grid, labels, memory, no_pod, dropped);
       !r)
     return r.error();
-  if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, grid, util, unattributed, dropped); !r)
+  if (Result<void> r = Collect(gpu_util, kDcgmGpuUtil, 1.0, 100.0, lives, grid, labels, util, no_pod, dropped); !r)
     return r.error();
   if (Result<void> r =
-          Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, grid, engine, unattributed, dropped);
+          Collect(gr_engine_active, kDcgmGrEngineActive, 100.0, 100.0, lives, grid, labels, engine, no_pod, dropped);
       !r)
     return r.error();
-  if (Result<void> r = Collect(sm_active, kDcgmSmActive, 100.0, 100.0, lives, grid, sm, unattributed, dropped); !r)
+  if (Result<void> r = Collect(sm_active, kDcgmSmActive, 100.0, 100.0, lives, grid, labels, sm, no_pod, dropped); !r)
     return r.error();
+  // Every series without a pod: the labels are not the ones read (dcgm-exporter 1.x,
+  // relabelling) or the exporter attributes no GPU to a pod; either way nothing to plan.
+  if (memory.empty() && util.empty() && engine.empty() && no_pod.series > 0)
+    return FailedPrecondition("{}: no pod to plan: {}", source,
+                              DiagnoseMissingPodLabel(no_pod.series, no_pod.label_names, labels));
 
   // A GPU that several pods report at the same times is shared (time-slicing, MPS): DCGM
   // measures the whole GPU, so no pod's own use is known. Those pods are left out.
@@ -278,7 +295,7 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
     const std::string model = Label(s.labels, "modelName");
     if (model.empty()) continue;
     model_of_device[GpuIdentity(s.labels)] = model;
-    model_of_pod[PodName(s.labels)] = model;
+    model_of_pod[PodKeyFromLabels(s.labels, labels)] = model;
   }
   std::set<std::string> models;
   for (PodSeries& p : tel->pods) {
@@ -289,11 +306,24 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
     models.insert(p.gpu_model);
   }
   if (models.size() == 1) tel->gpu_model_name = *models.begin();
-  for (const std::string& gpu : unattributed)
+  // Each MIG instance's profile (dcgm-exporter's GPU_I_PROFILE), by device.
+  std::map<std::string, std::string> profile_of;
+  for (const std::vector<PromSeries>* list : {&fb_used, &gpu_util, &gr_engine_active})
+    for (const PromSeries& s : *list)
+      if (const std::string profile = Label(s.labels, "GPU_I_PROFILE");
+          !profile.empty() && !Label(s.labels, "GPU_I_ID").empty())
+        profile_of[GpuIdentity(s.labels)] = profile;
+  for (PodSeries& p : tel->pods)
+    if (const auto it = profile_of.find(p.device); it != profile_of.end()) p.mig_profile = it->second;
+  for (const std::string& gpu : no_pod.gpus)
     tel->skipped.push_back(
         fmt::format("{}: DCGM series without a pod label (no pod holds it, or dcgm-exporter runs without "
                     "--kubernetes)",
                     gpu));
+  // Idle GPUs are normal; a label that looks like a pod label on them is worth a line.
+  if (const std::string why = DiagnoseMissingPodLabel(no_pod.series, no_pod.label_names, labels);
+      why.find("rerun with") != std::string::npos)
+    tel->skipped.push_back(fmt::format("{} GPU{}: {}", no_pod.gpus.size(), no_pod.gpus.size() == 1 ? "" : "s", why));
   const double keep = grid ? grid->step_s - 1e-3 : 0.0;
   for (const auto& [key, times] : dropped) {
     PodEnd end = lives.at(key.first)[static_cast<std::size_t>(key.second)].EndOf(LifeName(key.first, key.second), keep);
@@ -301,17 +331,18 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
     tel->ended.push_back(std::move(end));
   }
   std::sort(tel->ended.begin(), tel->ended.end(), [](const PodEnd& a, const PodEnd& b) { return a.pod < b.pod; });
-  Result<std::vector<ReservedGpuMemory>> reserved = ReservedGpuMemoryFromDcgm(fb_used, grid);
+  Result<std::vector<ReservedGpuMemory>> reserved = ReservedGpuMemoryFromDcgm(fb_used, grid, labels);
   if (!reserved) return reserved.error();
   tel->reserved_gpu_memory = std::move(*reserved);
   return tel;
 }
 
 Result<std::vector<ReservedGpuMemory>> ReservedGpuMemoryFromDcgm(const std::vector<PromSeries>& fb_used,
-                                                                 const std::optional<GridSpec>& grid) {
+                                                                 const std::optional<GridSpec>& grid,
+                                                                 const PodLabelNames& labels) {
   std::map<std::string, ReservedGpuMemory> by_gpu;
   for (const PromSeries& s : fb_used) {
-    if (!PodName(s.labels).empty()) continue;
+    if (!PodKeyFromLabels(s.labels, labels).empty()) continue;
     for (std::size_t i = 0; i < s.time_s.size() && i < s.value.size(); ++i) {
       if (NoData(s.value[i])) continue;
       if (grid && (s.time_s[i] < grid->start_s - grid->step_s / 2 ||
@@ -332,17 +363,44 @@ Result<std::vector<ReservedGpuMemory>> ReservedGpuMemoryFromDcgm(const std::vect
   return out;
 }
 
-std::string PodKeyFromLabels(const std::map<std::string, std::string>& l) {
+std::string PodKeyFromLabels(const std::map<std::string, std::string>& l, const PodLabelNames& names) {
   // Scraped through a ServiceMonitor without honorLabels, the exporter's own pod labels
   // come as exported_pod / exported_namespace (the target's labels take the plain names).
-  const bool exported = !Label(l, "exported_pod").empty();
-  const std::string pod = Label(l, exported ? "exported_pod" : "pod");
+  const std::string exported_pod = "exported_" + names.pod, exported_ns = "exported_" + names.ns;
+  const bool exported = !Label(l, exported_pod.c_str()).empty();
+  const std::string pod = Label(l, exported ? exported_pod.c_str() : names.pod.c_str());
   if (pod.empty()) return "";
   // Without exported_pod, a `pod` naming the exporter itself is the scrape target's label
   // on a series the exporter attributed to no pod (an empty label is absent in Prometheus).
   if (!exported && (pod.rfind("nvidia-dcgm-exporter", 0) == 0 || pod.rfind("dcgm-exporter", 0) == 0)) return "";
-  const std::string ns = Label(l, exported ? "exported_namespace" : "namespace");
+  const std::string ns = Label(l, exported ? exported_ns.c_str() : names.ns.c_str());
   return ns.empty() ? pod : ns + "/" + pod;
+}
+
+std::string DiagnoseMissingPodLabel(std::size_t series, const std::set<std::string>& label_names,
+                                    const PodLabelNames& names) {
+  // The label that most likely names the pod (or namespace): dcgm-exporter 1.x's name first,
+  // then any other whose name holds the word, in name order.
+  const auto candidate = [&](const std::string& preferred, const std::string& word, const std::string& now) {
+    if (preferred != now && label_names.count(preferred)) return preferred;
+    for (const std::string& n : label_names)
+      if (n != now && n.find(word) != std::string::npos && n.find("exported_") != 0 && n != "container_name") return n;
+    return std::string();
+  };
+  const std::string pod = candidate("pod_name", "pod", names.pod);
+  const std::string ns = candidate("pod_namespace", "namespace", names.ns);
+  std::string listed;
+  for (const std::string& n : label_names) listed += (listed.empty() ? "" : ", ") + n;
+  const std::string what = fmt::format("{} DCGM series carry no `{}` label (their label names: {})", series, names.pod,
+                                       listed.empty() ? "none" : listed);
+  if (!pod.empty())
+    return fmt::format(
+        "{}; `{}` looks like the pod's label (dcgm-exporter 1.x writes pod_name and pod_namespace): "
+        "rerun with --pod-label {}{}",
+        what, pod, pod, ns.empty() ? "" : " --namespace-label " + ns);
+  return what +
+         "; no label names a pod: run dcgm-exporter with --kubernetes (its pod-resources socket mounted), "
+         "or name the pod's label with --pod-label and --namespace-label";
 }
 
 Result<TelemetryGrid> GridFor(const TelemetryRange& range) {
@@ -416,8 +474,8 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
         "now by default, cover the data{}?)",
         options.url, kDcgmFbUsed, FormatRfc3339(range.since_s), FormatRfc3339(range.until_s),
         options.ScopeMatchers().empty() ? "" : ", and do --namespace/--selector match its series");
-  Result<Telemetry> tel =
-      TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url, grid->grid, all_ends);
+  Result<Telemetry> tel = TelemetryFromDcgmSeries(*fb, *util, *engine, *sm, *created, options.url, grid->grid, all_ends,
+                                                  options.dcgm_labels);
   if (!tel) return tel;
   if (Result<void> r = AddPrometheusContainers(options, *grid, *tel, stats); !r) return r.error();
   std::string scope;

@@ -40,7 +40,8 @@
 // which step was read and why.
 //
 // Label mapping (dcgm-exporter run with --kubernetes; ../shared/reference/formats.md (a)):
-//  * A GPU is identified by `UUID` (or `uuid`) and, for a MIG instance, `GPU_I_ID`; without
+//  * A GPU is identified by `UUID` (or `uuid`) and, for a MIG instance, `GPU_I_ID` (its
+//    `GPU_I_PROFILE` goes to PodSeries::mig_profile); without
 //    a UUID, by `Hostname` (or `hostname`, the name after dcgm-exporter commit d5e5f51) and
 //    `gpu`. Series of one GPU that differ in other labels (a renamed host label, a driver
 //    upgrade) are merged.
@@ -49,9 +50,14 @@
 //    plans keep such a pod's devices whole (optimize/multi_gpu.h). Pods that report one GPU
 //    at the same times (time-slicing, MPS: DCGM measures the GPU) are left out and listed in
 //    Telemetry::skipped.
-//  * Series with an empty `pod` label (GPUs no pod holds, or an exporter without
+//  * The pod and namespace labels are PrometheusOptions::dcgm_labels (`pod`, `namespace` by
+//    default; dcgm-exporter 1.x: --pod-label pod_name --namespace-label pod_namespace).
+//  * Series with an empty pod label (GPUs no pod holds, or an exporter without
 //    --kubernetes) are left out and listed in Telemetry::skipped; the peak memory of each
-//    such GPU is Telemetry::reserved_gpu_memory (processes outside any pod).
+//    such GPU is Telemetry::reserved_gpu_memory (processes outside any pod). When no series
+//    has a pod, the error says how many series lack it, their label names and the fix
+//    (DiagnoseMissingPodLabel); when some do and others carry a label that looks like a pod
+//    label, the same diagnosis is a line of Telemetry::skipped.
 //  * Samples are clipped to the pod's lifetime when kube-state-metrics is scraped: from its
 //    kube_pod_created value to its last kube_pod_created sample, and to its end when it
 //    finished (phase Succeeded or Failed: kube_pod_completion_time, ingest/pod_ends.h; or an
@@ -63,11 +69,13 @@
 //  * NaN, +/-Inf and DCGM's blank sentinels (>= 9223372036854775792) are "no data".
 // Errors: those of QueryRange; kInvalidArgument for a value out of range (memory > 1 TiB,
 // duty > 100 %, negative), naming the series; kFailedPrecondition when no pod has both
-// memory and duty samples in the range.
+// memory and duty samples in the range, or when no DCGM series names a pod (the diagnosis
+// above).
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,11 +117,20 @@ struct TelemetryGrid {
 // the range, more than kMaxPrometheusSteps steps.
 Result<TelemetryGrid> GridFor(const TelemetryRange& range);
 
-// "namespace/pod" of a series' labels ("pod" without namespace; "" without a pod label).
-// `exported_pod` / `exported_namespace` take precedence: that is where the exporter's own
-// labels go when a ServiceMonitor scrapes it without honorLabels; there, a `pod` label naming
+// "namespace/pod" of a series' labels ("pod" without namespace; "" without a pod label),
+// read from the labels `names` gives (`pod` and `namespace` by default).
+// `exported_<pod>` / `exported_<namespace>` take precedence: that is where the exporter's own
+// labels go when a ServiceMonitor scrapes it without honorLabels; there, a pod label naming
 // the exporter itself (nvidia-dcgm-exporter-*, dcgm-exporter-*) means no pod: "".
-std::string PodKeyFromLabels(const std::map<std::string, std::string>& labels);
+std::string PodKeyFromLabels(const std::map<std::string, std::string>& labels, const PodLabelNames& names = {});
+
+// Why DCGM series carry no pod label, for the error or warning that reports them: "N DCGM
+// series carry no `pod` label (their label names: a, b, ...)" and the fix: rerun with
+// --pod-label/--namespace-label when a label names a pod another way (pod_name and
+// pod_namespace: dcgm-exporter 1.x; any label whose name holds "pod" / "namespace"), else
+// run dcgm-exporter with --kubernetes. `label_names` is the union of the series' label names.
+std::string DiagnoseMissingPodLabel(std::size_t series, const std::set<std::string>& label_names,
+                                    const PodLabelNames& names);
 
 // Reads the range from the server, with the containers' CPU and memory
 // (ingest/prometheus_containers.h) on the same grid, at ReadStep(range). `ends` adds pod ends
@@ -130,11 +147,13 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
                                           const std::vector<PromSeries>& gr_engine_active,
                                           const std::vector<PromSeries>& sm_active,
                                           const std::vector<PromSeries>& pod_created, const std::string& source,
-                                          const std::optional<GridSpec>& grid = std::nullopt, const PodEnds& ends = {});
+                                          const std::optional<GridSpec>& grid = std::nullopt, const PodEnds& ends = {},
+                                          const PodLabelNames& labels = {});
 
 // The peak DCGM_FI_DEV_FB_USED of each GPU in series without a pod (within `grid`), GPUs
 // with a peak above 0, by GPU. Errors: kInvalidArgument for a value out of [0, 1 TiB].
 Result<std::vector<ReservedGpuMemory>> ReservedGpuMemoryFromDcgm(const std::vector<PromSeries>& fb_used,
-                                                                 const std::optional<GridSpec>& grid = std::nullopt);
+                                                                 const std::optional<GridSpec>& grid = std::nullopt,
+                                                                 const PodLabelNames& labels = {});
 
 }  // namespace gpufit

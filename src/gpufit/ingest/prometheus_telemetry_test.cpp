@@ -1,5 +1,6 @@
 #include "gpufit/ingest/prometheus_telemetry.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -70,6 +71,7 @@ TEST(TelemetryFromDcgmSeries, MapsLabelsToPodsAndGpus) {
 TEST(TelemetryFromDcgmSeries, MigInstanceTakesEngineActivityEvenWhereGpuUtilIsZero) {
   auto mig = Gpu("GPU-m", "infer-0");
   mig["GPU_I_ID"] = "2";
+  mig["GPU_I_PROFILE"] = "2g.20gb";
   const auto volta = Gpu("GPU-v", "volta-0"), pascal = Gpu("GPU-p", "pascal-0");
   const std::vector<PromSeries> fb = {Series(mig, {0, 60}, {1000, 1000}), Series(volta, {0, 60}, {10, 10}),
                                       Series(pascal, {0, 60}, {10, 10})};
@@ -82,6 +84,8 @@ TEST(TelemetryFromDcgmSeries, MigInstanceTakesEngineActivityEvenWhereGpuUtilIsZe
   EXPECT_THAT(m.gpu_util_pct, ElementsAre(60, 50));
   EXPECT_EQ(m.util_field, kDcgmGrEngineActive);
   EXPECT_EQ(m.device, "GPU-m/gi2");
+  EXPECT_EQ(m.mig_profile, "2g.20gb");  // dcgm-exporter's GPU_I_PROFILE
+  EXPECT_EQ(Find(*t, "ml/volta-0").mig_profile, "");
   EXPECT_THAT(Find(*t, "ml/volta-0").gpu_util_pct, ElementsAre(25, 50));
   EXPECT_EQ(Find(*t, "ml/volta-0").util_field, kDcgmGrEngineActive);
   EXPECT_THAT(Find(*t, "ml/pascal-0").gpu_util_pct, ElementsAre(40, 30));
@@ -91,6 +95,7 @@ TEST(TelemetryFromDcgmSeries, MigInstanceTakesEngineActivityEvenWhereGpuUtilIsZe
 TEST(TelemetryFromDcgmSeries, EngineActiveStandsInForUtilAndNoDataIsDropped) {
   auto mig = Gpu("GPU-m", "infer-0");
   mig["GPU_I_ID"] = "2";
+  mig["GPU_I_PROFILE"] = "2g.20gb";
   mig["GPU_I_PROFILE"] = "3g.40gb";
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<PromSeries> fb = {Series(mig, {0, 60, 120, 180}, {1000, nan, 1200, 9223372036854775794.0})};
@@ -230,6 +235,123 @@ TEST(PodKeyFromLabels, ExportedLabelsWin) {
             "ml/trainer-0");
   // An idle GPU scraped that way carries only the exporter's own pod label.
   EXPECT_EQ(PodKeyFromLabels({{"namespace", "gpu-operator"}, {"pod", "nvidia-dcgm-exporter-x7k2p"}}), "");
+}
+
+// dcgm-exporter 1.x's labels on one GPU: pod_name, pod_namespace and container_name
+// instead of pod, namespace and container.
+std::map<std::string, std::string> GpuV1(const std::string& uuid, const std::string& pod) {
+  return {{"UUID", uuid},
+          {"Hostname", "node-a"},
+          {"gpu", "0"},
+          {"modelName", "NVIDIA A100-SXM4-80GB"},
+          {"pod_name", pod},
+          {"pod_namespace", "ml"},
+          {"container_name", "main"}};
+}
+
+TEST(TelemetryFromDcgmSeries, SeriesWithoutThePodLabelAreDiagnosedWithTheirLabelsAndTheFix) {
+  // One GPU, its memory and duty series (2 series), none with a `pod` label.
+  const std::vector<PromSeries> fb = {Series(GpuV1("GPU-a", "trainer-0"), {0, 60, 120}, {100, 200, 300})};
+  const std::vector<PromSeries> util = {Series(GpuV1("GPU-a", "trainer-0"), {0, 60, 120}, {50, 60, 70})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, Code::kFailedPrecondition);
+  EXPECT_THAT(t.error().message, HasSubstr("srv: no pod to plan: 2 DCGM series carry no `pod` label"));
+  EXPECT_THAT(t.error().message,
+              HasSubstr("their label names: Hostname, UUID, container_name, gpu, modelName, pod_name, pod_namespace"));
+  EXPECT_THAT(t.error().message, HasSubstr("rerun with --pod-label pod_name --namespace-label pod_namespace"));
+}
+
+TEST(TelemetryFromDcgmSeries, SeriesWithoutAnyPodLikeLabelSayHowToAttributeThem) {
+  const std::vector<PromSeries> fb = {Series({{"UUID", "GPU-a"}, {"gpu", "0"}}, {0, 60}, {100, 200})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, {}, {}, {}, {}, "srv");
+  ASSERT_FALSE(t);
+  EXPECT_THAT(t.error().message, HasSubstr("1 DCGM series carry no `pod` label (their label names: UUID, gpu)"));
+  EXPECT_THAT(t.error().message, HasSubstr("run dcgm-exporter with --kubernetes"));
+}
+
+TEST(TelemetryFromDcgmSeries, AnIdleGpuBesideOnesWithPodNameIsDiagnosedInSkipped) {
+  // GPU-a is held through `pod`; GPU-b's series say pod_name: a mixed fleet mid-upgrade.
+  const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "server-0"), {0, 60}, {5, 6}),
+                                      Series(GpuV1("GPU-b", "trainer-0"), {0, 60}, {7, 8})};
+  const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "server-0"), {0, 60}, {9, 8})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 1u);
+  EXPECT_THAT(t->skipped, ::testing::Contains(HasSubstr(
+                              "1 GPU: 1 DCGM series carry no `pod` label (their label names: Hostname, UUID, "
+                              "container_name, gpu, modelName, pod_name, pod_namespace); `pod_name` looks like the "
+                              "pod's label")));
+}
+
+TEST(TelemetryFromDcgmSeries, PodLabelNamesReadDcgmExporterOneSeries) {
+  const std::vector<PromSeries> fb = {Series(GpuV1("GPU-a", "trainer-0"), {0, 60, 120}, {100, 200, 300})};
+  const std::vector<PromSeries> util = {Series(GpuV1("GPU-a", "trainer-0"), {0, 60, 120}, {50, 60, 70})};
+  // kube-state-metrics keeps `pod` and `namespace`: the pod's life still bounds its samples.
+  const std::vector<PromSeries> created = {Series({{"namespace", "ml"}, {"pod", "trainer-0"}}, {60, 120}, {60, 60})};
+  const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, created, "srv", std::nullopt, {},
+                                                      PodLabelNames{.pod = "pod_name", .ns = "pod_namespace"});
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 1u);
+  EXPECT_EQ(t->pods[0].pod, "ml/trainer-0");
+  EXPECT_THAT(t->pods[0].fb_used_mib, ElementsAre(200, 300));  // created at 60: the sample at 0 is not its
+  EXPECT_THAT(t->pods[0].gpu_util_pct, ElementsAre(60, 70));
+  EXPECT_EQ(t->gpu_model_name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_TRUE(t->skipped.empty());
+}
+
+TEST(PodKeyFromLabels, OtherLabelNamesAndTheirExportedForms) {
+  const PodLabelNames v1{.pod = "pod_name", .ns = "pod_namespace"};
+  EXPECT_EQ(PodKeyFromLabels({{"pod_namespace", "ml"}, {"pod_name", "p"}, {"pod", "x"}}, v1), "ml/p");
+  EXPECT_EQ(PodKeyFromLabels({{"pod_namespace", "ml"}, {"pod_name", "p"}}), "");
+  EXPECT_EQ(PodKeyFromLabels({{"pod_namespace", "gpu-operator"},
+                              {"pod_name", "x"},
+                              {"exported_pod_namespace", "ml"},
+                              {"exported_pod_name", "trainer-0"}},
+                             v1),
+            "ml/trainer-0");
+}
+
+// dcgm-exporter 1.x's OpenMetrics: GPU-a held by ml/trainer-0 for 10 minutes at 60 s, memory
+// 1000 + 10 k MiB and duty 5 k % at sample k, and kube-state-metrics' kube_pod_created.
+std::string DcgmExporterOneMetrics() {
+  const auto t = [](int k) { return static_cast<long long>(testing::kFixtureT0) + 60 * k; };
+  const std::string labels = R"(UUID="GPU-a",Hostname="node-a",gpu="0",modelName="NVIDIA A100-SXM4-80GB",)"
+                             R"(pod_name="trainer-0",pod_namespace="ml",container_name="main")";
+  std::string fb = "# TYPE DCGM_FI_DEV_FB_USED gauge\n", util = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n",
+              created = "# TYPE kube_pod_created gauge\n";
+  for (int k = 0; k < 10; ++k) {
+    fb += fmt::format("DCGM_FI_DEV_FB_USED{{{}}} {} {}\n", labels, 1000 + 10 * k, t(k));
+    util += fmt::format("DCGM_FI_DEV_GPU_UTIL{{{}}} {} {}\n", labels, 5 * k, t(k));
+    created += fmt::format("kube_pod_created{{namespace=\"ml\",pod=\"trainer-0\",uid=\"u\"}} {} {}\n", t(0), t(k));
+  }
+  return fb + util + created + "# EOF\n";
+}
+
+TEST(ReadPrometheusTelemetry, DcgmExporterOneIsDiagnosedAndReadWithItsLabelNames) {
+  testing::TempDir dir;
+  auto server = testing::PrometheusServer::Start(DcgmExporterOneMetrics(), dir.path());
+  ASSERT_TRUE(server) << server.error().message;
+  PrometheusOptions o;
+  o.url = (*server)->url();
+  const TelemetryRange range{
+      .since_s = testing::kFixtureT0 - 60, .until_s = testing::kFixtureT0 + 9 * 60, .step_s = 60};
+  const Result<Telemetry> as_today = ReadPrometheusTelemetry(o, range);
+  ASSERT_FALSE(as_today);
+  EXPECT_EQ(as_today.error().code, Code::kFailedPrecondition);
+  // The memory and duty series of the one GPU; Prometheus adds the scrape's `instance` and `job`.
+  EXPECT_THAT(as_today.error().message, HasSubstr("no pod to plan: 2 DCGM series carry no `pod` label"));
+  EXPECT_THAT(as_today.error().message, HasSubstr("pod_name, pod_namespace"));
+  EXPECT_THAT(as_today.error().message, HasSubstr("rerun with --pod-label pod_name --namespace-label pod_namespace"));
+
+  o.dcgm_labels = {.pod = "pod_name", .ns = "pod_namespace"};
+  const Result<Telemetry> t = ReadPrometheusTelemetry(o, range);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 1u);
+  EXPECT_EQ(t->pods[0].pod, "ml/trainer-0");
+  EXPECT_EQ(t->samples, 10u);
+  EXPECT_THAT(t->pods[0].fb_used_mib, ElementsAre(1000, 1010, 1020, 1030, 1040, 1050, 1060, 1070, 1080, 1090));
+  EXPECT_THAT(t->pods[0].gpu_util_pct, ElementsAre(0, 5, 10, 15, 20, 25, 30, 35, 40, 45));
 }
 
 TEST(ReadPrometheusTelemetry, RealServerGivesTheSameGridAsTheCsv) {

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "gpufit/ingest/align.h"
 #include "gpufit/ingest/dcgm_devices.h"
@@ -110,6 +112,7 @@ struct LongCsvPart {
   DeviceSamples* last = nullptr;
   PodEnds file_ends;
   std::size_t rows = 0;
+  std::map<std::string, std::string> profiles;  // MIG device -> its GPU_I_PROFILE
 };
 
 void AppendAll(RawSeries& into, RawSeries& from) {
@@ -145,6 +148,7 @@ LongCsvPart JoinParts(std::vector<LongCsvPart>& parts) {
       to.insert(to.end(), list.begin(), list.end());
     }
     all.rows += parts[k].rows;
+    all.profiles.merge(parts[k].profiles);
     parts[k] = LongCsvPart{};
   }
   for (auto& [pod, devices] : all.pods)
@@ -192,14 +196,22 @@ Result<Telemetry> internal::ReadLongCsvInParts(const std::string& path, const Po
                                                std::uintmax_t min_bytes_to_split) {
   // The optional device columns, when the header names them.
   const std::set<std::string> header = HeaderNames(path);
-  const bool with_device = header.count(kLongCsvDevice) > 0, with_instance = header.count(kLongCsvInstance) > 0;
-  std::array<const char*, 6> names = {"timestamp_s", "pod", "metric", "value", kLongCsvDevice, kLongCsvInstance};
-  if (!with_device) names[4] = kLongCsvInstance;
+  const bool with_device = header.count(kLongCsvDevice) > 0, with_instance = header.count(kLongCsvInstance) > 0,
+             with_profile = header.count(kLongCsvProfile) > 0;
+  std::vector<const char*> names = {"timestamp_s", "pod", "metric", "value"};
+  const auto optional_column = [&](bool given, const char* name) -> std::size_t {
+    if (!given) return 0;  // 0: absent (a required column's index)
+    names.push_back(name);
+    return names.size() - 1;
+  };
+  const std::size_t device_col = optional_column(with_device, kLongCsvDevice),
+                    instance_col = optional_column(with_instance, kLongCsvInstance),
+                    profile_col = optional_column(with_profile, kLongCsvProfile);
   // The file is read in parts on parallel threads (one per core, at most 8, by ReadLongCsv),
   // each into its own LongCsvPart; the parts are then joined in file order.
   std::vector<LongCsvPart> parts(std::max<std::size_t>(1, parts_wanted));
   auto on_row = [&](std::size_t part, const auto& row) -> Result<void> {
-    auto& [pods, index, key, device, last_key, last, file_ends, rows] = parts[part];
+    auto& [pods, index, key, device, last_key, last, file_ends, rows, profiles] = parts[part];
     ++rows;
     const Result<std::string_view> metric = row.Text(2);
     if (!metric) return metric.error();
@@ -242,14 +254,24 @@ Result<Telemetry> internal::ReadLongCsvInParts(const std::string& path, const Po
     device.clear();
     constexpr std::size_t kColumns = std::tuple_size_v<std::decay_t<decltype(row.cells)>>;
     if constexpr (kColumns > 4) {
-      const char* instance = with_instance ? row.cells[kColumns - 1] : nullptr;
-      if (with_device && row.cells[4] != nullptr) device.assign(row.cells[4]);
-      if (instance != nullptr && *instance != '\0') {
+      const auto cell = [&](std::size_t col) -> const char* {
+        return col == 0 || col >= kColumns || row.cells[col] == nullptr ? "" : row.cells[col];
+      };
+      const char* instance = cell(instance_col);
+      const char* profile = cell(profile_col);
+      device.assign(cell(device_col));
+      if (*instance != '\0') {
         if (device.empty())
           return InvalidArgument("{}:{}: column '{}': a MIG instance id needs its GPU in column '{}'", path, row.line,
                                  kLongCsvInstance, kLongCsvDevice);
         device += "/gi";
         device += instance;
+      }
+      if (*profile != '\0') {
+        if (*instance == '\0')
+          return InvalidArgument("{}:{}: column '{}': a MIG profile needs its instance id in column '{}'", path,
+                                 row.line, kLongCsvProfile, kLongCsvInstance);
+        if (const auto it = profiles.find(device); it == profiles.end()) profiles.emplace(device, profile);
       }
     }
     key.assign(*pod);
@@ -265,14 +287,15 @@ Result<Telemetry> internal::ReadLongCsvInParts(const std::string& path, const Po
     return {};
   };
   using internal::ForEachCsvRowInParts;
-  Result<void> r =
-      with_device && with_instance
-          ? ForEachCsvRowInParts<6>(path, names, parts.size(), on_row, 6, min_bytes_to_split)
-      : with_device || with_instance
-          ? ForEachCsvRowInParts<5>(path, {names[0], names[1], names[2], names[3], names[4]}, parts.size(), on_row, 5,
-                                    min_bytes_to_split)
-          : ForEachCsvRowInParts<4>(path, {names[0], names[1], names[2], names[3]}, parts.size(), on_row, 4,
-                                    min_bytes_to_split);
+  const auto read = [&]<std::size_t N>() {
+    std::array<const char*, N> columns{};
+    std::copy_n(names.begin(), N, columns.begin());
+    return ForEachCsvRowInParts<N>(path, columns, parts.size(), on_row, N, min_bytes_to_split);
+  };
+  Result<void> r = names.size() == 7   ? read.template operator()<7>()
+                   : names.size() == 6 ? read.template operator()<6>()
+                   : names.size() == 5 ? read.template operator()<5>()
+                                       : read.template operator()<4>();
   if (!r) return r.error();
   LongCsvPart all = JoinParts(parts);
   if (all.rows == 0) return InvalidArgument("{}: no data rows after the header", path);
@@ -288,6 +311,8 @@ Result<Telemetry> internal::ReadLongCsvInParts(const std::string& path, const Po
   tel->ended = std::move(ended);
   tel->skipped.insert(tel->skipped.end(), series.skipped.begin(), series.skipped.end());
   AttachDeviceFacts(series, *tel);
+  for (PodSeries& p : tel->pods)
+    if (const auto it = all.profiles.find(p.device); it != all.profiles.end()) p.mig_profile = it->second;
   return tel;
 }
 

@@ -17,6 +17,8 @@
 //    MIG GPU-instance id, with `device` naming its GPU) say which device a row measures: a pod
 //    on several devices becomes one series per device, and each device's duty-cycle field is
 //    chosen by the rule of ingest/dcgm_devices.h (a MIG instance: GR_ENGINE_ACTIVE only).
+//    Optional column `GPU_I_PROFILE` (dcgm-exporter's label, e.g. 3g.40gb, with GPU_I_ID)
+//    names a MIG instance's profile: PodSeries::mig_profile, which the plan prices by.
 //    Documented in docs/telemetry-formats.md.
 // `ends` (e.g. from kubectl's pods, ingest/pod_ends.h) cut pods' samples the same way; the
 // pods that lost samples are listed in Telemetry::ended.
@@ -37,6 +39,7 @@ inline constexpr const char* kGenTd26MemoryFile = "pod_gpu_memory_used_bytes_ano
 inline constexpr const char* kGenTd26DutyFile = "pod_gpu_duty_cycle_anon.csv";
 inline constexpr const char* kLongCsvDevice = "device";      // optional long CSV column
 inline constexpr const char* kLongCsvInstance = "GPU_I_ID";  // optional long CSV column
+inline constexpr const char* kLongCsvProfile = "GPU_I_PROFILE";  // optional long CSV column
 
 // Reads the two GenTD26 files of directory `dir`.
 Result<Telemetry> ReadGenTd26(const std::string& dir, const PodEnds& ends = {});

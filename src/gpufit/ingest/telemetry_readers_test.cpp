@@ -62,6 +62,9 @@ TEST(ReadLongCsv, BadInputNamesFileLineAndColumn) {
        ":2: column 'value': DCGM_FI_PROF_GR_ENGINE_ACTIVE is a ratio 0-1 (as DCGM sends it), got 60"},
       {"MIG instance without its GPU", "timestamp_s,pod,metric,value,GPU_I_ID\n0,p,DCGM_FI_DEV_FB_USED,1,2\n",
        ":2: column 'GPU_I_ID': a MIG instance id needs its GPU in column 'device'"},
+      {"MIG profile without its instance",
+       "timestamp_s,pod,metric,value,device,GPU_I_ID,GPU_I_PROFILE\n0,p,DCGM_FI_DEV_FB_USED,1,GPU-a,,1g.10gb\n",
+       ":2: column 'GPU_I_PROFILE': a MIG profile needs its instance id in column 'GPU_I_ID'"},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -151,6 +154,26 @@ TEST(ReadLongCsv, AMigInstanceTakesEngineActivityNotItsZeroGpuUtil) {
   ASSERT_EQ(t->pods[0].gpu_util_pct.size(), 2u);
   EXPECT_FLOAT_EQ(t->pods[0].gpu_util_pct[0], 60.0f);
   EXPECT_FLOAT_EQ(t->pods[0].gpu_util_pct[1], 65.0f);
+}
+
+// The GPU_I_PROFILE column names a MIG instance's profile (the plan prices its pod by it);
+// a whole GPU's row leaves it empty. Columns in any order.
+TEST(ReadLongCsv, TheMigProfileColumnNamesTheInstancesProfile) {
+  TempDir d;
+  const std::string f = d.Write("mig.csv",
+                                "GPU_I_PROFILE,timestamp_s,pod,metric,value,device,GPU_I_ID\n"
+                                "1g.10gb,0,ml/infer,DCGM_FI_DEV_FB_USED,9000,GPU-a,2\n"
+                                "1g.10gb,0,ml/infer,DCGM_FI_PROF_GR_ENGINE_ACTIVE,0.6,GPU-a,2\n"
+                                ",0,ml/whole,DCGM_FI_DEV_FB_USED,100,GPU-b,\n"
+                                ",0,ml/whole,DCGM_FI_DEV_GPU_UTIL,5,GPU-b,\n");
+  const Result<Telemetry> t = ReadLongCsv(f);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  ASSERT_EQ(t->pods.size(), 2u);
+  EXPECT_EQ(t->pods[0].pod, "ml/infer");
+  EXPECT_EQ(t->pods[0].device, "GPU-a/gi2");
+  EXPECT_EQ(t->pods[0].mig_profile, "1g.10gb");
+  EXPECT_EQ(t->pods[1].device, "GPU-b");
+  EXPECT_EQ(t->pods[1].mig_profile, "");
 }
 
 TEST(ReadLongCsv, FullGpusPreferEngineActivityAndFallBackToGpuUtil) {

@@ -176,6 +176,22 @@ struct KubePod {
     for (const std::string& r : resources) n += Devices(r);
     return n;
   }
+  // The MIG profile of the one MIG instance the pod holds ("1g.10gb"; "1g.10gb+me" from
+  // nvidia.com/mig-1g.10gb.me: the device plugin writes '+' as '.', ../shared/reference/
+  // mig_profiles.yaml), or "" when it holds none, several, or a whole GPU beside it.
+  std::string MigProfile() const {
+    if (GpuDevices() != 1) return "";
+    for (const KubeContainer& c : containers)
+      for (const auto& [resource, count] : c.resources.devices)
+        if (count > 0 && resource.starts_with("nvidia.com/mig-")) {
+          std::string profile = resource.substr(std::string_view("nvidia.com/mig-").size());
+          // "<c>g.<m>gb" then an optional ".<extension>" (me, gfx, ...): that dot was a '+'.
+          if (const auto first = profile.find('.'); first != std::string::npos)
+            if (const auto second = profile.find('.', first + 1); second != std::string::npos) profile[second] = '+';
+          return profile;
+        }
+    return "";
+  }
 };
 
 // A node taint (`.spec.taints[]`), e.g. {"kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"}.

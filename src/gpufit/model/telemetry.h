@@ -68,6 +68,11 @@ struct PodSeries {
   // the cache in use (0-1; vllm:kv_cache_usage_perc, NaN where no sample). Empty otherwise.
   std::optional<KvCacheConfig> kv_cache{};
   std::vector<float> kv_cache_usage{};
+  // The MIG profile of `device` when it is a MIG instance and the source names it, as NVIDIA
+  // writes it ("1g.10gb"): dcgm-exporter's GPU_I_PROFILE label, or the pod spec's
+  // nvidia.com/mig-<profile> (kubectl's pods); "" otherwise. BuildPlan prices such a pod as
+  // its compute slices' share of its GPU (plan/plan.h).
+  std::string mig_profile{};
 
   std::size_t running_samples() const { return last - first + 1; }
 };

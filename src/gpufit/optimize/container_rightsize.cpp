@@ -20,6 +20,24 @@ double MonthlyUsd(std::optional<MilliCpu> cpu, std::optional<MiB> memory, const 
 std::string Cores(std::optional<MilliCpu> m) { return m ? fmt::format("{}m", m->value) : std::string("none"); }
 std::string Mib(std::optional<MiB> m) { return m ? fmt::format("{}Mi", m->value) : std::string("none"); }
 
+// Whether a sample inside the container's life (first to last sample) is missing within 10
+// minutes of its first memory peak, as optimize/rightsize.h GapNearPeak for GPU memory.
+bool GapNearPeak(const std::vector<float>& memory, double step_s) {
+  const auto finite = [](float x) { return std::isfinite(x); };
+  const auto first = std::find_if(memory.begin(), memory.end(), finite);
+  if (first == memory.end()) return false;
+  const auto last = std::find_if(memory.rbegin(), memory.rend(), finite).base();  // one past the last sample
+  std::ptrdiff_t peak = first - memory.begin();
+  for (auto it = first; it != last; ++it)
+    if (finite(*it) && *it > memory[static_cast<std::size_t>(peak)]) peak = it - memory.begin();
+  const auto reach = static_cast<std::ptrdiff_t>(std::max(1.0, std::ceil(600.0 / step_s)));
+  const std::ptrdiff_t lo = std::max(first - memory.begin(), peak - reach);
+  const std::ptrdiff_t hi = std::min(last - memory.begin() - 1, peak + reach);
+  for (std::ptrdiff_t k = lo; k <= hi; ++k)
+    if (!finite(memory[static_cast<std::size_t>(k)])) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<ContainerRecommendation> RightsizeContainers(
@@ -72,6 +90,23 @@ std::vector<ContainerRecommendation> RightsizeContainers(
     r.cpu_request = MilliCpu{cpu_m};
     r.evidence = fmt::format("{}; memory request = limit = peak working set {:.0f} MiB + {:.0f}% of {} samples", why,
                              r.memory_peak_mib, 100 * options.memory_buffer, r.memory_samples);
+    const bool lowers = (c.memory_request && *c.memory_request > r.memory_request) || !c.memory_limit ||
+                        *c.memory_limit > r.memory_request;
+    std::string hold;
+    if (telemetry.window_hours() < options.min_window_hours)
+      hold = fmt::format(
+          "the telemetry covers {:.1f} h, less than the {:g} h needed to shrink memory "
+          "(--min-window-hours)",
+          telemetry.window_hours(), options.min_window_hours);
+    else if (GapNearPeak(c.memory_working_set_mib, telemetry.step_s))
+      hold = "memory samples are missing within 10 minutes of its peak (a larger value may have gone unseen)";
+    if (lowers && !hold.empty()) {
+      r.memory_held = true;
+      if (c.memory_request) r.memory_request = std::max(r.memory_request, *c.memory_request);
+      r.memory_limit = c.memory_limit ? std::optional<MiB>(std::max(r.memory_request, *c.memory_limit)) : std::nullopt;
+      r.evidence += fmt::format("; memory not lowered, kept at request {} / limit {}: {}", Mib(r.memory_request),
+                                Mib(r.memory_limit), hold);
+    }
     out.push_back(std::move(r));
   }
   // Starved pods: the most-throttled container gets the pod's CPU less its siblings' requests.

@@ -16,6 +16,17 @@
 //    throttled, only OOM-killed, so the limit equals the request (Guaranteed memory);
 //  * at least min_samples samples of each (KRR's points_required), else no recommendation;
 //  * floors: 10 m CPU and 100 MiB memory (gpufit's choice: no request rounds to nothing).
+// Memory is shrunk only on evidence, by the rule of GPU right-sizing (optimize/rightsize.h
+// HoldShrink): a memory request or limit is never lowered when the window is shorter than
+// min_window_hours (24 h by default, PlanOptions::min_window_hours: one daily cycle, as load
+// and memory follow the hour of day), or when a memory sample is missing within 10 minutes
+// of the (first) peak inside the container's life (its first to last sample): the gap may
+// hide a higher peak. Such a container keeps max(recommended, now) for its request and its
+// limit, and no limit when it has none now (a new limit lowers it from unbounded); the
+// evidence says why. Memory is what OOM-kills: a request too low evicts the pod, a limit too
+// low kills it. CPU is right-sized on any window with min_samples: it is compressible (a
+// request too low only slows the container, throttled within the node's idle cores, and
+// there is no CPU limit), so a short window costs speed at worst, never the container.
 // Containers whose usage is capped (the p95 of their CFS throttling ratio >= throttled_ratio)
 // are never lowered below their current CPU request or limit: their usage shows the cap,
 // not the need. In a CPU-starved pod (optimize/cpu_starvation.h) the most-throttled
@@ -44,6 +55,7 @@ struct ContainerRightsizeOptions {
   MiB min_memory{100};
   double throttled_ratio = 0.25;  // as StarvationOptions::throttled_ratio
   std::size_t min_samples = 100;
+  double min_window_hours = 24;  // as PlanOptions::min_window_hours; Telemetry::window_hours()
 };
 
 struct ContainerRecommendation {
@@ -58,7 +70,9 @@ struct ContainerRecommendation {
   std::optional<MiB> memory_request_now, memory_limit_now;
   MilliCpu cpu_request{0};
   std::optional<MilliCpu> cpu_limit;  // nullopt = no limit
-  MiB memory_request{0}, memory_limit{0};
+  MiB memory_request{0};
+  std::optional<MiB> memory_limit;  // = memory_request, or as now when memory is held (nullopt: no limit)
+  bool memory_held = false;         // memory kept from shrinking (short window or a gap at the peak)
   double usd_per_month_now = 0, usd_per_month_recommended = 0;
   std::string evidence;
   double usd_per_month_saving() const { return usd_per_month_now - usd_per_month_recommended; }

@@ -53,7 +53,7 @@ TEST(ContainerRightsize, RequestsFromIndependentPercentilesAndPeaks) {
   const auto rates = [&](const std::string& pod) { return pod.starts_with("ml/") ? gpu : cpu; };
   for (const double q : {95.0, 90.0}) {
     const std::vector<ContainerRecommendation> r =
-        RightsizeContainers(t, rates, {}, {.cpu_percentile = q, .memory_buffer = 0.2});
+        RightsizeContainers(t, rates, {}, {.cpu_percentile = q, .memory_buffer = 0.2, .min_window_hours = 0});
     ASSERT_EQ(r.size(), 3u);
     for (const ContainerRecommendation& c : r) {
       const auto it = std::find_if(t.containers.begin(), t.containers.end(),
@@ -77,7 +77,7 @@ TEST(ContainerRightsize, RequestsFromIndependentPercentilesAndPeaks) {
     }
     EXPECT_EQ(ClassifyContainer(r[0].container, r[0].image), r[0].kind);
   }
-  const std::vector<ContainerRecommendation> r = RightsizeContainers(t, rates, {});
+  const std::vector<ContainerRecommendation> r = RightsizeContainers(t, rates, {}, {.min_window_hours = 0});
   // The GPU node's proxy frees 2 cores and ~900 MiB at GPU-node rates: it ranks above the
   // API server on a CPU node that frees about as much.
   EXPECT_EQ(r[1].container, "istio-proxy");
@@ -119,6 +119,88 @@ TEST(ContainerRightsize, TooFewSamplesNoRecommendation) {
   t.containers = {Series("a/b", "c", "i", rng, 1, 100)};
   t.containers[0].cpu_cores.resize(99);
   EXPECT_TRUE(RightsizeContainers(t, [](const std::string&) { return NodeRates{}; }, {}).empty());
+}
+
+// A container with a flat 1000 MiB working set that asks for 4096 MiB (request and limit).
+ContainerSeries FlatMemory(std::size_t samples) {
+  ContainerSeries c;
+  c.pod = "ml/serve-0";
+  c.container = "server";
+  c.cpu_cores.assign(samples, 0.5f);
+  c.cpu_throttled_ratio.assign(samples, 0.0f);
+  c.memory_working_set_mib.assign(samples, 1000.0f);
+  c.cpu_request = MilliCpu{2000};
+  c.memory_request = MiB{4096};
+  c.memory_limit = MiB{4096};
+  return c;
+}
+
+TEST(ContainerRightsize, MemoryIsNotShrunkOnAWindowShorterThanADay) {
+  // 2 h and 16 h of 60 s samples (120 and 960 >= 100 samples): the 1000 MiB peak + 15% =
+  // 1150 MiB would shrink the 4096 MiB request; under 24 h memory is kept, CPU still goes
+  // to the p95 of 0.5 cores = 500m.
+  for (const std::size_t samples : {std::size_t{120}, std::size_t{960}}) {
+    SCOPED_TRACE(samples);
+    Telemetry t;
+    t.samples = samples;
+    t.containers = {FlatMemory(samples)};
+    const std::vector<ContainerRecommendation> r =
+        RightsizeContainers(t, [](const std::string&) { return NodeRates{}; }, {});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].memory_request, MiB{4096});
+    EXPECT_EQ(r[0].memory_limit, MiB{4096});
+    EXPECT_EQ(r[0].cpu_request, MilliCpu{500});
+    EXPECT_NE(r[0].evidence.find("less than the 24 h needed to shrink memory"), std::string::npos) << r[0].evidence;
+  }
+}
+
+TEST(ContainerRightsize, MemoryIsShrunkOnADayOrMore) {
+  Telemetry t;
+  t.samples = 1440;  // 24 h of 60 s samples
+  t.containers = {FlatMemory(1440)};
+  const std::vector<ContainerRecommendation> r =
+      RightsizeContainers(t, [](const std::string&) { return NodeRates{}; }, {});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].memory_request, MiB{1150});  // ceil(1000 x 1.15)
+  EXPECT_EQ(r[0].memory_limit, MiB{1150});
+}
+
+TEST(ContainerRightsize, MemoryIsNotShrunkWhenASampleIsMissingNextToItsPeak) {
+  // 48 h; the peak 2000 MiB at sample 1000, sample 1001 missing: a larger value may hide there.
+  Telemetry t;
+  t.samples = 2880;
+  t.containers = {FlatMemory(2880)};
+  std::vector<float>& memory = t.containers[0].memory_working_set_mib;
+  memory[1000] = 2000;
+  memory[1001] = std::nanf("");
+  const auto rates = [](const std::string&) { return NodeRates{}; };
+  std::vector<ContainerRecommendation> r = RightsizeContainers(t, rates, {});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].memory_request, MiB{4096});
+  EXPECT_EQ(r[0].memory_limit, MiB{4096});
+  EXPECT_NE(r[0].evidence.find("missing within 10 minutes of its peak"), std::string::npos) << r[0].evidence;
+  // The same gap 11 samples (11 minutes) from the peak: shrunk to ceil(2000 x 1.15) = 2300.
+  memory[1001] = 1000;
+  memory[1011] = std::nanf("");
+  r = RightsizeContainers(t, rates, {});
+  EXPECT_EQ(r[0].memory_request, MiB{2300});
+  // Samples missing before the container started are no gap.
+  memory[1011] = 1000;
+  for (std::size_t k = 0; k < 1000; ++k) memory[k] = std::nanf("");
+  r = RightsizeContainers(t, rates, {});
+  EXPECT_EQ(r[0].memory_request, MiB{2300});
+}
+
+TEST(ContainerRightsize, AHeldContainerWithoutAMemoryLimitGetsNone) {
+  Telemetry t;
+  t.samples = 120;
+  t.containers = {FlatMemory(120)};
+  t.containers[0].memory_limit.reset();
+  const std::vector<ContainerRecommendation> r =
+      RightsizeContainers(t, [](const std::string&) { return NodeRates{}; }, {});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].memory_request, MiB{4096});
+  EXPECT_EQ(r[0].memory_limit, std::optional<MiB>{});  // a limit where there was none shrinks it
 }
 
 TEST(NodeRates, SplitsTheNodePriceInOpenCostProportions) {

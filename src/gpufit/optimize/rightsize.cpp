@@ -20,11 +20,13 @@ RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const 
   out.usd_per_month_recommended = out.usd_per_month_current;
   const GpuModel* pick = nullptr;
   std::string refused;                          // the cheapest model that fits but was refused, and why
+  std::string all_refused;                      // every model that fits and was refused, and why
   for (const GpuModel& m : catalog.models()) {  // ordered by price, then memory, then id
     if (m.memory < out.required) continue;
     if (refuse) {
       if (std::string why = refuse(m); !why.empty()) {
         if (refused.empty()) refused = fmt::format("; not {}: {}", m.id, why);
+        all_refused += fmt::format("{}not {}: {}", all_refused.empty() ? "" : "; ", m.id, why);
         continue;
       }
     }
@@ -36,8 +38,12 @@ RightSizing RightSize(const PodProfile& profile, const GpuModel& current, const 
           ? fmt::format("peak {:.0f} MiB x {:.2f} headroom = {} MiB", peak, 1.0 + headroom, out.required.value)
           : fmt::format("peak {:.0f} MiB + {:.0f} MiB learned margin = {} MiB", peak, margin_mib, out.required.value);
   if (pick == nullptr) {
-    out.reason = fmt::format("{}; no catalog GPU has that much memory{}: keep {}", need,
-                             refused.empty() ? "" : " and admits it" + refused, current.id);
+    // Models with the memory may all have been refused (slower for a latency-bound pod, not
+    // in --gpus, ...): then memory is not the reason, and each refusal is named.
+    out.reason = all_refused.empty()
+                     ? fmt::format("{}; no catalog GPU has that much memory: keep {}", need, current.id)
+                     : fmt::format("{}; every catalog GPU with that much memory refuses the pod ({}): keep {}", need,
+                                   all_refused, current.id);
     return out;
   }
   out.recommended_gpu = pick->id;

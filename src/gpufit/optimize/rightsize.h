@@ -13,7 +13,9 @@
 // then to the catalog id, among the models `refuse` lets through (empty: every model).
 // BuildPlan refuses by optimize/throughput_scaling.h AdmitPod: a busy pod is judged by cost
 // per unit of work (its duty cycle, scaled by the slowdown, must fit the new model) and a
-// serving pod keeps its latency; the reason names the cheaper models refused and why.
+// serving pod keeps its latency; the reason names the cheaper models refused and why. With no
+// pick the current GPU is kept: the reason says "no catalog GPU has that much memory" only
+// when none has; when some have and every one refused, it names each and its refusal.
 #pragma once
 
 #include <functional>

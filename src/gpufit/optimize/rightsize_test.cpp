@@ -51,6 +51,26 @@ TEST(RightSize, NothingLargeEnoughKeepsTheCurrentGpu) {
   EXPECT_DOUBLE_EQ(r.usd_per_month_recommended, r.usd_per_month_current);
 }
 
+TEST(RightSize, ModelsWithTheMemoryThatRefuseThePodAreNamedNotCalledTooSmall) {
+  // A serving pod on an H100 with a 40000 MiB peak, --gpus l40s,a100-80gb: its need,
+  // ceil(40000 x 1.1) = 44000 MiB, fits the L40S (46068) and the A100 80GB (81920), but both
+  // are slower than the H100 and the pod is latency-bound; the H100 is not in --gpus.
+  const GpuCatalog& c = GpuCatalog::Embedded();
+  const RefuseModel refuse = [](const GpuModel& m) -> std::string {
+    if (m.id == "l40s") return "latency-bound and 3.88x slower";
+    if (m.id == "a100-80gb") return "latency-bound and 3.17x slower";
+    return "not in --gpus";
+  };
+  const RightSizing r = RightSize(WithPeak(40000), *c.Find("h100-80gb"), c, 0.10, 0, refuse);
+  EXPECT_FALSE(r.recommended_gpu.has_value());
+  EXPECT_EQ(r.required.value, 44000);
+  EXPECT_THAT(r.reason, ::testing::Not(HasSubstr("no catalog GPU has that much memory")));
+  EXPECT_THAT(r.reason, HasSubstr("not l40s: latency-bound and 3.88x slower"));
+  EXPECT_THAT(r.reason, HasSubstr("not a100-80gb: latency-bound and 3.17x slower"));
+  EXPECT_THAT(r.reason, HasSubstr("keep h100-80gb"));
+  EXPECT_DOUBLE_EQ(r.usd_per_month_recommended, r.usd_per_month_current);
+}
+
 TEST(RightSize, MonthlyPricesUseA730HourMonth) {
   const GpuCatalog& c = GpuCatalog::Embedded();
   const RightSizing r = RightSize(WithPeak(10000), *c.Find("h100-80gb"), c, 0.0);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "gpufit/model/telemetry.h"
+
 namespace gpufit {
 namespace {
 
@@ -112,6 +114,18 @@ std::string Keda(const InferenceStudy& study, const AutoscalerOptions& options) 
 }
 
 }  // namespace
+
+std::vector<std::string> AutoscalerWarnings(const AutoscalerOptions& options) {
+  std::vector<std::string> out;
+  if (options.kind == AutoscalerKind::kKeda && options.keda_query.find(kDcgmGpuUtil) != std::string::npos)
+    out.push_back(fmt::format(
+        "--keda-query reads {0}: it is the share of time any kernel runs on the GPU, so it reads ~100% with one "
+        "request in flight and cannot tell 1 from 10 concurrent requests; it cannot drive an autoscaler. Scale on "
+        "the request rate (the default query), the queue depth (e.g. vLLM's vllm:num_requests_waiting) or "
+        "DCGM_FI_PROF_SM_ACTIVE",
+        kDcgmGpuUtil));
+  return out;
+}
 
 Result<void> CheckAutoscalerOptions(const AutoscalerOptions& o) {
   const bool url = o.keda_prometheus.rfind("http://", 0) == 0 || o.keda_prometheus.rfind("https://", 0) == 0;

@@ -12,6 +12,14 @@
 //    UTC, repeating daily), plus a `prometheus` trigger at the same per-replica threshold as
 //    a reactive floor, on the server and query the options give; minReplicaCount 0 when the
 //    schedule scales to zero.
+// Neither scales on GPU utilisation: DCGM_FI_DEV_GPU_UTIL is NVML's utilization.gpu, the
+// "percent of time over the past sample period during which one or more kernels was
+// executing on the GPU" (docs.nvidia.com/deploy/nvml-api/structnvmlUtilization__t.html), so
+// one request in flight keeps a kernel running and reads ~100%: it cannot tell 1 from 10
+// concurrent requests, and an autoscaler on it sees a saturated GPU at any load (it reads 0%
+// or 100%: github.com/NVIDIA/dcgm-exporter/issues/341). The request rate, the queue depth or
+// DCGM_FI_PROF_SM_ACTIVE (the share of SM cycles with work, which grows with concurrency)
+// can; AutoscalerWarnings says so when --keda-query reads DCGM_FI_DEV_GPU_UTIL.
 // Sources: kubernetes.io/docs/reference/kubernetes-api/workload-resources/horizontal-pod-autoscaler-v2/,
 // keda.sh/docs/latest/reference/scaledobject-spec/, keda.sh/docs/latest/scalers/cron/,
 // keda.sh/docs/latest/scalers/prometheus/, keda.sh/docs/latest/concepts/scaling-deployments/
@@ -43,6 +51,11 @@ struct AutoscalerOptions {
 // kInvalidArgument when kKeda has no http(s) keda_prometheus, or kHpa has one (it would be
 // ignored), or the query is empty.
 Result<void> CheckAutoscalerOptions(const AutoscalerOptions& options);
+
+// Warnings for an autoscaler that will not work as meant (empty: none): a --keda-query that
+// reads DCGM_FI_DEV_GPU_UTIL (above). The inference plan lists them (JSON `warnings`,
+// Markdown "- warning: ...").
+std::vector<std::string> AutoscalerWarnings(const AutoscalerOptions& options);
 
 struct ScheduleRun {
   double from_s = 0, to_s = 0;  // seconds since the trace's first request

@@ -100,11 +100,15 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies, cons
     }
     services.push_back(service);
   }
-  return nlohmann::json{{"services", services}}.dump(2) + "\n";
+  nlohmann::json out{{"services", services}};
+  if (const std::vector<std::string> warnings = AutoscalerWarnings(autoscaler); !warnings.empty())
+    out["warnings"] = warnings;
+  return out.dump(2) + "\n";
 }
 
-std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies) {
+std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies, const AutoscalerOptions& autoscaler) {
   std::string md = "# Inference replicas\n";
+  for (const std::string& w : AutoscalerWarnings(autoscaler)) md += "\n- warning: " + w + "\n";
   for (const InferenceStudy& s : studies) {
     const PreparedService& p = s.service;
     const double clairvoyant = s.Policy("clairvoyant").replay.gpu_hours;

@@ -15,6 +15,9 @@ namespace gpufit {
 // The JSON section; each service's `manifests` holds its one autoscaler (AutoscalerManifest).
 // Precondition: CheckAutoscalerOptions(autoscaler) passed.
 std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies, const AutoscalerOptions& autoscaler);
-std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies);
+// Both list AutoscalerWarnings(autoscaler): JSON `warnings` (absent when none), Markdown
+// "- warning: ..." lines under the title.
+std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies,
+                                    const AutoscalerOptions& autoscaler = {});
 
 }  // namespace gpufit

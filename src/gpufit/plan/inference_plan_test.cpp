@@ -207,5 +207,35 @@ TEST(AutoscalerOptions, KedaNeedsAServerAndHpaTakesNone) {
   }
 }
 
+TEST(InferencePlanTest, AKedaQueryOnGpuUtilIsWarnedAgainst) {
+  // DCGM_FI_DEV_GPU_UTIL is the share of time any kernel runs: one request in flight reads
+  // ~100%, so it cannot tell 1 from 10 concurrent requests.
+  const AutoscalerOptions on_util{.kind = AutoscalerKind::kKeda,
+                                  .keda_prometheus = "http://prom:9090",
+                                  .keda_query = "avg(DCGM_FI_DEV_GPU_UTIL{namespace=\"{namespace}\"})"};
+  const nlohmann::json j = nlohmann::json::parse(InferencePlanToJson({}, on_util));
+  ASSERT_TRUE(j.contains("warnings"));
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  const std::string w = j["warnings"][0];
+  EXPECT_NE(w.find("--keda-query reads DCGM_FI_DEV_GPU_UTIL"), std::string::npos) << w;
+  EXPECT_NE(w.find("share of time any kernel runs"), std::string::npos) << w;
+  EXPECT_NE(w.find("~100% with one request in flight"), std::string::npos) << w;
+  EXPECT_NE(w.find("cannot tell 1 from 10 concurrent requests"), std::string::npos) << w;
+  EXPECT_NE(w.find("DCGM_FI_PROF_SM_ACTIVE"), std::string::npos) << w;
+  // The default query (the request rate) and the HPA (requests_per_second) draw none.
+  const AutoscalerOptions on_rate{.kind = AutoscalerKind::kKeda, .keda_prometheus = "http://prom:9090"};
+  EXPECT_FALSE(nlohmann::json::parse(InferencePlanToJson({}, on_rate)).contains("warnings"));
+  EXPECT_FALSE(nlohmann::json::parse(InferencePlanToJson({}, AutoscalerOptions{})).contains("warnings"));
+}
+
+TEST(InferencePlanTest, TheGpuUtilWarningIsInTheMarkdownToo) {
+  const AutoscalerOptions on_util{
+      .kind = AutoscalerKind::kKeda, .keda_prometheus = "http://prom:9090", .keda_query = "max(DCGM_FI_DEV_GPU_UTIL)"};
+  EXPECT_EQ(AutoscalerWarnings(on_util).size(), 1u);
+  const std::string md = InferencePlanToMarkdown({}, on_util);
+  EXPECT_NE(md.find("- warning: --keda-query reads DCGM_FI_DEV_GPU_UTIL"), std::string::npos) << md;
+  EXPECT_TRUE(AutoscalerWarnings({}).empty());
+}
+
 }  // namespace
 }  // namespace gpufit

@@ -135,8 +135,24 @@ std::vector<int> ReplicaSets(const Plan& plan, const PlanOptions& options) {
 double KeptUsdPerHour(const Plan& plan) {
   double usd = 0;
   for (std::size_t p : plan.kept_on_current_gpu())
-    usd += plan.current_gpu(p).on_demand_per_gpu_hour.value * static_cast<double>(plan.gpus_of(p));
+    usd += plan.current_gpu(p).on_demand_per_gpu_hour.value * static_cast<double>(plan.gpus_of(p)) * plan.share_of(p);
   return usd;
+}
+
+// The share of its GPU a pod's device holds: a MIG instance of a known profile, its compute
+// slices over the GPU's (../shared/reference/mig_profiles.yaml, NVIDIA MIG User Guide: an SM
+// slice is ~1/7 of the SMs on A100/H100/H200/B200, 1/4 on the A30; a 1g.10gb on an A100-80GB
+// is 1/7); a whole GPU, 1. A profile the current GPU does not offer (or no MIG catalog entry)
+// counts as the whole GPU: nothing says which share it holds.
+double DeviceShare(const PodSeries& pod, const std::string& gpu_id, const std::map<std::string, std::string>& spec) {
+  std::string name = pod.mig_profile;
+  if (const auto it = spec.find(std::string(PodKeyOf(pod.pod))); name.empty() && it != spec.end()) name = it->second;
+  if (name.empty()) return 1;
+  const Result<const MigGpu*> gpu = MigCatalog::Embedded().Find(gpu_id);
+  if (!gpu || (*gpu)->compute_slices <= 0) return 1;
+  const Result<const MigProfile*> profile = (*gpu)->Profile(name);
+  if (!profile) return 1;
+  return static_cast<double>((*profile)->compute_slices) / static_cast<double>((*gpu)->compute_slices);
 }
 
 }  // namespace
@@ -355,6 +371,10 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     for (std::size_t p : plan.replay.gpus[g].pods) plan.group_of[p] = g;
   }
 
+  plan.device_share.clear();
+  for (const PodSeries& p : telemetry.pods)
+    plan.device_share.push_back(
+        DeviceShare(p, plan.current_gpu(plan.device_share.size()).id, options.spec_mig_profiles));
   PlanTotals& t = plan.totals;
   t.gpus_before = 0;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) t.gpus_before += plan.gpus_of(i);
@@ -377,7 +397,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   double too_big_usd_per_hour = 0;
   for (std::size_t p : plan.kept_on_current_gpu()) {
     const auto gpus = static_cast<double>(plan.gpus_of(p));
-    too_big_usd_per_hour += plan.current_gpu(p).on_demand_per_gpu_hour.value * gpus;
+    too_big_usd_per_hour += plan.current_gpu(p).on_demand_per_gpu_hour.value * gpus * plan.share_of(p);
     t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated * gpus;
     duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples) * gpus;
   }
@@ -389,10 +409,11 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   const double window = static_cast<double>(std::max<std::size_t>(1, telemetry.samples));
   t.mean_duty_pct_before = duty_before / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_before)));
   t.mean_duty_pct_after = duty_after / (window * static_cast<double>(std::max<std::size_t>(1, t.gpus_after)));
+  // Each pod at its own model's price; a pod on a MIG instance at its share of the GPU.
   t.usd_per_month_before = 0;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i)
-    t.usd_per_month_before +=
-        static_cast<double>(plan.gpus_of(i)) * plan.current_gpu(i).on_demand_per_gpu_hour.value * kHoursPerMonth;
+    t.usd_per_month_before += static_cast<double>(plan.gpus_of(i)) * plan.share_of(i) *
+                              plan.current_gpu(i).on_demand_per_gpu_hour.value * kHoursPerMonth;
   t.usd_per_month_after =
       (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value + too_big_usd_per_hour) *
       kHoursPerMonth;

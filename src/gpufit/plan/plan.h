@@ -9,7 +9,11 @@
 //
 // Before/after accounting of the same-model plan (all on-demand catalog prices, a 730-hour month):
 //  * before: one `current_gpu` per pod (one pod, one GPU, as the telemetry was taken), or as
-//    many as a multi-GPU pod of one series holds (optimize/multi_gpu.h);
+//    many as a multi-GPU pod of one series holds (optimize/multi_gpu.h); a pod on a MIG
+//    instance whose profile is known (PodSeries::mig_profile, else its pod spec's:
+//    PlanOptions::spec_mig_profiles) is priced as its compute slices'
+//    share of the GPU (a 1g.10gb on an A100-80GB: 1/7; ../shared/reference/mig_profiles.yaml),
+//    and so is a kept one after; gpus_before still counts it as a device;
 //  * after: one `target_gpu` per co-location group, plus, for each pod too big for the
 //    target, one GPU of its right-sized model (its current GPU when no catalog GPU fits),
 //    plus one current GPU per CPU-starved pod (never shrunk: it needs CPU, not less GPU), plus
@@ -104,6 +108,9 @@ struct PlanOptions {
   // Telemetry pod name -> the GPUs and MIG devices its pod spec asks for (kubectl pods file,
   // KubePod::GpuDevices()); more than one keeps the pod whole (optimize/multi_gpu.h).
   std::map<std::string, int> spec_devices{};
+  // Pod key ("ns/pod") -> the MIG profile its pod spec asks for (KubePod::MigProfile, kubectl
+  // pods): the share a pod is priced at when its telemetry does not name the profile.
+  std::map<std::string, std::string> spec_mig_profiles{};
   // The mixed-fleet plan (plan/fleet_plan.h): the models it may use (also right-sizing's)
   // and which pods are latency-bound.
   FleetOptions fleet{};
@@ -246,6 +253,11 @@ struct Plan {
                        [&](const CpuStarvation& s) { return s.pod == pod; }) ||
            std::find(unmeasured.begin(), unmeasured.end(), pod) != unmeasured.end();
   }
+  // The share of its current GPU each pod's device holds (BuildPlan, DeviceShare in plan.cpp:
+  // a MIG instance of a known profile its compute slices over the GPU's, else 1), by pod;
+  // what "before" and the kept pods are priced at.
+  std::vector<double> device_share{};
+  double share_of(std::size_t pod) const { return pod < device_share.size() ? device_share[pod] : 1.0; }
   // The current GPUs the kept pods hold (gpus_of each).
   std::size_t kept_gpus() const {
     std::size_t n = 0;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpufit/ingest/synthetic_telemetry.h"
+#include "gpufit/model/kube_cluster.h"
 #include "gpufit/plan/plan_writers.h"
 
 namespace gpufit {
@@ -195,6 +196,65 @@ TEST(BuildPlan, AllZeroPodIsFlaggedUnmeasured) {
   ASSERT_EQ(profiles.workloads.size(), 1u);
   EXPECT_EQ(profiles.workloads[0].workload, "pod/ns/real");
   EXPECT_EQ(profiles.unmeasured, (std::vector<std::string>{"pod/ns/zero"}));
+}
+
+// A pod on a MIG instance holds its slice, not the GPU: the "before" cost charges it its
+// compute slices' share of its GPU (1g.10gb: 1 of the A100-80GB's 7 compute slices), not a
+// whole GPU. A100-80GB: 3.4309 USD/h (data/gpu_catalog.yaml), 730 h a month.
+TEST(BuildPlan, APodOnAMigSliceIsPricedAsItsShareOfTheGpuBefore) {
+  Telemetry t = FlatPods({{"ml/small", 5000}, {"ml/big", 60000}}, 5);
+  t.pods[0].device = "GPU-a/gi7";
+  t.pods[0].mig_profile = "1g.10gb";
+  PlanOptions o = Options();
+  o.target_gpu = "a100-80gb";
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "mig");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_NEAR(plan->totals.usd_per_month_before, (1.0 / 7 + 1) * 3.4309 * 730, 1e-6);
+}
+
+// Without GPU_I_PROFILE in the telemetry, the pod spec's nvidia.com/mig-2g.20gb says it:
+// 2 of the A100-80GB's 7 compute slices.
+TEST(BuildPlan, ThePodSpecsMigProfilePricesItsPodWhenTheTelemetryDoesNotSay) {
+  Telemetry t = FlatPods({{"ml/small", 5000}, {"ml/big", 60000}}, 5);
+  t.pods[0].device = "GPU-a/gi3";
+  KubePod spec;
+  spec.namespace_name = "ml";
+  spec.name = "small";
+  KubeContainer c;
+  c.resources.devices["nvidia.com/mig-2g.20gb"] = 1;
+  spec.containers.push_back(c);
+  EXPECT_EQ(spec.MigProfile(), "2g.20gb");
+  PlanOptions o = Options();
+  o.target_gpu = "a100-80gb";
+  o.spec_mig_profiles[spec.Key()] = spec.MigProfile();
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "mig");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_NEAR(plan->totals.usd_per_month_before, (2.0 / 7 + 1) * 3.4309 * 730, 1e-6);
+}
+
+TEST(KubePod, MigProfileUndoesTheDevicePluginsDot) {
+  KubePod p;
+  KubeContainer c;
+  c.resources.devices["nvidia.com/mig-1g.10gb.me"] = 1;
+  p.containers.push_back(c);
+  EXPECT_EQ(p.MigProfile(), "1g.10gb+me");
+  p.containers[0].resources.devices["nvidia.com/gpu"] = 1;  // a whole GPU beside it: no one slice
+  EXPECT_EQ(p.MigProfile(), "");
+}
+
+// An unmeasured pod (0 MiB) on a 3g.40gb keeps its slice: 3/7 of the GPU before and after.
+TEST(BuildPlan, AKeptPodOnAMigSliceKeepsItsShareAfter) {
+  Telemetry t = FlatPods({{"ml/zero", 0}, {"ml/real", 20000}}, 5);
+  t.pods[0].device = "GPU-a/gi2";
+  t.pods[0].mig_profile = "3g.40gb";
+  PlanOptions o = Options();
+  o.target_gpu = "a100-80gb";
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), o, "mig");
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->unmeasured, (std::vector<std::size_t>{0}));
+  EXPECT_NEAR(plan->totals.usd_per_month_before, (3.0 / 7 + 1) * 3.4309 * 730, 1e-6);
+  EXPECT_NEAR(plan->totals.usd_per_month_after, (3.0 / 7 + 1) * 3.4309 * 730, 1e-6);  // real alone on one A100
+  EXPECT_NEAR(plan->fleet.usd_per_month_kept, 3.0 / 7 * 3.4309 * 730, 1e-6);          // the mixed fleet keeps it too
 }
 
 }  // namespace
