@@ -70,6 +70,20 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
     }
   }
   f.options.replicas_apart = f.replicas_apart != "off";
+  // HAMi hands out at most its registered devmem and count per GPU: the plan keeps to both.
+  if (f.sharing == "hami" && nodes) {
+    const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
+    const Result<GpuModel> target = catalog ? catalog->Find(f.options.target_gpu) : Result<GpuModel>(catalog.error());
+    const Result<HamiLimits> hami =
+        HamiLimitsOf(*nodes, target ? NormalizedGpuProduct(target->name) : std::string(), NormalizedGpuProduct);
+    if (!hami) return InvalidArgument("--nodes {}: {}", f.nodes, hami.error().message);
+    if (hami->pods > 0) {
+      f.options.max_pods_per_gpu = static_cast<std::size_t>(hami->pods);
+      if (target && hami->memory_mib < target->memory.value)
+        f.reserve_mib = std::max<std::int64_t>(f.reserve_mib, target->memory.value - hami->memory_mib);
+      std::fprintf(stderr, "gpufit: hami: %s; the plan keeps to both\n", hami->basis.c_str());
+    }
+  }
   if (f.compute_caps && f.sharing != "hami") return InvalidArgument("--compute-caps applies to --sharing hami only");
   const Result<const manifests::SharingBackend*> backend = manifests::FindSharingBackend(f.sharing);
   f.options.sharing = f.sharing;
@@ -107,7 +121,7 @@ Result<cli::ExtraOutput> EmitManifests(const PlanFlags& f, const Plan* colocatio
                                               .compute_caps = f.compute_caps});
   if (!m) return m.error();
   for (const std::string& note : m->notes)
-    if (note.find("nothing caps them") != std::string::npos)
+    if (note.find("nothing caps them") != std::string::npos || note.find("nothing written for it") != std::string::npos)
       std::fprintf(stderr, "gpufit: warning: %s\n", note.c_str());
   std::vector<std::pair<std::string, std::string>> files, extra;
   for (const ManifestFile& file : m->files) files.emplace_back(file.name, file.yaml);
@@ -313,7 +327,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
                                               .override_id = f.options.current_gpu,
                                               .fallback_id = f.options.target_gpu});
     if (current.named_by_data > 0) {
-      if (f.options.current_gpu.empty()) f.options.current_gpu = current.most_common;
+      // The plan's one "current" model (headlines, prices) is the one most pods run on, by
+      // the data where it names them: an override the data contradicts does not win here.
+      f.options.current_gpu = current.most_common;
       f.options.current_gpu_of = std::move(current.id_of);
       f.options.current_gpu_source_of = std::move(current.source_of);
     }

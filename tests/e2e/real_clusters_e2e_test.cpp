@@ -130,6 +130,22 @@ TEST(RealClusters, HamiNodesGetHamiWithoutAClusterPolicyAndComputeCapsOnlyWhenAs
     if (c) cores.insert(c[0]["resources"]["limits"]["nvidia.com/gpucores"].as<std::string>());
   }
   EXPECT_EQ(cores, (std::set<std::string>{"22"}));  // ceil(p99 20 x 1.10)
+  // HAMi registers what it hands out: 2 pods and 30,000 MiB per GPU here. Two caps of 22,000
+  // MiB do not fit 30,000, so each pod gets a GPU of its own (4 GPUs, not 1).
+  std::string small;
+  for (int g = 0; g < 4; ++g) small += fmt::format("GPU-c{},2,30000,100,NVIDIA-NVIDIA A100-SXM4-80GB,0,true:", g);
+  n1["metadata"]["annotations"]["hami.io/node-nvidia-register"] = small;
+  n2["metadata"]["annotations"]["hami.io/node-nvidia-register"] = small;
+  std::ofstream(dir / "nodes-small.json") << List({n1, n2}).dump();
+  const CliRun limited =
+      Gpufit("plan --telemetry " + (dir / "gpu.csv").string() + " --pods " + (dir / "pods.json").string() +
+                 " --nodes " + (dir / "nodes-small.json").string() + " --gpu a100-80gb --search-budget 0 --format json",
+             dir);
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_THAT(limited.err, HasSubstr("devmem 30000 MiB, count 2"));
+  const Json lj = Json::parse(limited.out);
+  EXPECT_EQ(lj["capacity_mib"], 30000);
+  EXPECT_EQ(lj["totals"]["gpus_after"], 4);
   // --compute-caps is HAMi's: with another back end it is an error.
   const CliRun wrong = Gpufit(args + " --sharing time-slicing --compute-caps", dir);
   EXPECT_NE(wrong.exit_code, 0);

@@ -531,38 +531,97 @@ Result<KubePod> PodOf(const Where& w, const Json& item, const Json& meta, const 
   return ParsePod(w, item, meta, KubePod{.namespace_name = ns, .name = name});
 }
 
-// One ResourceSlice (resource.k8s.io v1: attributes on the device; v1beta1: under `basic`)
-// of the NVIDIA DRA driver: its devices of type "gpu" counted onto spec.nodeName. Slices of
-// other drivers are ignored; a gpu.nvidia.com slice naming no node in the file is an error.
-Result<void> AddResourceSlice(const std::string& path, std::size_t i, const Json& slice, std::vector<KubeNode>& nodes) {
+// The GPUs of one ResourceSlice (resource.k8s.io v1: attributes on the device; v1beta1: under
+// `basic`) of the NVIDIA DRA driver, by its node and pool; nullopt for another driver's slice.
+struct DraSlice {
+  std::string node, pool;
+  std::int64_t generation = 0;
+  std::map<std::string, std::string> gpus;  // device name -> productName
+};
+
+Result<std::optional<DraSlice>> ParseResourceSlice(const std::string& path, std::size_t i, const Json& slice) {
   const std::string where = fmt::format("{}: ResourceSlice {}", path, i);
+  const auto bad = [&](const std::string& field, const std::string& what) {
+    return InvalidArgument("{}: {}: {}", where, field, what);
+  };
   const Json* spec = slice.is_object() ? Field(slice, "spec") : nullptr;
-  if (spec == nullptr || !spec->is_object()) return InvalidArgument("{}: .spec: missing or not an object", where);
+  if (spec == nullptr || !spec->is_object()) return bad(".spec", "missing or not an object");
   const Json* driver = Field(*spec, "driver");
-  if (driver == nullptr || !driver->is_string() || driver->get<std::string>() != "gpu.nvidia.com") return {};
+  if (driver == nullptr || !driver->is_string()) return bad(".spec.driver", "missing or not a string");
+  if (driver->get<std::string>() != "gpu.nvidia.com") return std::optional<DraSlice>();
+  DraSlice out;
   const Json* node_name = Field(*spec, "nodeName");
   if (node_name == nullptr || !node_name->is_string())
-    return InvalidArgument("{}: .spec.nodeName: missing (a gpu.nvidia.com slice is per node)", where);
-  const auto node = std::find_if(nodes.begin(), nodes.end(),
-                                 [&](const KubeNode& n) { return n.name == node_name->get<std::string>(); });
-  if (node == nodes.end())
-    return InvalidArgument("{}: .spec.nodeName: node '{}' is not in the file", where, node_name->get<std::string>());
+    return bad(".spec.nodeName", "missing (a gpu.nvidia.com slice is per node)");
+  out.node = node_name->get<std::string>();
+  out.pool = out.node;
+  if (const Json* pool = Field(*spec, "pool"); pool != nullptr) {
+    if (!pool->is_object()) return bad(".spec.pool", "not an object");
+    if (const Json* name = Field(*pool, "name"); name != nullptr) {
+      if (!name->is_string()) return bad(".spec.pool.name", "not a string");
+      out.pool = name->get<std::string>();
+    }
+    if (const Json* g = Field(*pool, "generation"); g != nullptr) {
+      if (!g->is_number_integer()) return bad(".spec.pool.generation", "not a whole number");
+      out.generation = g->get<std::int64_t>();
+    }
+  }
   const Json* devices = Field(*spec, "devices");
-  if (devices == nullptr) return {};
-  if (!devices->is_array()) return InvalidArgument("{}: .spec.devices: expected an array", where);
-  for (const Json& d : *devices) {
-    const Json* basic = d.is_object() ? Field(d, "basic") : nullptr;
+  if (devices == nullptr) return std::optional<DraSlice>(std::move(out));
+  if (!devices->is_array()) return bad(".spec.devices", "expected an array");
+  for (std::size_t k = 0; k < devices->size(); ++k) {
+    const Json& d = (*devices)[k];
+    const std::string at = fmt::format(".spec.devices[{}]", k);
+    if (!d.is_object()) return bad(at, "expected an object");
+    const Json* name = Field(d, "name");
+    if (name == nullptr || !name->is_string()) return bad(at + ".name", "missing or not a string");
+    const Json* basic = Field(d, "basic");
     const Json& holder = basic != nullptr ? *basic : d;
-    const Json* attributes = holder.is_object() ? Field(holder, "attributes") : nullptr;
-    if (attributes == nullptr || !attributes->is_object()) continue;
-    const auto text = [&](const char* key) -> std::string {
+    if (!holder.is_object()) return bad(at + ".basic", "not an object");
+    const Json* attributes = Field(holder, "attributes");
+    if (attributes == nullptr) continue;
+    if (!attributes->is_object()) return bad(at + ".attributes", "not an object");
+    // An attribute is an object with one typed value: {"string": "gpu"}.
+    const auto text = [&](const char* key) -> Result<std::string> {
       const Json* a = Field(*attributes, key);
-      const Json* v = a != nullptr && a->is_object() ? Field(*a, "string") : nullptr;
-      return v != nullptr && v->is_string() ? v->get<std::string>() : "";
+      if (a == nullptr) return std::string();
+      const Json* v = a->is_object() ? Field(*a, "string") : nullptr;
+      if (v == nullptr || !v->is_string())
+        return InvalidArgument("{}: {}.attributes.{}: expected {{\"string\": ...}}", where, at, key);
+      return v->get<std::string>();
     };
-    if (text("type") != "gpu") continue;
-    ++node->dra_gpus;
-    if (node->dra_product.empty()) node->dra_product = text("productName");
+    const Result<std::string> type = text("type");
+    if (!type) return type.error();
+    if (*type != "gpu") continue;
+    const Result<std::string> product = text("productName");
+    if (!product) return product.error();
+    out.gpus[name->get<std::string>()] = *product;
+  }
+  return std::optional<DraSlice>(std::move(out));
+}
+
+// The slices' GPUs counted onto their nodes: per pool only its newest generation (the driver
+// republishes a pool under a higher generation; older slices are stale), each device once.
+Result<void> AddResourceSlices(const std::string& path, const Json& slices, std::vector<KubeNode>& nodes) {
+  std::map<std::string, DraSlice> newest;  // pool -> its newest generation's devices
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    Result<std::optional<DraSlice>> s = ParseResourceSlice(path, i, slices[i]);
+    if (!s) return s.error();
+    if (!*s) continue;
+    if (std::none_of(nodes.begin(), nodes.end(), [&](const KubeNode& n) { return n.name == (*s)->node; }))
+      return InvalidArgument("{}: ResourceSlice {}: .spec.nodeName: node '{}' is not in the file", path, i, (*s)->node);
+    auto [it, added] = newest.emplace((*s)->pool, **s);
+    if (added) continue;
+    if ((*s)->generation > it->second.generation) {
+      it->second = std::move(**s);
+    } else if ((*s)->generation == it->second.generation) {
+      it->second.gpus.insert((*s)->gpus.begin(), (*s)->gpus.end());
+    }
+  }
+  for (const auto& [pool, slice] : newest) {
+    KubeNode& node = *std::find_if(nodes.begin(), nodes.end(), [&](const KubeNode& n) { return n.name == slice.node; });
+    node.dra_gpus += static_cast<int>(slice.gpus.size());
+    if (node.dra_product.empty() && !slice.gpus.empty()) node.dra_product = slice.gpus.begin()->second;
   }
   return {};
 }
@@ -603,7 +662,7 @@ Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
   if (doc.is_object() && doc.contains("items") && doc["items"].is_array()) {
     Json kept = Json::array();
     for (Json& item : doc["items"]) {
-      if (item.is_object() && item.contains("kind") && item["kind"] == "ResourceSlice")
+      if (item.is_object() && item.contains("kind") && item["kind"].is_string() && item["kind"] == "ResourceSlice")
         slices.push_back(std::move(item));
       else
         kept.push_back(std::move(item));
@@ -612,8 +671,7 @@ Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
   }
   Result<std::vector<KubeNode>> nodes = ParseObjects<KubeNode>(path, doc, "Node", NodeOf);
   if (!nodes) return nodes;
-  for (std::size_t i = 0; i < slices.size(); ++i)
-    if (Result<void> ok = AddResourceSlice(path, i, slices[i], *nodes); !ok) return ok.error();
+  if (Result<void> ok = AddResourceSlices(path, slices, *nodes); !ok) return ok.error();
   std::sort(nodes->begin(), nodes->end(), [](const KubeNode& a, const KubeNode& b) { return a.name < b.name; });
   return nodes;
 }

@@ -20,6 +20,19 @@ Result<int> Int(const std::string& text, const std::string& where) {
   return v;
 }
 
+// What HAMi itself would never register: no share, no memory, a core share past 100%, a mode
+// it does not have (hami-core, mig, mps: pkg/device/nvidia/device.go).
+Result<void> Check(const HamiDevice& d, const std::string& where) {
+  if (d.split_count < 1)
+    return InvalidArgument("{}: count {}: a GPU is shared by at least 1 pod", where, d.split_count);
+  if (d.memory.value < 1) return InvalidArgument("{}: devmem {}: a GPU has memory", where, d.memory.value);
+  if (d.cores < 1 || d.cores > 100)
+    return InvalidArgument("{}: devcore {}: not a percentage in 1..100", where, d.cores);
+  if (d.mode != "hami-core" && d.mode != "mig" && d.mode != "mps")
+    return InvalidArgument("{}: mode '{}': HAMi writes hami-core, mig or mps", where, d.mode);
+  return {};
+}
+
 Result<HamiDevice> FromFields(const std::vector<std::string>& f, const std::string& where) {
   if (f.size() != 7 && f.size() != 9)
     return InvalidArgument(
@@ -41,6 +54,7 @@ Result<HamiDevice> FromFields(const std::vector<std::string>& f, const std::stri
   if (f[6] != "true" && f[6] != "false") return InvalidArgument("{}: health: '{}' is not true or false", where, f[6]);
   d.healthy = f[6] == "true";
   d.mode = f.size() == 9 ? f[8] : "hami-core";
+  if (Result<void> ok = Check(d, where); !ok) return ok.error();
   return d;
 }
 
@@ -48,6 +62,7 @@ Result<std::vector<HamiDevice>> FromJson(const std::string& value) {
   const Json doc = Json::parse(value, nullptr, false);
   if (doc.is_discarded() || !doc.is_array())
     return InvalidArgument("{}: starts with '[' but is not a JSON array (HAMi v2.8+ format)", kHamiRegisterAnnotation);
+  if (doc.empty()) return InvalidArgument("{}: no GPU in '{}'", kHamiRegisterAnnotation, value);
   std::vector<HamiDevice> out;
   for (std::size_t i = 0; i < doc.size(); ++i) {
     const Json& d = doc[i];
@@ -71,9 +86,14 @@ Result<std::vector<HamiDevice>> FromJson(const std::string& value) {
     h.split_count = *count;
     h.memory = MiB{*mem};
     h.cores = *cores;
+    for (const char* key : {"id", "type", "mode"})
+      if (d.contains(key) && !d[key].is_string()) return InvalidArgument("{}.{}: expected a string", where, key);
+    if (d.contains("health") && !d["health"].is_boolean())
+      return InvalidArgument("{}.health: expected true or false", where);
     h.type = text("type");
-    h.healthy = d.contains("health") && d["health"].is_boolean() && d["health"].get<bool>();
+    h.healthy = d.contains("health") && d["health"].get<bool>();
     h.mode = text("mode").empty() ? "hami-core" : text("mode");
+    if (Result<void> ok = Check(h, where); !ok) return ok.error();
     out.push_back(std::move(h));
   }
   return out;
@@ -178,6 +198,34 @@ Result<NodeSharing> SharingOfNode(const KubeNode& node, const std::vector<KubePo
   return out;
 }
 
+Result<HamiLimits> HamiLimitsOf(const std::vector<KubeNode>& nodes, const std::string& product_key,
+                                std::string (*normalize)(const std::string&)) {
+  std::vector<HamiDevice> all, matching;
+  for (const KubeNode& n : nodes) {
+    const auto it = n.annotations.find(kHamiRegisterAnnotation);
+    if (it == n.annotations.end()) continue;
+    Result<std::vector<HamiDevice>> d = DecodeHamiRegister(it->second);
+    if (!d) return InvalidArgument("node {}: {}", n.name, d.error().message);
+    for (HamiDevice& g : *d) {
+      if (normalize(HamiProduct(g.type)) == product_key) matching.push_back(g);
+      all.push_back(std::move(g));
+    }
+  }
+  const std::vector<HamiDevice>& use = matching.empty() ? all : matching;
+  HamiLimits out;
+  if (use.empty()) return out;
+  out.memory_mib = use.front().memory.value;
+  out.pods = use.front().split_count;
+  for (const HamiDevice& g : use) {
+    out.memory_mib = std::min(out.memory_mib, g.memory.value);
+    out.pods = std::min(out.pods, g.split_count);
+  }
+  out.basis = fmt::format("{} HAMi GPU{}{}: devmem {} MiB, count {} (the smallest registered)", use.size(),
+                          use.size() == 1 ? "" : "s", matching.empty() ? " (none of the target model)" : "",
+                          out.memory_mib, out.pods);
+  return out;
+}
+
 std::string BackendOfSystem(const std::string& system) {
   if (system == "hami") return "hami";
   if (system == "dra") return "dra-mps";
@@ -185,8 +233,18 @@ std::string BackendOfSystem(const std::string& system) {
   return system.empty() ? "" : "time-slicing";
 }
 
-Result<SharingChoice> ChooseSharing(const std::vector<KubeNode>& nodes, const std::vector<KubePod>* pods) {
+std::vector<KubePod> KaiSharingPods(const std::vector<KubePod>& pods) {
+  std::vector<KubePod> out;
+  for (const KubePod& p : pods)
+    if (!p.node_name.empty() && (p.annotations.contains("gpu-fraction") || p.annotations.contains("gpu-memory")))
+      out.push_back(p);
+  return out;
+}
+
+Result<SharingChoice> ChooseSharing(const std::vector<KubeNode>& nodes, const std::vector<KubePod>* all_pods) {
   static const char* const kOrder[] = {"hami", "dra-mps", "kai", "time-slicing"};
+  const std::vector<KubePod> kai = all_pods != nullptr ? KaiSharingPods(*all_pods) : std::vector<KubePod>{};
+  const std::vector<KubePod>* pods = &kai;
   std::map<std::string, std::pair<int, int>> by_backend;  // nodes, GPUs
   for (const KubeNode& n : nodes) {
     Result<NodeSharing> s = SharingOfNode(n, pods);

@@ -72,9 +72,25 @@ struct NodeSharing {
   std::string product{};   // the GPU product name where the system says it
 };
 
-// The node's system by the rules above. `pods` (or null): the cluster's pods, for KAI.
+// The pods that share a GPU through KAI-Scheduler (annotation gpu-fraction or gpu-memory):
+// what SharingOfNode needs of a cluster's pods, filtered once.
+std::vector<KubePod> KaiSharingPods(const std::vector<KubePod>& pods);
+
+// The node's system by the rules above. `pods` (or null): the cluster's pods, for KAI (pass
+// KaiSharingPods of them when asking for many nodes: each call walks the list).
 // kInvalidArgument naming the node and annotation for a HAMi annotation that does not decode.
 Result<NodeSharing> SharingOfNode(const KubeNode& node, const std::vector<KubePod>* pods);
+
+// What HAMi hands out per GPU on the nodes (the smallest over their registered GPUs whose
+// product normalizes to `product_key` by `normalize`, or over all when none does): the
+// memory (devmem, MiB) and the pods (count) one GPU takes. Zero when no node is HAMi's.
+struct HamiLimits {
+  std::int64_t memory_mib = 0;
+  int pods = 0;
+  std::string basis;  // e.g. "4 HAMi GPUs of NVIDIA A100-SXM4-80GB: devmem 30000 MiB, count 2"
+};
+Result<HamiLimits> HamiLimitsOf(const std::vector<KubeNode>& nodes, const std::string& product_key,
+                                std::string (*normalize)(const std::string&));
 
 // The --sharing back end (plan/manifests/sharing_backend.h) that serves a system: hami ->
 // hami, dra -> dra-mps, kai -> kai, every NVIDIA device plugin system -> time-slicing.

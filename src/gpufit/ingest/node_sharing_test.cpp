@@ -72,6 +72,16 @@ TEST(HamiRegister, MalformedValuesNameTheGpuAndField) {
   EXPECT_THAT(error("[{\"count\":1}]"), HasSubstr("[0].id: missing"));
   EXPECT_THAT(error("[oops"), HasSubstr("not a JSON array"));
   EXPECT_THAT(error(""), HasSubstr("no GPU"));
+  EXPECT_THAT(error("[]"), HasSubstr("no GPU"));
+  // What HAMi never registers.
+  EXPECT_THAT(error("GPU-a,0,81920,100,NVIDIA-x,0,true:"), HasSubstr("count 0"));
+  EXPECT_THAT(error("GPU-a,10,0,100,NVIDIA-x,0,true:"), HasSubstr("devmem 0"));
+  EXPECT_THAT(error("GPU-a,10,81920,300,NVIDIA-x,0,true:"), HasSubstr("devcore 300"));
+  EXPECT_THAT(error("GPU-a,10,81920,100,NVIDIA-x,0,true,0,bogus:"), HasSubstr("mode 'bogus'"));
+  EXPECT_THAT(error(R"([{"id":"g","count":1,"devmem":1,"devcore":100,"health":"true"}])"),
+              HasSubstr("[0].health: expected true or false"));
+  EXPECT_THAT(error(R"([{"id":"g","count":1,"devmem":1,"devcore":100,"type":5}])"),
+              HasSubstr("[0].type: expected a string"));
 }
 
 KubeNode GpuNode(const std::string& name, int gpus) {
@@ -166,6 +176,7 @@ TEST(NodeSharing, TheReaderKeepsAnnotationsAndCountsDraResourceSlices) {
       {"spec",
        {{"driver", "gpu.nvidia.com"},
         {"nodeName", "dra-1"},
+        {"pool", {{"name", "dra-1"}, {"generation", 1}, {"resourceSliceCount", 2}}},
         {"devices", {{{"name", "gpu-2"}, {"basic", {{"attributes", {{"type", {{"string", "gpu"}}}}}}}}}}}}};
   const testing::Json other = {{"kind", "ResourceSlice"},
                                {"metadata", {{"name", "nic"}}},
@@ -180,6 +191,25 @@ TEST(NodeSharing, TheReaderKeepsAnnotationsAndCountsDraResourceSlices) {
   EXPECT_EQ((*nodes)[0].dra_product, "NVIDIA A100 80GB PCIe");
   EXPECT_EQ((*nodes)[1].annotations.at(kHamiRegisterAnnotation), kHami26);
   EXPECT_EQ(SharingOfNode((*nodes)[1], nullptr)->system, "hami");
+
+  // A slice listed twice counts once; a newer generation of the pool replaces the older.
+  const Result<std::vector<KubeNode>> twice =
+      ReadKubeNodes(dir.Write("twice.json", List({dra, v1, v1beta1, v1, v1beta1}).dump()));
+  ASSERT_TRUE(twice) << twice.error().message;
+  EXPECT_EQ((*twice)[0].dra_gpus, 2);
+  testing::Json newer = v1;
+  newer["spec"]["pool"]["generation"] = 2;
+  newer["spec"]["devices"].erase(1);  // gpu-0 only
+  const Result<std::vector<KubeNode>> republished =
+      ReadKubeNodes(dir.Write("newer.json", List({dra, v1, v1beta1, newer}).dump()));
+  ASSERT_TRUE(republished) << republished.error().message;
+  EXPECT_EQ((*republished)[0].dra_gpus, 1);
+  // Attributes of the wrong shape are errors, not skipped devices.
+  testing::Json bare = v1;
+  bare["spec"]["devices"][0]["attributes"]["type"] = "gpu";
+  const Result<std::vector<KubeNode>> shape = ReadKubeNodes(dir.Write("bare.json", List({dra, bare}).dump()));
+  ASSERT_FALSE(shape);
+  EXPECT_THAT(shape.error().message, HasSubstr(".spec.devices[0].attributes.type: expected {\"string\": ...}"));
 
   testing::Json stray = v1;
   stray["spec"]["nodeName"] = "gone";

@@ -34,13 +34,15 @@ struct Instance {
   double max_collision_p = 1;
   // Per pod, its replica set (ColocateOptions::apart); empty when no pod has one.
   std::vector<int> apart;
+  std::size_t max_pods = 0;  // ColocateOptions::max_pods_per_gpu; 0: no limit
 };
 
 // The sum series of the pods on one GPU and its penalty:
 //   penalty = overflowing samples (each weighted 1 + overflow / capacity)
 //           + max(0, collision samples - collision limit)
 //           + samples x max(0, P(collision if always active) - its limit)
-//           + samples x pairs of pods of one replica set (ColocateOptions::apart).
+//           + samples x pairs of pods of one replica set (ColocateOptions::apart)
+//           + samples x pods beyond max_pods_per_gpu.
 // Zero penalty is exactly the co-location rule of colocate.h.
 struct Gpu {
   std::vector<std::size_t> pods;
@@ -72,7 +74,13 @@ class Packer {
   // A copy of `from` (its packing, counters and memo) that goes on with its own seed.
   Packer(const Packer& from, std::uint64_t seed) : Packer(from) { rng_.seed(seed); }
 
-  double Penalty(const Gpu& g) const { return Penalty(g.overflow, g.collisions, g.collision_p, g.together); }
+  double Penalty(const Gpu& g) const {
+    return Penalty(g.overflow, g.collisions, g.collision_p, g.together + Beyond(g.pods.size()));
+  }
+  // Pods beyond the limit on a GPU of `pods` pods, counted like pairs of replicas.
+  std::int64_t Beyond(std::size_t pods) const {
+    return in_.max_pods == 0 || pods <= in_.max_pods ? 0 : static_cast<std::int64_t>(pods - in_.max_pods);
+  }
   double Penalty(double overflow, std::int64_t collisions, double collision_p, std::int64_t together) const {
     return overflow + static_cast<double>(std::max<std::int64_t>(0, collisions - in_.collision_limit)) +
            static_cast<double>(in_.samples) *
@@ -175,7 +183,8 @@ class Packer {
         d_over += OverflowAt(gm[t] + sign * (m[t] + add), cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1) + kCallOverhead;
-    const std::int64_t together = g.together + static_cast<std::int64_t>(sign) * SameSet(g, p);
+    const std::int64_t together = g.together + static_cast<std::int64_t>(sign) * SameSet(g, p) +
+                                  Beyond(sign > 0 ? g.pods.size() + 1 : g.pods.size() - 1);
     if (fits_only) {
       const double without_p =
           Penalty(g.overflow + d_over, g.collisions + d_coll, g.collision_p, together) - Penalty(g);
@@ -211,13 +220,13 @@ class Packer {
       d_over += OverflowAt(m, cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(hi - lo + 1) + kCallOverhead;
-    const std::int64_t together = g.together - SameSet(g, out) + SameSet(g, in, out);
+    const std::int64_t together = g.together - SameSet(g, out) + SameSet(g, in, out) + Beyond(g.pods.size());
     return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in), together) - Penalty(g);
   }
 
   // Exact rule check of pod p joining a feasible GPU g, with cheap rejections first.
   bool Fits(const Gpu& g, std::size_t p) {
-    if (SameSet(g, p) > 0) return false;
+    if (SameSet(g, p) > 0 || Beyond(g.pods.size() + 1) > 0) return false;
     const double cap = in_.capacity_mib;
     if (g.mem[in_.peak_at[p]] + in_.peak_mib[p] > cap) return false;
     // At the GPU's own peak the pod adds at least its smallest running memory.
@@ -465,6 +474,7 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
                           static_cast<double>(std::max<std::size_t>(1, fb.size())));
     if (options.collisions_if_active) in.active_duty.push_back(ActiveDutyOf(p));
     if (!options.apart.empty()) in.apart.push_back(i < options.apart.size() ? options.apart[i] : -1);
+    in.max_pods = options.max_pods_per_gpu;
     if (excluded[i]) continue;
     if (in.peak_mib.back() > in.capacity_mib) {
       out.too_big.push_back(i);

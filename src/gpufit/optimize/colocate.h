@@ -56,6 +56,9 @@ struct ColocateOptions {
   // Deployment), or -1; no two pods of one set share a GPU, so one GPU's failure takes down
   // at most one replica of a service. Empty: no such rule.
   std::vector<int> apart{};
+  // At most this many pods on one GPU (0: no limit), e.g. HAMi's deviceSplitCount: its
+  // scheduler places no more pods on a GPU than it registered shares for.
+  std::size_t max_pods_per_gpu = 0;
 };
 
 struct Colocation {

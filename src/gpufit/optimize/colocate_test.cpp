@@ -59,6 +59,18 @@ TEST(Colocate, ReplicasOfOneSetNeverShareAGpu) {
   }
 }
 
+// HAMi's registered count: 5 idle pods of 10 MiB fit one 80 MiB GPU; at most 2 per GPU, 3.
+TEST(Colocate, NoGpuHoldsMorePodsThanTheLimit) {
+  std::vector<PodSeries> pods;
+  for (const char* name : {"a", "b", "c", "d", "e"}) pods.push_back(MakePod(name, {10, 10, 10, 10}, {1, 1, 1, 1}));
+  const Telemetry t = MakeTelemetry(pods);
+  for (const std::int64_t budget : {0, 1'000'000}) {
+    const Colocation c = Colocate(t, {.gpu_memory = MiB{80}, .search_budget = budget, .max_pods_per_gpu = 2});
+    EXPECT_EQ(c.groups.size(), 3u) << "budget " << budget;
+    for (const std::vector<std::size_t>& g : c.groups) EXPECT_LE(g.size(), 2u);
+  }
+}
+
 TEST(Colocate, CollidingComputePeaksStayApart) {
   const Telemetry t =
       MakeTelemetry({MakePod("a", {10, 10, 10, 10}, {60, 60, 0, 0}), MakePod("b", {10, 10, 10, 10}, {50, 50, 0, 0})});

@@ -66,6 +66,7 @@ class FleetSearch {
       return true;
     }
     if (!plan_.apart(pods)) return false;  // replicas of one workload never share a GPU
+    if (plan_.options.max_pods_per_gpu > 0 && pods.size() > plan_.options.max_pods_per_gpu) return false;
     const double oom_line = memory - static_cast<double>(plan_.options.reserve.value);
     // The group margin (memory_envelope.h): each live pod counts per_pod_ more against a line
     // per_pod_ higher, so k live pods keep margin_ + (k - 1) x per_pod_ free, as the packer does.
@@ -258,6 +259,7 @@ void RepackPerModel(FleetSearch& s, std::vector<Unit>& units, const Plan& plan) 
     co.threads = plan.options.threads;
     if (!plan.replica_set.empty())
       for (std::size_t p : pods) co.apart.push_back(plan.replica_set[p]);
+    co.max_pods_per_gpu = plan.options.max_pods_per_gpu;
     const Colocation c = Colocate(scaled, co);
     if (c.groups.size() + c.too_big.size() >= count[m]) continue;
     std::vector<Unit> again;

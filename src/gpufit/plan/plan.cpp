@@ -284,6 +284,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     // Items are single pods here: whole_workloads, which merges them, keeps no set.
     for (const std::vector<std::size_t>& item : items) co.apart.push_back(plan.replica_set[item.front()]);
   }
+  co.max_pods_per_gpu = options.max_pods_per_gpu;
   co.gpu_memory = target->memory;
   co.reserve = options.reserve;
   co.memory_margin_mib = options.memory_caps ? 0.0 : plan.memory_margin_mib;
@@ -381,6 +382,13 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   const std::size_t own = plan.too_big.size() + plan.kept_gpus();  // one GPU each, a multi-GPU pod all of its
   t.gpus_after = plan.replay.gpus.size() + own;
   t.gpus_lower_bound = t.lower_bound.gpus() + own;
+  {  // Replicas apart: a set of k packed replicas needs k GPUs, whatever their size.
+    std::map<int, std::size_t> packed_in_set;
+    for (std::size_t i = 0; i < plan.replica_set.size(); ++i)
+      if (plan.replica_set[i] >= 0 && plan.group_of[i]) ++packed_in_set[plan.replica_set[i]];
+    for (const auto& [set, k] : packed_in_set) plan.largest_replica_set = std::max(plan.largest_replica_set, k);
+    t.gpus_lower_bound = std::max(t.gpus_lower_bound, plan.largest_replica_set + own);
+  }
   t.gpus_first_fit_decreasing = colocation.first_fit_decreasing_gpus + own;
   const double hours_per_sample = telemetry.step_s / 3600.0;
   double duty_before = 0, duty_after = 0;

@@ -102,6 +102,9 @@ struct PlanOptions {
   // GPU failure takes down at most one replica of a service. Not with whole_workloads, whose
   // one ResourceClaim puts a workload's pods on one GPU by design.
   bool replicas_apart = true;
+  // At most this many pods share one GPU (0: no limit): HAMi's registered deviceSplitCount
+  // (ingest/node_sharing.h), beyond which its scheduler leaves pods Pending.
+  std::size_t max_pods_per_gpu = 0;
   // CPU starvation (optimize/cpu_starvation.h): starved pods keep their current GPU, alone;
   // their duty cycle shows the CPU's limit, not the GPU's need.
   StarvationOptions starvation{};
@@ -207,6 +210,7 @@ struct Plan {
   // Per pod (pod_names order): its replica set, kept apart from the others of the set
   // (PlanOptions::replicas_apart), or -1.
   std::vector<int> replica_set;
+  std::size_t largest_replica_set = 0;  // the most packed replicas of one set: a lower bound on GPUs
   bool apart(const std::vector<std::size_t>& pods) const {
     for (std::size_t i = 0; i < pods.size(); ++i)
       for (std::size_t j = i + 1; j < pods.size(); ++j)

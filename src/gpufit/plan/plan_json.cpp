@@ -259,6 +259,8 @@ std::string PlanToJson(const Plan& plan) {
         {"reserve_mib", plan.options.reserve.value},
         {"robust", plan.options.robust},
         {"sharing", plan.options.sharing.empty() ? json(nullptr) : json(plan.options.sharing)},
+        {"replicas_apart", plan.options.replicas_apart},
+        {"largest_replica_set", plan.largest_replica_set},
         {"memory_risk", plan.options.memory_risk},
         {"min_window_hours", plan.options.min_window_hours},
         {"seed", plan.options.seed},

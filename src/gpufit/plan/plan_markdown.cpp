@@ -170,7 +170,8 @@ std::string PlanToMarkdown(const Plan& plan) {
       Out(s, "| {} | {} | {} | {:.0f} |\n", model, n, shared, usd);
     }
     if (!f.kept.empty())
-      Out(s, "| {} (kept as today) | {} | 0 | {:.0f} |\n", plan.current.id, f.kept_gpus, f.usd_per_month_kept);
+      Out(s, "| {} (kept as today) | {} | 0 | {:.0f} |\n", plan.mixed_current() ? "today's models" : plan.current.id,
+          f.kept_gpus, f.usd_per_month_kept);
     if (!f.merged_pairs)
       Out(s, "\nMore than {} GPUs: no pair of GPUs was merged across models (its cost grows as the square).\n",
           kMaxMergeGpus);
@@ -181,17 +182,28 @@ std::string PlanToMarkdown(const Plan& plan) {
     Out(s,
         "{} of the pods would not be admitted on {} by the mixed fleet's rules (slower than {} for a serving pod, or "
         "scaled duty over 100%): this plan does not check it.\n\n",
-        plan.fleet.refused_on_target, plan.target.id, plan.current.id);
+        plan.fleet.refused_on_target, plan.target.id, plan.mixed_current() ? "the pod's current GPU" : plan.current.id);
   Out(s, "| | before | after |\n|---|---:|---:|\n");
-  Out(s, "| GPUs | {} x {} | {} |\n", t.gpus_before, plan.current.id, t.gpus_after);
+  {
+    std::map<std::string, std::size_t> today;  // model -> GPUs
+    for (std::size_t i = 0; i < plan.pod_names.size(); ++i) today[plan.current_gpu(i).id] += plan.gpus_of(i);
+    std::string before;
+    for (const auto& [id, n] : today) before += fmt::format("{}{} x {}", before.empty() ? "" : " + ", n, id);
+    if (before.empty()) before = fmt::format("{} x {}", t.gpus_before, plan.current.id);
+    Out(s, "| GPUs | {} | {} |\n", before, t.gpus_after);
+  }
   Out(s, "| GPU-hours over the window | {:.1f} | {:.1f} |\n", t.gpu_hours_before, t.gpu_hours_after);
   Out(s, "| USD per month (on-demand) | {:.0f} | {:.0f} |\n", t.usd_per_month_before, t.usd_per_month_after);
   Out(s, "| mean duty cycle per GPU | {:.1f}% | {:.1f}% |\n\n", t.mean_duty_pct_before, t.mean_duty_pct_after);
   Out(s,
-      "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}{}, {}); gap {} GPU(s). "
+      "Lower bound: {} GPUs (per-sample L2 {}, conflict clique {}{}, {}{}); gap {} GPU(s). "
       "First-fit decreasing needs {}.\n",
       t.gpus_lower_bound, t.lower_bound.per_sample_l2, t.lower_bound.conflict_clique, CliqueNote(t.lower_bound),
-      LpNote(t.lower_bound), t.gap_to_lower_bound(), t.gpus_first_fit_decreasing);
+      LpNote(t.lower_bound),
+      plan.largest_replica_set > 1
+          ? fmt::format(", replicas apart: {} replicas of one workload need as many GPUs", plan.largest_replica_set)
+          : std::string(),
+      t.gap_to_lower_bound(), t.gpus_first_fit_decreasing);
   Out(s, "Replay: {} memory overflows, worst collision share {:.2f}% -> {}.\n", plan.replay.memory_overflows,
       100 * plan.replay.max_collision_share, plan.replay.safe ? "safe" : "UNSAFE");
   if (plan.workload_replay) {

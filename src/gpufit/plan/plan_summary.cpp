@@ -65,6 +65,16 @@ std::string WhyOf(const json& plan, const char* strategy) {
 bool Recommendable(const std::string& status) { return status == "held" || status == "not backtested"; }
 
 // "2 x l4, 30 x a100-80gb" of a fleet plan's gpus_by_model, cheapest model first as listed.
+// Today's GPUs by model: "4 x a100-80gb", or "2 x a100-80gb + 2 x h100-80gb" for a mixed fleet.
+std::string TodaysGpus(const json& plan) {
+  std::string out;
+  for (const json& m : Get(plan, "current_gpus"))
+    out += fmt::format("{}{} x {}", out.empty() ? "" : " + ", Num(m, "gpus"), Str(m, "id"));
+  if (out.empty())
+    out = fmt::format("{} x {}", Num(Get(plan, "totals"), "gpus_before"), Str(Get(plan, "current_gpu"), "id"));
+  return out;
+}
+
 std::string FleetModels(const json& fleet) {
   std::vector<std::string> parts;
   for (const auto& [model, n] : Get(fleet, "gpus_by_model").items())
@@ -210,11 +220,11 @@ ActionLists Actions(const json& plan, const std::vector<Row>& rows) {
   if (t.is_object() && fleet_recommended) {
     const double saved = Num(t, "usd_per_month_before") - Num(fleet, "usd_per_month");
     if (saved > 0.5)
-      actions.push_back(Action{kMonthly, saved,
-                               fmt::format("Move the pods to {} GPUs ({}) instead of {} x {}: {} per month saved{}.",
-                                           Num(fleet, "gpus"), FleetModels(fleet), Num(t, "gpus_before"),
-                                           Str(Get(plan, "current_gpu"), "id"), Dollars(saved), verdict("fleet")),
-                               StatusOf(plan, "fleet"), WhyOf(plan, "fleet")});
+      actions.push_back(
+          Action{kMonthly, saved,
+                 fmt::format("Move the pods to {} GPUs ({}) instead of {}: {} per month saved{}.", Num(fleet, "gpus"),
+                             FleetModels(fleet), TodaysGpus(plan), Dollars(saved), verdict("fleet")),
+                 StatusOf(plan, "fleet"), WhyOf(plan, "fleet")});
     std::size_t shared = 0;
     for (const json& g : Get(plan, "groups"))
       if (Get(g, "pods").size() > 1) ++shared;

@@ -48,6 +48,9 @@ TEST(ReplicasApart, NoGpuOfEitherPlanHoldsTwoReplicas) {
   EXPECT_EQ(plan->replica_set, (std::vector<int>{0, 0, 0, -1, -1}));
   // Three replicas need three GPUs; the bare pods ride along.
   EXPECT_EQ(plan->replay.gpus.size(), 3U);
+  // The bound knows: 3 replicas need 3 GPUs, so the plan is optimal.
+  EXPECT_EQ(plan->largest_replica_set, 3U);
+  EXPECT_EQ(plan->totals.gpus_lower_bound, 3U);
   for (const GpuReplay& g : plan->replay.gpus) EXPECT_LE(WebPods(g.pods), 1U);
   ASSERT_FALSE(plan->fleet.gpus.empty());
   std::size_t web = 0;

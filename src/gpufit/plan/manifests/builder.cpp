@@ -150,7 +150,8 @@ void Builder::NoteOnce(const std::string& note) {
 // nvidia.com/gpu (which GPU pods tolerate); for time-slicing, not in MIG mode.
 const NodeSharing& Builder::SystemOf(const KubeNode& node) {
   if (const auto it = systems_.find(node.name); it != systems_.end()) return it->second;
-  Result<NodeSharing> s = SharingOfNode(node, in_.pods);
+  if (!kai_pods_) kai_pods_ = in_.pods != nullptr ? KaiSharingPods(*in_.pods) : std::vector<KubePod>{};
+  Result<NodeSharing> s = SharingOfNode(node, &*kai_pods_);
   if (!s) return systems_[node.name] = NodeSharing{.system = "unreadable", .evidence = s.error().message};
   return systems_[node.name] = std::move(*s);
 }

@@ -123,6 +123,7 @@ class Builder {
   Manifests out_;
   std::map<WorkloadKey, Patch> patches_;
   std::map<std::string, NodeSharing> systems_;
+  std::optional<std::vector<KubePod>> kai_pods_;  // KaiSharingPods of in().pods, once
 };
 
 }  // namespace gpufit::manifests
