@@ -36,6 +36,7 @@ int SpreadMigReplicas(const MigGpu& gpu, MigPlan& plan, const std::vector<int>& 
     if (a.gpu < 0 || set(w) < 0 || !conflict(w, a.gpu, -1)) continue;
     const int from = a.gpu;
     const auto from_slot = static_cast<std::size_t>(slot_of(w));
+    if (from_slot >= plan.gpu_plans[static_cast<std::size_t>(from)].workloads.size()) continue;  // not listed there
     bool moved = false;
     for (int g = 0; g < static_cast<int>(plan.gpu_plans.size()) && !moved; ++g) {
       if (g == from || plan.gpu_plans[static_cast<std::size_t>(g)].gpu_model != gpu.id) continue;
