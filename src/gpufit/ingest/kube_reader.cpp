@@ -618,7 +618,8 @@ Result<void> AddResourceSlices(const std::string& path, const Json& slices, std:
       it->second.gpus.insert((*s)->gpus.begin(), (*s)->gpus.end());
     }
   }
-  for (const auto& [pool, slice] : newest) {
+  for (const auto& entry : newest) {
+    const DraSlice& slice = entry.second;
     KubeNode& node = *std::find_if(nodes.begin(), nodes.end(), [&](const KubeNode& n) { return n.name == slice.node; });
     node.dra_gpus += static_cast<int>(slice.gpus.size());
     if (node.dra_product.empty() && !slice.gpus.empty()) node.dra_product = slice.gpus.begin()->second;
