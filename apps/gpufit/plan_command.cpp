@@ -47,7 +47,8 @@ namespace {
 // --sharing: the back end (given, or hami when the nodes allocate HAMi's nvidia.com/gpumem,
 // else time-slicing) and what it asks of the plan: memory caps, equal for a workload's
 // replicas, or a MIG layout.
-Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::optional<std::vector<KubeNode>>& nodes,
+Result<void> ApplySharing(PlanFlags& f, const GpuCatalog& catalog, const Telemetry* telemetry,
+                          const std::optional<std::vector<KubeNode>>& nodes,
                           const std::optional<std::vector<KubePod>>& pods) {
   if (!f.kai_queue.empty() && f.sharing != "kai") return InvalidArgument("--kai-queue applies to --sharing kai only");
   // A label value (Kubernetes: at most 63 characters, alphanumerics, '-', '_', '.' inside).
@@ -72,8 +73,7 @@ Result<void> ApplySharing(PlanFlags& f, const Telemetry* telemetry, const std::o
   f.options.replicas_apart = f.replicas_apart != "off";
   // HAMi hands out at most its registered devmem and count per GPU: the plan keeps to both.
   if (f.sharing == "hami" && nodes) {
-    const Result<GpuCatalog> catalog = LoadCatalog(f.catalog);
-    const Result<GpuModel> target = catalog ? catalog->Find(f.options.target_gpu) : Result<GpuModel>(catalog.error());
+    const Result<GpuModel> target = catalog.Find(f.options.target_gpu);
     const Result<HamiLimits> hami =
         HamiLimitsOf(*nodes, target ? NormalizedGpuProduct(target->name) : std::string(), NormalizedGpuProduct);
     if (!hami) return InvalidArgument("--nodes {}: {}", f.nodes, hami.error().message);
@@ -368,7 +368,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     }
     if (most > 0) f.options.starvation.max_cores_per_gpu = std::floor(most * 10) / 10;
   }
-  if (Result<void> ok = ApplySharing(f, telemetry, nodes, pods); !ok) return Fail(ok.error());
+  if (Result<void> ok = ApplySharing(f, *catalog, telemetry, nodes, pods); !ok) return Fail(ok.error());
   if (telemetry) {
     if (f.options.target_gpu.empty())
       return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
@@ -530,7 +530,7 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
   const Result<Telemetry> tel = cli::LoadTelemetry(f.telemetry, cli::NowSeconds());
   if (!tel) return Fail(tel.error());
   f.options.reserve = MiB{f.reserve_mib};
-  if (Result<void> ok = ApplySharing(f, &*tel, std::nullopt, std::nullopt); !ok) return Fail(ok.error());
+  if (Result<void> ok = ApplySharing(f, *catalog, &*tel, std::nullopt, std::nullopt); !ok) return Fail(ok.error());
   // The backtest of the options given is one row of the curve: computed once.
   std::vector<double> all = risks;
   if (f.options.robust && std::find(all.begin(), all.end(), f.options.memory_risk) == all.end())

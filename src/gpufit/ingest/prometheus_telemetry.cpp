@@ -140,6 +140,22 @@ using Dropped = std::map<std::pair<std::string, int>, std::set<double>>;
 // Samples of one metric per (pod, GPU identity).
 using ByGpu = std::map<std::pair<std::string, std::string>, RawSeries>;
 
+// The labels that most likely name the pod and its namespace among `label_names` (not the ones
+// read now): dcgm-exporter 1.x's pod_name / pod_namespace first, then any other whose name holds
+// the word, in name order; "" when none does.
+struct PodLabelGuess {
+  std::string pod, ns;
+};
+PodLabelGuess GuessPodLabels(const std::set<std::string>& label_names, const PodLabelNames& names) {
+  const auto candidate = [&](const std::string& preferred, const std::string& word, const std::string& now) {
+    if (preferred != now && label_names.count(preferred)) return preferred;
+    for (const std::string& n : label_names)
+      if (n != now && n.find(word) != std::string::npos && n.find("exported_") != 0 && n != "container_name") return n;
+    return std::string();
+  };
+  return {.pod = candidate("pod_name", "pod", names.pod), .ns = candidate("pod_namespace", "namespace", names.ns)};
+}
+
 // DCGM series without a pod label: the GPUs, how many series, and their label names.
 struct NoPod {
   std::set<std::string> gpus;
@@ -321,9 +337,9 @@ Result<Telemetry> TelemetryFromDcgmSeries(const std::vector<PromSeries>& fb_used
                     "--kubernetes)",
                     gpu));
   // Idle GPUs are normal; a label that looks like a pod label on them is worth a line.
-  if (const std::string why = DiagnoseMissingPodLabel(no_pod.series, no_pod.label_names, labels);
-      why.find("rerun with") != std::string::npos)
-    tel->skipped.push_back(fmt::format("{} GPU{}: {}", no_pod.gpus.size(), no_pod.gpus.size() == 1 ? "" : "s", why));
+  if (!GuessPodLabels(no_pod.label_names, labels).pod.empty())
+    tel->skipped.push_back(fmt::format("{} GPU{}: {}", no_pod.gpus.size(), no_pod.gpus.size() == 1 ? "" : "s",
+                                       DiagnoseMissingPodLabel(no_pod.series, no_pod.label_names, labels)));
   const double keep = grid ? grid->step_s - 1e-3 : 0.0;
   for (const auto& [key, times] : dropped) {
     PodEnd end = lives.at(key.first)[static_cast<std::size_t>(key.second)].EndOf(LifeName(key.first, key.second), keep);
@@ -379,25 +395,16 @@ std::string PodKeyFromLabels(const std::map<std::string, std::string>& l, const 
 
 std::string DiagnoseMissingPodLabel(std::size_t series, const std::set<std::string>& label_names,
                                     const PodLabelNames& names) {
-  // The label that most likely names the pod (or namespace): dcgm-exporter 1.x's name first,
-  // then any other whose name holds the word, in name order.
-  const auto candidate = [&](const std::string& preferred, const std::string& word, const std::string& now) {
-    if (preferred != now && label_names.count(preferred)) return preferred;
-    for (const std::string& n : label_names)
-      if (n != now && n.find(word) != std::string::npos && n.find("exported_") != 0 && n != "container_name") return n;
-    return std::string();
-  };
-  const std::string pod = candidate("pod_name", "pod", names.pod);
-  const std::string ns = candidate("pod_namespace", "namespace", names.ns);
+  const PodLabelGuess guess = GuessPodLabels(label_names, names);
   std::string listed;
   for (const std::string& n : label_names) listed += (listed.empty() ? "" : ", ") + n;
   const std::string what = fmt::format("{} DCGM series carry no `{}` label (their label names: {})", series, names.pod,
                                        listed.empty() ? "none" : listed);
-  if (!pod.empty())
+  if (!guess.pod.empty())
     return fmt::format(
         "{}; `{}` looks like the pod's label (dcgm-exporter 1.x writes pod_name and pod_namespace): "
         "rerun with --pod-label {}{}",
-        what, pod, pod, ns.empty() ? "" : " --namespace-label " + ns);
+        what, guess.pod, guess.pod, guess.ns.empty() ? "" : " --namespace-label " + guess.ns);
   return what +
          "; no label names a pod: run dcgm-exporter with --kubernetes (its pod-resources socket mounted), "
          "or name the pod's label with --pod-label and --namespace-label";

@@ -77,14 +77,16 @@ class Packer {
   double Penalty(const Gpu& g) const {
     return Penalty(g.overflow, g.collisions, g.collision_p, g.together + Beyond(g.pods.size()));
   }
+  // `broken`: pairs of replicas of one set plus pods beyond the limit, each as bad as the whole
+  // window colliding.
   // Pods beyond the limit on a GPU of `pods` pods, counted like pairs of replicas.
   std::int64_t Beyond(std::size_t pods) const {
     return in_.max_pods == 0 || pods <= in_.max_pods ? 0 : static_cast<std::int64_t>(pods - in_.max_pods);
   }
-  double Penalty(double overflow, std::int64_t collisions, double collision_p, std::int64_t together) const {
+  double Penalty(double overflow, std::int64_t collisions, double collision_p, std::int64_t broken) const {
     return overflow + static_cast<double>(std::max<std::int64_t>(0, collisions - in_.collision_limit)) +
            static_cast<double>(in_.samples) *
-               (std::max(0.0, collision_p - in_.max_collision_p) + static_cast<double>(together));
+               (std::max(0.0, collision_p - in_.max_collision_p) + static_cast<double>(broken));
   }
 
   // Pods of g other than `skip` in p's replica set.
@@ -183,14 +185,13 @@ class Packer {
         d_over += OverflowAt(gm[t] + sign * (m[t] + add), cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(in_.last[p] - in_.first[p] + 1) + kCallOverhead;
-    const std::int64_t together = g.together + static_cast<std::int64_t>(sign) * SameSet(g, p) +
-                                  Beyond(sign > 0 ? g.pods.size() + 1 : g.pods.size() - 1);
+    const std::int64_t broken = g.together + static_cast<std::int64_t>(sign) * SameSet(g, p) +
+                                Beyond(sign > 0 ? g.pods.size() + 1 : g.pods.size() - 1);
     if (fits_only) {
-      const double without_p =
-          Penalty(g.overflow + d_over, g.collisions + d_coll, g.collision_p, together) - Penalty(g);
+      const double without_p = Penalty(g.overflow + d_over, g.collisions + d_coll, g.collision_p, broken) - Penalty(g);
       if (without_p > 0) return without_p;
     }
-    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPWith(g, p, sign), together) - Penalty(g);
+    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPWith(g, p, sign), broken) - Penalty(g);
   }
 
   // Penalty change of GPU g if pod `out` leaves it and pod `in` joins it.
@@ -220,8 +221,8 @@ class Packer {
       d_over += OverflowAt(m, cap, inv_cap) - OverflowAt(gm[t], cap, inv_cap);
     }
     evaluations_ += static_cast<std::int64_t>(hi - lo + 1) + kCallOverhead;
-    const std::int64_t together = g.together - SameSet(g, out) + SameSet(g, in, out) + Beyond(g.pods.size());
-    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in), together) - Penalty(g);
+    const std::int64_t broken = g.together - SameSet(g, out) + SameSet(g, in, out) + Beyond(g.pods.size());
+    return Penalty(g.overflow + d_over, g.collisions + d_coll, CollisionPSwapped(g, out, in), broken) - Penalty(g);
   }
 
   // Exact rule check of pod p joining a feasible GPU g, with cheap rejections first.
@@ -449,6 +450,7 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
   in.capacity_mib =
       static_cast<double>((options.gpu_memory - options.reserve).value) - options.memory_margin_mib + per_pod;
   in.per_pod_mib = per_pod;
+  in.max_pods = options.max_pods_per_gpu;
   in.max_collision_p = options.max_collision_share;
   in.collision_limit = CollisionLimit(telemetry.samples, options.max_collision_share);
   Colocation out;
@@ -474,7 +476,6 @@ Colocation Colocate(const Telemetry& telemetry, const ColocateOptions& options) 
                           static_cast<double>(std::max<std::size_t>(1, fb.size())));
     if (options.collisions_if_active) in.active_duty.push_back(ActiveDutyOf(p));
     if (!options.apart.empty()) in.apart.push_back(i < options.apart.size() ? options.apart[i] : -1);
-    in.max_pods = options.max_pods_per_gpu;
     if (excluded[i]) continue;
     if (in.peak_mib.back() > in.capacity_mib) {
       out.too_big.push_back(i);

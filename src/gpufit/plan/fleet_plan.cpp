@@ -467,9 +467,7 @@ Result<FleetPlan> BuildFleetPlan(const Telemetry& packed, const Plan& plan, cons
   }
   for (std::size_t p : out.kept) {
     out.kept_gpus += plan.gpus_of(p);
-    out.usd_per_month_kept += plan.current_gpu(p).on_demand_per_gpu_hour.value * kHoursPerMonth *
-                              static_cast<double>(plan.gpus_of(p)) *
-                              plan.share_of(p);  // a pod kept on its MIG instance keeps its slice's share
+    out.usd_per_month_kept += plan.usd_per_hour_today(p) * kHoursPerMonth;  // a MIG pod keeps its slice's share
   }
   for (std::size_t p = 0; p < packed.pods.size(); ++p)
     out.refused_on_target += !AdmitPod(packed.pods[p], plan.current_gpu(p), plan.target,

@@ -131,11 +131,10 @@ std::vector<int> ReplicaSets(const Plan& plan, const PlanOptions& options) {
   return sets;
 }
 
-// What the kept pods' current GPUs cost per hour (gpus_of each, at its own model's price).
+// What the kept pods' current GPUs cost per hour.
 double KeptUsdPerHour(const Plan& plan) {
   double usd = 0;
-  for (std::size_t p : plan.kept_on_current_gpu())
-    usd += plan.current_gpu(p).on_demand_per_gpu_hour.value * static_cast<double>(plan.gpus_of(p)) * plan.share_of(p);
+  for (std::size_t p : plan.kept_on_current_gpu()) usd += plan.usd_per_hour_today(p);
   return usd;
 }
 
@@ -373,9 +372,8 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   }
 
   plan.device_share.clear();
-  for (const PodSeries& p : telemetry.pods)
-    plan.device_share.push_back(
-        DeviceShare(p, plan.current_gpu(plan.device_share.size()).id, options.spec_mig_profiles));
+  for (std::size_t i = 0; i < telemetry.pods.size(); ++i)
+    plan.device_share.push_back(DeviceShare(telemetry.pods[i], plan.current_gpu(i).id, options.spec_mig_profiles));
   PlanTotals& t = plan.totals;
   t.gpus_before = 0;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i) t.gpus_before += plan.gpus_of(i);
@@ -402,10 +400,9 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
     t.gpu_hours_after += static_cast<double>(g.occupied_samples) * hours_per_sample;
     duty_after += g.mean_util_pct * static_cast<double>(telemetry.samples);
   }
-  double too_big_usd_per_hour = 0;
+  double too_big_usd_per_hour = KeptUsdPerHour(plan);
   for (std::size_t p : plan.kept_on_current_gpu()) {
     const auto gpus = static_cast<double>(plan.gpus_of(p));
-    too_big_usd_per_hour += plan.current_gpu(p).on_demand_per_gpu_hour.value * gpus * plan.share_of(p);
     t.gpu_hours_after += plan.profiles[p].gpu_hours_allocated * gpus;
     duty_after += plan.profiles[p].gpu_util_pct.mean * static_cast<double>(plan.profiles[p].running_samples) * gpus;
   }
@@ -420,8 +417,7 @@ Result<Plan> BuildPlan(const Telemetry& telemetry, const GpuCatalog& catalog, co
   // Each pod at its own model's price; a pod on a MIG instance at its share of the GPU.
   t.usd_per_month_before = 0;
   for (std::size_t i = 0; i < telemetry.pods.size(); ++i)
-    t.usd_per_month_before += static_cast<double>(plan.gpus_of(i)) * plan.share_of(i) *
-                              plan.current_gpu(i).on_demand_per_gpu_hour.value * kHoursPerMonth;
+    t.usd_per_month_before += plan.usd_per_hour_today(i) * kHoursPerMonth;
   t.usd_per_month_after =
       (static_cast<double>(plan.replay.gpus.size()) * target->on_demand_per_gpu_hour.value + too_big_usd_per_hour) *
       kHoursPerMonth;

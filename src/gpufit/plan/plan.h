@@ -262,6 +262,11 @@ struct Plan {
   // what "before" and the kept pods are priced at.
   std::vector<double> device_share{};
   double share_of(std::size_t pod) const { return pod < device_share.size() ? device_share[pod] : 1.0; }
+  // What a pod's device(s) cost per hour today: its own model's on-demand price x the GPUs it
+  // stands for (gpus_of) x its device's share (share_of). The "before" of every total.
+  double usd_per_hour_today(std::size_t pod) const {
+    return current_gpu(pod).on_demand_per_gpu_hour.value * static_cast<double>(gpus_of(pod)) * share_of(pod);
+  }
   // The current GPUs the kept pods hold (gpus_of each).
   std::size_t kept_gpus() const {
     std::size_t n = 0;

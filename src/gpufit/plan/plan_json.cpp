@@ -111,14 +111,15 @@ std::string CurrentSource(const Plan& plan, std::size_t pod) {
   return plan.options.current_gpu.empty() ? "assumed: --gpu" : "--current-gpu";
 }
 
-// Today's GPUs by model: pods, GPUs (gpus_of each) and their monthly on-demand cost.
+// Today's GPUs by model: pods, GPUs (gpus_of each) and their monthly on-demand cost
+// (usd_per_hour_today: they add up to totals.usd_per_month_before).
 json CurrentGpusJson(const Plan& plan) {
   std::map<std::string, std::tuple<std::size_t, std::size_t, double>> by_model;
   for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
     auto& [pods, gpus, usd] = by_model[plan.current_gpu(i).id];
     ++pods;
     gpus += plan.gpus_of(i);
-    usd += static_cast<double>(plan.gpus_of(i)) * plan.current_gpu(i).on_demand_per_gpu_hour.value * kHoursPerMonth;
+    usd += plan.usd_per_hour_today(i) * kHoursPerMonth;
   }
   json out = json::array();
   for (const auto& [id, v] : by_model)

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "gpufit/analyze/profile.h"
 #include "gpufit/inference/llm_service.h"
 
 namespace gpufit {
@@ -23,12 +24,6 @@ std::optional<LlmArchitecture> ArchitectureOf(const std::string& model_name) {
                                  !std::isdigit(static_cast<unsigned char>(base[std::string(id).size()]))))
       return *FindLlmArchitecture(id);
   return std::nullopt;
-}
-
-double Quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
 }
 
 }  // namespace
@@ -70,13 +65,14 @@ Preallocation SizePreallocatedServers(const Telemetry& telemetry, double quantil
       s.kv_cache_source = fmt::format("num_gpu_blocks {:g} x block_size {:g} x {:g} KV bytes per token ({})",
                                       c.num_gpu_blocks, c.block_size, a.KvBytesPerToken(), a.name);
     }
-    std::vector<double> used;
+    std::vector<float> used;
     for (std::size_t t = p.first; t <= p.last && t < p.kv_cache_usage.size(); ++t)
       if (!std::isnan(p.kv_cache_usage[t])) used.push_back(p.kv_cache_usage[t]);
     s.samples = used.size();
     if (!used.empty()) {
-      s.kv_usage_quantile = Quantile(used, quantile);
       s.kv_usage_peak = *std::max_element(used.begin(), used.end());
+      std::vector<float> ranked = used;
+      s.kv_usage_quantile = NearestRank(ranked, 100 * quantile);
     }
     if (!s.kv_cache_mib) {
       s.why = c.model.empty() || !ArchitectureOf(c.model)
@@ -97,7 +93,7 @@ Preallocation SizePreallocatedServers(const Telemetry& telemetry, double quantil
       s.new_kv_cache_mib = k * std::min(1.0, s.kv_usage_quantile * (1 + headroom));
       s.need_mib = std::ceil(s.reserved_mib - k + s.new_kv_cache_mib);
       s.sized = true;
-      for (double u : used) s.samples_above += k * u > s.new_kv_cache_mib + 1e-9;
+      for (float u : used) s.samples_above += k * u > s.new_kv_cache_mib + 1e-9;
     }
     out.servers.push_back(std::move(s));
   }

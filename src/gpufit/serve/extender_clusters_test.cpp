@@ -216,6 +216,19 @@ TEST(ExtenderTimeSlicing, ATimeSlicedNodeHasItsPhysicalGpus) {
   EXPECT_EQ(NodeSpecOf(Nodes({sick})[0]).gpu_count, 3);
 }
 
+// A HAMi node registers 2 A100s split 10 ways and advertises nvidia.com/gpu: 20 (2 x 10): it has
+// 2 GPUs, each shared by 10 pods; a malformed registration falls back to what it advertises.
+TEST(ExtenderTimeSlicing, AHamiNodeHasTheGpusItRegisters) {
+  Json hami = NodeJson("hami", 32, "128Gi", 20, "NVIDIA-A100-SXM4-80GB");
+  hami["metadata"]["annotations"]["hami.io/node-nvidia-register"] =
+      "GPU-a,10,81920,100,NVIDIA-NVIDIA A100-SXM4-80GB,0,true:GPU-b,10,81920,100,NVIDIA-NVIDIA A100-SXM4-80GB,0,true:";
+  const NodeGpus gpus = NodeGpusOf(Nodes({hami})[0]);
+  EXPECT_EQ(gpus.physical, 2);
+  EXPECT_EQ(gpus.replicas, 10);
+  hami["metadata"]["annotations"]["hami.io/node-nvidia-register"] = "GPU-a,10:";
+  EXPECT_EQ(NodeGpusOf(Nodes({hami})[0]).physical, 16);  // 20 advertised, capped and warned
+}
+
 // A pod asking 2 whole GPUs: a time-sliced node can never give it 2 GPUs of its own (two
 // replicas may be one GPU); the node of 8 whole GPUs can.
 TEST(ExtenderTimeSlicing, APodOfTwoWholeGpusStaysOffTimeSlicedNodes) {

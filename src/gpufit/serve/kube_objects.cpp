@@ -7,6 +7,7 @@
 #include <map>
 
 #include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/ingest/node_sharing.h"
 #include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit::serve {
@@ -87,13 +88,22 @@ Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
 
 NodeGpus NodeGpusOf(const KubeNode& node) {
   NodeGpus out{.replicas = std::max(1, node.gpu_replicas)};
-  // Allocatable nvidia.com/gpu when the node reports it (0 when every device is unhealthy): each
-  // healthy GPU advertised `replicas` times (at most the GFD count label's GPUs); else the GFD
-  // count label, else open-gpu-share's count.
-  if (node.devices_allocatable.contains("nvidia.com/gpu")) {
+  // HAMi registers its GPUs on the node (ingest/node_sharing.h) and advertises each `count`
+  // times as nvidia.com/gpu: the registered GPUs, each shared by its smallest count.
+  const auto hami = node.annotations.find(kHamiRegisterAnnotation);
+  const Result<std::vector<HamiDevice>> registered =
+      hami == node.annotations.end() ? std::vector<HamiDevice>{} : DecodeHamiRegister(hami->second);
+  if (registered && !registered->empty()) {
+    out.replicas = registered->front().split_count;
+    for (const HamiDevice& d : *registered) out.replicas = std::min(out.replicas, d.split_count);
+    out.advertised = static_cast<int>(registered->size());
+  } else if (node.devices_allocatable.contains("nvidia.com/gpu")) {
+    // Allocatable nvidia.com/gpu (0 when every device is unhealthy): each healthy GPU advertised
+    // `replicas` times (at most the GFD count label's GPUs).
     out.advertised = Count(node.devices_allocatable, "nvidia.com/gpu") / out.replicas;
     if (out.replicas > 1 && node.gpu_count > 0) out.advertised = std::min(out.advertised, node.gpu_count);
   } else {
+    // The GFD count label, else open-gpu-share's count.
     out.advertised =
         node.gpu_count > 0 ? node.gpu_count : Count(node.devices_allocatable, "alibabacloud.com/gpu-count");
   }
