@@ -13,7 +13,7 @@
 
 #include "bench_util.h"
 #include "gpufit/inference/inference_study.h"
-#include "gpufit/ingest/request_trace_reader.h"
+#include "gpufit/ingest/files/request_trace_reader.h"
 
 namespace {
 

@@ -22,8 +22,8 @@
 
 #include "bench_util.h"
 #include "gpufit/catalog/gpu_catalog.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
-#include "gpufit/ingest/telemetry_readers.h"
 #include "gpufit/optimize/lower_bound.h"
 #include "gpufit/plan/plan.h"
 

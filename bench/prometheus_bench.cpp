@@ -60,8 +60,8 @@ void operator delete(void* p, std::size_t) noexcept { Uncounted(p); }
 void operator delete[](void* p, std::size_t) noexcept { Uncounted(p); }
 
 #include "bench_util.h"
-#include "gpufit/ingest/prometheus_client.h"
-#include "gpufit/ingest/prometheus_telemetry.h"
+#include "gpufit/ingest/prometheus/client.h"
+#include "gpufit/ingest/prometheus/telemetry.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 // Printed: the load's time and size; the query's wall time, its HTTP requests to
 // /api/v1/query_range (the server's own vm_http_requests_total), the peak RSS of this process
 // and of the server; and the outcome: the pods read, or the exact error (before query
-// splitting: the 256 MiB answer cap of ingest/prometheus_client.h).
+// splitting: the 256 MiB answer cap of ingest/prometheus/client.h).
 //
 // Run: build/bench/prometheus_split_bench [--pods 5000] [--days 7] [--namespaces 20]
 //      [--chunk-pods 50] [--data DIR]
@@ -33,7 +33,7 @@
 
 #include "bench_util.h"
 #include "gpufit/ingest/dcgm_devices.h"
-#include "gpufit/ingest/prometheus_telemetry.h"
+#include "gpufit/ingest/prometheus/telemetry.h"
 #include "victoria_metrics_server.h"
 
 namespace {

@@ -24,8 +24,8 @@
 
 #include "bench_util.h"
 #include "gpufit/core/rng.h"
-#include "gpufit/ingest/kube_reader.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/serve/http_server.h"
 #include "gpufit/serve/serve_fixture.h"

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/sim/arrivals.h"
 #include "gpufit/sim/engine.h"

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "fuzz_input.h"
-#include "gpufit/ingest/containers_csv.h"
-#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/ingest/files/containers_csv.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
 
 namespace {
 const gpufit::Telemetry& Grid() {

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "fuzz_input.h"
-#include "gpufit/ingest/gentd26_serving_reader.h"
+#include "gpufit/ingest/files/gentd26_serving_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gpufit;

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "fuzz_input.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = gpufit::fuzz::WriteInput(gpufit::fuzz::Text(data, size), "kube.json");

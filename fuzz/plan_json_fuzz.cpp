@@ -8,7 +8,7 @@
 
 #include "fuzz_input.h"
 #include "gpufit/core/json_input.h"
-#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
 #include "replay_plan_file.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_input.h"
-#include "gpufit/ingest/prometheus_client.h"
+#include "gpufit/ingest/prometheus/client.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string body(gpufit::fuzz::Text(data, size));

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "fuzz_input.h"
-#include "gpufit/ingest/lora_request_reader.h"
-#include "gpufit/ingest/request_trace_reader.h"
+#include "gpufit/ingest/files/lora_request_reader.h"
+#include "gpufit/ingest/files/request_trace_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = gpufit::fuzz::WriteInput(gpufit::fuzz::Text(data, size), "requests.csv");

@@ -12,9 +12,9 @@
 #include "gpufit/catalog/mig_catalog.h"
 #include "gpufit/core/rfc3339.h"
 #include "gpufit/core/text.h"
-#include "gpufit/ingest/k8s_quantity.h"
-#include "gpufit/ingest/prometheus_client.h"
-#include "gpufit/ingest/request_trace_reader.h"
+#include "gpufit/ingest/files/request_trace_reader.h"
+#include "gpufit/ingest/kube/k8s_quantity.h"
+#include "gpufit/ingest/prometheus/client.h"
 #include "gpufit/placement/mig_layout.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,6 +1,6 @@
 #include "cluster_source.h"
 
-#include "gpufit/ingest/prometheus_opencost.h"
+#include "gpufit/ingest/prometheus/opencost.h"
 
 namespace gpufit::cli {
 

@@ -1,6 +1,6 @@
 // What `plan --prometheus` reads about the cluster beside its GPU telemetry, from the same
 // server and range: OpenCost's prices (plan/cluster_prices.h) and the network check's series
-// (ingest/prometheus_network.h).
+// (ingest/prometheus/network.h).
 #pragma once
 
 #include <optional>
@@ -9,7 +9,7 @@
 
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
-#include "gpufit/ingest/prometheus_network.h"
+#include "gpufit/ingest/prometheus/network.h"
 #include "gpufit/model/kube_cluster.h"
 #include "gpufit/plan/cluster_prices.h"
 #include "telemetry_source.h"

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "gpufit/core/rfc3339.h"
-#include "gpufit/ingest/prometheus_training.h"
+#include "gpufit/ingest/prometheus/training.h"
 #include "gpufit/plan/kube_manifests.h"
 #include "gpufit/training/cluster_jobs.h"
 

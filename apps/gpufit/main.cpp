@@ -11,7 +11,7 @@
 #include "demo_cluster.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
 #include "gpufit/plan/plan_writers.h"
 #include "inference_command.h"

@@ -15,7 +15,7 @@
 #include "gpufit/catalog/mig_catalog.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/core/text.h"
-#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
 #include "gpufit/optimize/mig_planner.h"
 #include "gpufit/placement/mig_layout.h"
 #include "gpufit/plan/plan.h"

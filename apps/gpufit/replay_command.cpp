@@ -11,7 +11,7 @@
 
 #include "cli_common.h"
 #include "gpufit/core/json_input.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/plan/replay.h"
 #include "gpufit/plan/workload_keys.h"
 #include "replay_plan_file.h"

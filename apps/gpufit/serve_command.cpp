@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "cli_common.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/serve/api_binder.h"
 #include "gpufit/serve/http_server.h"

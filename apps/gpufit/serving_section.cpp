@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "gpufit/inference/serving_services.h"
-#include "gpufit/ingest/prometheus_serving.h"
+#include "gpufit/ingest/prometheus/serving.h"
 
 namespace gpufit::cli {
 namespace {

@@ -1,5 +1,5 @@
 // `gpufit plan --prometheus`: the inference section for every service found in the server's
-// serving metrics (ingest/prometheus_serving.h, inference/serving_services.h), with the
+// serving metrics (ingest/prometheus/serving.h, inference/serving_services.h), with the
 // services file (--inference) as the override.
 #pragma once
 

@@ -10,11 +10,11 @@
 #include "cli_common.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/core/text.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/report/html_report.h"
-#include "version.h"
 #include "gpufit/sim/report.h"
+#include "version.h"
 
 namespace gpufit::cli {
 namespace {

@@ -12,10 +12,10 @@
 #include <sstream>
 
 #include "gpufit/core/rfc3339.h"
-#include "gpufit/ingest/containers_csv.h"
-#include "gpufit/ingest/prometheus_kv_cache.h"
-#include "gpufit/ingest/prometheus_telemetry.h"
-#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/ingest/files/containers_csv.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
+#include "gpufit/ingest/prometheus/kv_cache.h"
+#include "gpufit/ingest/prometheus/telemetry.h"
 #include "progress.h"
 
 namespace gpufit::cli {

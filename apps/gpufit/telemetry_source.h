@@ -1,5 +1,5 @@
 // Where the GPU telemetry of `analyze` and `plan` comes from: a file (--telemetry) or a
-// Prometheus server that scrapes dcgm-exporter (--prometheus, ingest/prometheus_telemetry.h).
+// Prometheus server that scrapes dcgm-exporter (--prometheus, ingest/prometheus/telemetry.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,9 +7,9 @@
 #include <string>
 
 #include "gpufit/core/result.h"
-#include "gpufit/ingest/pod_ends.h"
-#include "gpufit/ingest/prometheus_client.h"
-#include "gpufit/ingest/prometheus_telemetry.h"
+#include "gpufit/ingest/kube/pod_ends.h"
+#include "gpufit/ingest/prometheus/client.h"
+#include "gpufit/ingest/prometheus/telemetry.h"
 #include "gpufit/model/telemetry.h"
 
 namespace gpufit::cli {
@@ -28,7 +28,7 @@ struct TelemetrySource {
   int retries = 3;
   // --namespace NS[,NS...] and --selector 'label="v",...': parsed by ResolvePrometheus into
   // server.namespaces and server.selector (PrometheusOptions: the matchers every reader adds to
-  // its pod-level selectors, ingest/prometheus_selector.h). Unset: no scope; given but empty
+  // its pod-level selectors, ingest/prometheus/selector.h). Unset: no scope; given but empty
   // ('' or spaces): an error, not "every namespace".
   std::optional<std::string> namespaces;
   std::optional<std::string> selector;
@@ -37,7 +37,7 @@ struct TelemetrySource {
   std::string pod_label = "pod";
   std::string namespace_label = "namespace";
 
-  // Pod ends known from elsewhere (kubectl's pods, ingest/pod_ends.h): samples after them
+  // Pod ends known from elsewhere (kubectl's pods, ingest/kube/pod_ends.h): samples after them
   // are dropped, with kube-state-metrics' and the long CSV's own.
   PodEnds ends;
 

@@ -14,7 +14,7 @@
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/core/text.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
 #include "gpufit/sim/spot_study.h"
 #include "gpufit/training/checkpoint.h"
 #include "gpufit/training/defrag.h"

@@ -299,7 +299,7 @@ TEST_P(PlanFromEachServer, ReproducesTheCsvPlanExactly) {
   EXPECT_EQ(b["telemetry"]["skipped"].size(), 0u);
   a["telemetry"].erase("skipped");
   b["telemetry"].erase("skipped");
-  // How Prometheus was read (ingest/prometheus_split.h): 13 queries, each one series look-up
+  // How Prometheus was read (ingest/prometheus/split.h): 13 queries, each one series look-up
   // and one range request, none split at 360 points under the 256 MiB cap; files: null.
   EXPECT_EQ(a["telemetry"]["queries"]["requests"], 26);
   EXPECT_EQ(a["telemetry"]["queries"]["split_queries"], 0);
@@ -726,7 +726,7 @@ TEST(PrometheusFaults, ServerDownIsAClearErrorAndNoOutput) {
                                       port, (dir / "out").string()),
                           dir);
   EXPECT_EQ(r.exit_code, 2);
-  // The first request sizes the first query (/api/v1/series, ingest/prometheus_split.h).
+  // The first request sizes the first query (/api/v1/series, ingest/prometheus/split.h).
   EXPECT_THAT(r.err, HasSubstr(fmt::format("http://127.0.0.1:{}/api/v1/series", port)));
   EXPECT_THAT(r.err, HasSubstr("cannot connect"));
   EXPECT_THAT(r.err, HasSubstr("after 2 attempts"));

@@ -1,6 +1,6 @@
 // Issue 38 acceptance, end to end through the gpufit binary:
 //  * HAMi nodes, registered as HAMi's device plugin writes them (hami.io/node-nvidia-register,
-//    ingest/node_sharing.h cites the formats), get --sharing hami without a flag, no GPU
+//    ingest/kube/node_sharing.h cites the formats), get --sharing hami without a flag, no GPU
 //    Operator ClusterPolicy patch, and no nvidia.com/gpucores unless --compute-caps;
 //  * a real Prometheus holding dcgm-exporter series of A100 and H100 pods (modelName) and two
 //    vLLM servers flat at 0.9 of their A100 with their KV cache metrics: plan.json has each

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
 
 namespace gpufit::testing {
 namespace {

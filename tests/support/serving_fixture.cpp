@@ -8,7 +8,7 @@
 
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/inference/llm_service.h"
-#include "gpufit/ingest/request_trace_reader.h"
+#include "gpufit/ingest/files/request_trace_reader.h"
 
 namespace gpufit::testing {
 namespace {

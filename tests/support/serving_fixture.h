@@ -1,6 +1,6 @@
 // Test fixture for serving metrics: the real Azure LLM conversation trace
 // (../shared/data/azure-llm-2023, 19,366 requests over 58 minutes) written as the series a
-// cluster's Prometheus holds for a vLLM Deployment (ingest/prometheus_serving.h), in
+// cluster's Prometheus holds for a vLLM Deployment (ingest/prometheus/serving.h), in
 // OpenMetrics text for `promtool tsdb create-blocks-from openmetrics`, on a 15 s scrape grid.
 //
 // What the trace becomes:

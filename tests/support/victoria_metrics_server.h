@@ -14,7 +14,7 @@
 //    gpufit sets a retention of at least that (the default month is enough there).
 // Nothing else differs from the defaults: gpufit's client sends nocache=1 itself, so the
 // server keeps its start/end rounding and response cache for other clients
-// (ingest/prometheus_client.h).
+// (ingest/prometheus/client.h).
 #pragma once
 
 #include <memory>

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/gentd26_serving_reader.h"
-#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/ingest/files/gentd26_serving_reader.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
 
 namespace gpufit {
 namespace {

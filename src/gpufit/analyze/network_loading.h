@@ -3,7 +3,7 @@
 // and what a node-local cache, a peer-to-peer distribution or a faster link would save.
 //
 // Inputs: the GPU telemetry (DCGM_FI_DEV_FB_USED, duty cycle), each pod's receive rate on
-// the same grid (cAdvisor container_network_receive_bytes_total, ingest/prometheus_network.h)
+// the same grid (cAdvisor container_network_receive_bytes_total, ingest/prometheus/network.h)
 // and its node's link speed (node-exporter node_network_speed_bytes, model/node_prices.h).
 //
 // A model load (per pod series, inside its life): a run of steps in which GPU memory rises

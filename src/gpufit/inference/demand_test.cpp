@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/gentd26_serving_reader.h"
+#include "gpufit/ingest/files/gentd26_serving_reader.h"
 
 namespace gpufit {
 namespace {

@@ -5,8 +5,8 @@
 #include <cassert>
 #include <cmath>
 
-#include "gpufit/ingest/gentd26_serving_reader.h"
-#include "gpufit/ingest/request_trace_reader.h"
+#include "gpufit/ingest/files/gentd26_serving_reader.h"
+#include "gpufit/ingest/files/request_trace_reader.h"
 
 namespace gpufit {
 

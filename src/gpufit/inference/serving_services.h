@@ -1,4 +1,4 @@
-// Inference services built from serving metrics (ingest/prometheus_serving.h): per discovered
+// Inference services built from serving metrics (ingest/prometheus/serving.h): per discovered
 // workload, the requests rebuilt from its per-step counts, its service model and cold start,
 // ready for the replica study (inference_study.h). Every figure carries where it came from
 // (PreparedService::sources): the metric names, or the assumption taken.
@@ -33,7 +33,7 @@
 // in its metrics). --serving-latency: the request-weighted mean of the query. A workload
 // without what its model needs is skipped, with the reason.
 //
-// Cold start: kube-state-metrics' created-to-ready median (ingest/serving/kube.h); else, for a
+// Cold start: kube-state-metrics' created-to-ready median (ingest/prometheus/serving/kube.h); else, for a
 // known architecture, its weights at `load_gb_per_s` plus `init_s` (the services example's
 // assumption); else `cold_start_s` (an assumption). SLO: `slo` for LLMs; for other services
 // the same bound on the wait (a TTFT needs an LLM). Window: 60 s, or for other services at
@@ -49,7 +49,7 @@
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
 #include "gpufit/inference/inference_study.h"
-#include "gpufit/ingest/prometheus_serving.h"
+#include "gpufit/ingest/prometheus/serving.h"
 
 namespace gpufit {
 

@@ -53,7 +53,7 @@
 #include "gpufit/inference/demand.h"
 #include "gpufit/inference/model_cache.h"
 #include "gpufit/inference/policies.h"
-#include "gpufit/ingest/lora_request_reader.h"
+#include "gpufit/ingest/files/lora_request_reader.h"
 
 namespace gpufit {
 

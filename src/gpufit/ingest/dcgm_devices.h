@@ -1,6 +1,6 @@
 // Per-device DCGM samples of pods -> the series of model/telemetry.h: which field gives each
 // device's duty cycle, and one series per device for a pod on several. Both DCGM sources
-// (ingest/prometheus_telemetry.h, the long CSV of ingest/telemetry_readers.h) go through it.
+// (ingest/prometheus/telemetry.h, the long CSV of ingest/files/telemetry_readers.h) go through it.
 //
 // The duty-cycle field, per device (PodSeries::util_field records it):
 //  * a MIG instance (a GPU_I_ID, or a "MIG-..." device UUID): DCGM_FI_PROF_GR_ENGINE_ACTIVE

@@ -1,6 +1,6 @@
 // What a cluster's metrics remember about its nodes over a time range: when each node was
 // seen, of which capacity type, and the spot reclaims its autoscaler counted. The input of
-// the spot interruption estimate (training/spot_history.h); ingest/prometheus_training.h
+// the spot interruption estimate (training/spot_history.h); ingest/prometheus/training.h
 // reads it from kube-state-metrics and Karpenter.
 #pragma once
 
@@ -25,7 +25,7 @@ struct ClusterHistory {
   double step_s = 60;      // seconds per grid sample
   double last_grid_s = 0;  // the range's last grid time (<= until_s)
   std::vector<NodePresence> nodes{};
-  // Spot reclaims Karpenter counted in the range (ingest/prometheus_training.h says how),
+  // Spot reclaims Karpenter counted in the range (ingest/prometheus/training.h says how),
   // and the metric that counted them; nullopt when Karpenter's metrics are absent.
   std::optional<double> karpenter_spot_reclaims{};
   std::string karpenter_metric{};

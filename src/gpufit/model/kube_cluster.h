@@ -1,5 +1,5 @@
 // A live Kubernetes cluster as `kubectl get nodes -o json` and `kubectl get pods -A -o json`
-// print it: what each node has and what each pod asks for. ingest/kube_reader.h reads it.
+// print it: what each node has and what each pod asks for. ingest/kube/kube_reader.h reads it.
 //
 // Units: CPU in millicores, host memory in MiB (rounded up from the Kubernetes quantity),
 // devices (extended resources such as `nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`) as whole

@@ -1,6 +1,6 @@
 // What a cluster says about its own nodes: OpenCost's prices per node, each node's network
-// link (node-exporter), and each pod's receive rate (cAdvisor). Read by ingest/prometheus_opencost.h and
-// ingest/prometheus_network.h; used by plan/cluster_prices.h and the ancillary section.
+// link (node-exporter), and each pod's receive rate (cAdvisor). Read by ingest/prometheus/opencost.h and
+// ingest/prometheus/network.h; used by plan/cluster_prices.h and the ancillary section.
 //
 // OpenCost's units (opencost/opencost pkg/costmodel/metrics.go at 02e06667: a node's
 // node_total_hourly_cost = vCPUs x node_cpu_hourly_cost + RAM GiB (bytes / 1024^3) x

@@ -26,14 +26,14 @@ inline constexpr const char* kDcgmGpuUtil = "DCGM_FI_DEV_GPU_UTIL";  // duty cyc
 // there: present only where the user enabled it).
 inline constexpr const char* kDcgmGrEngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
 inline constexpr const char* kDcgmSmActive = "DCGM_FI_PROF_SM_ACTIVE";
-// kube-state-metrics: a finished pod's end, Unix seconds (ingest/pod_ends.h).
+// kube-state-metrics: a finished pod's end, Unix seconds (ingest/kube/pod_ends.h).
 inline constexpr const char* kKubePodCompletionTime = "kube_pod_completion_time";
 // The duty cycle of GenTD26 (its pod_gpu_duty_cycle file), percent 0-100.
 inline constexpr const char* kGenTd26DutyField = "pod_gpu_duty_cycle";
 
 // A serving engine that pre-allocates GPU memory (vLLM's --gpu-memory-utilization, 0.9 of
 // the GPU by default): DCGM's FB_USED shows its budget, not its use. What its own metrics
-// say (ingest/prometheus_kv_cache.h; sizing in plan/preallocated.h).
+// say (ingest/prometheus/kv_cache.h; sizing in plan/preallocated.h).
 struct KvCacheConfig {
   std::string engine;                  // "vllm"
   std::string model;                   // its model_name label
@@ -103,7 +103,7 @@ inline std::string_view PodKeyOf(std::string_view series_pod) {
 // dropped after its end. dcgm-exporter keeps attributing a GPU to a finished pod while its
 // pod-resources cache holds the pod (about 30 minutes), so samples after the end are the
 // idle GPU under the dead pod's name, not the pod; averaged in, they dilute its activity
-// and charge idle time to it. Sources of ends: ingest/pod_ends.h.
+// and charge idle time to it. Sources of ends: ingest/kube/pod_ends.h.
 struct PodEnd {
   std::string pod;                  // as PodSeries::pod
   double end_s = 0;                 // the end, seconds on the telemetry's clock
@@ -126,8 +126,8 @@ inline bool IsMigDevice(std::string_view device) {
   return device.rfind("MIG-", 0) == 0 || device.find("/gi") != std::string_view::npos;
 }
 
-// How the Prometheus reader fetched the telemetry (ingest/prometheus_split.h,
-// ingest/prometheus_telemetry.h): what the plan reports in telemetry.queries.
+// How the Prometheus reader fetched the telemetry (ingest/prometheus/split.h,
+// ingest/prometheus/telemetry.h): what the plan reports in telemetry.queries.
 struct TelemetryQueries {
   std::size_t requests = 0;            // HTTP requests answered (range chunks and series look-ups)
   std::size_t series_lookups = 0;      // /api/v1/series look-ups that sized the queries

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "kube_fixture.h"
 
 namespace gpufit {

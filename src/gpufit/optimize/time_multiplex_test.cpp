@@ -8,7 +8,7 @@
 #include <map>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/telemetry_readers.h"
+#include "gpufit/ingest/files/telemetry_readers.h"
 
 namespace gpufit {
 namespace {

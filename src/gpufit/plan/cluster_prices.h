@@ -10,7 +10,7 @@
 // Models without such a node keep the catalog's list price; a GPU node of a known model whose
 // price is 0 is listed in `unpriced` with that reason, and the model's basis says the price was
 // 0 (not that no node publishes one). Negative, NaN and absurd prices never get here: they are
-// bad input (CheckOpenCostSeries, ingest/prometheus_opencost.h). Spot prices stay the catalog's.
+// bad input (CheckOpenCostSeries, ingest/prometheus/opencost.h). Spot prices stay the catalog's.
 // Every figure of the plan priced from a model (before/after USD, right-sizing, MIG, the
 // model-loading saving) then uses it; the section says which source priced each model.
 // Containers (the ancillary section) take their node's own node_cpu_hourly_cost and

@@ -103,7 +103,7 @@ struct PlanOptions {
   // one ResourceClaim puts a workload's pods on one GPU by design.
   bool replicas_apart = true;
   // At most this many pods share one GPU (0: no limit): HAMi's registered deviceSplitCount
-  // (ingest/node_sharing.h), beyond which its scheduler leaves pods Pending.
+  // (ingest/kube/node_sharing.h), beyond which its scheduler leaves pods Pending.
   std::size_t max_pods_per_gpu = 0;
   // CPU starvation (optimize/cpu_starvation.h): starved pods keep their current GPU, alone;
   // their duty cycle shows the CPU's limit, not the GPU's need.

@@ -9,7 +9,7 @@
 namespace gpufit {
 namespace {
 
-// How the Prometheus server was read (null for files): ingest/prometheus_split.h.
+// How the Prometheus server was read (null for files): ingest/prometheus/split.h.
 nlohmann::json QueriesJson(const std::optional<TelemetryQueries>& q) {
   if (!q) return nullptr;
   return {{"requests", q->requests},

@@ -3,7 +3,7 @@
 // --cuda-memory-fraction 1.0, TensorRT-LLM's free_gpu_memory_fraction 0.9 of what is free):
 // the weights, activations and CUDA context, and a KV cache filling the rest. DCGM then reads
 // that budget, flat, whatever the load, so co-location and right-sizing would see every LLM
-// server as a whole GPU. Its own metrics (ingest/prometheus_kv_cache.h) say how much of the
+// server as a whole GPU. Its own metrics (ingest/prometheus/kv_cache.h) say how much of the
 // cache it uses.
 //
 // Per server with a KV cache series (PodSeries::kv_cache):

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/serve/api_binder.h"
 #include "gpufit/serve/http_server.h"
 #include "serve_fixture.h"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/serve/extender.h"
 #include "serve_fixture.h"
 

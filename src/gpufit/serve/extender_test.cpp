@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "gpufit/core/rng.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/placement/registry.h"
 #include "serve_fixture.h"
 

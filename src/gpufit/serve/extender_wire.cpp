@@ -1,7 +1,6 @@
 #include "gpufit/serve/extender_wire.h"
 
 #include <fmt/format.h>
-
 #include <simdjson.h>
 
 #include <algorithm>
@@ -11,7 +10,7 @@
 #include <cstring>
 
 #include "gpufit/core/json_input.h"
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 
 namespace gpufit::serve {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "gpufit/catalog/gpu_catalog.h"
-#include "gpufit/ingest/node_sharing.h"
+#include "gpufit/ingest/kube/node_sharing.h"
 #include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit::serve {
@@ -88,7 +88,7 @@ Result<PodRequest> RequestOf(const KubePod& pod, const ProfileBook* profiles) {
 
 NodeGpus NodeGpusOf(const KubeNode& node) {
   NodeGpus out{.replicas = std::max(1, node.gpu_replicas)};
-  // HAMi registers its GPUs on the node (ingest/node_sharing.h) and advertises each `count`
+  // HAMi registers its GPUs on the node (ingest/kube/node_sharing.h) and advertises each `count`
   // times as nvidia.com/gpu: the registered GPUs, each shared by its smallest count.
   const auto hami = node.annotations.find(kHamiRegisterAnnotation);
   const Result<std::vector<HamiDevice>> registered =

@@ -7,7 +7,7 @@
 // MPS: GPU feature discovery's `nvidia.com/gpu.replicas` label above 1, the replicas of each
 // GPU, k8s-device-plugin internal/lm/resource.go), allocatable `nvidia.com/gpu` counts replicas:
 // the physical GPUs are that over the replicas (a 4-GPU node with 4 replicas advertises 16).
-// A HAMi node (annotation hami.io/node-nvidia-register, ingest/node_sharing.h) has the GPUs it
+// A HAMi node (annotation hami.io/node-nvidia-register, ingest/kube/node_sharing.h) has the GPUs it
 // registers, each shared by the smallest registered `count` (HAMi advertises GPUs x count).
 // A node with more than kMaxGpusPerNode (16) GPUs is counted with 16, and NodeGpusOf says so.
 // The GPU type is the `nvidia.com/gpu.product` label, else `alibabacloud.com/gpu-card-model`.

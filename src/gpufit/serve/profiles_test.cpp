@@ -10,7 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "gpufit/ingest/kube_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/plan/workload_keys.h"
 #include "gpufit/serve/extender.h"
 #include "serve_fixture.h"

@@ -10,8 +10,8 @@
 
 #include "gpufit/core/rng.h"
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/kube_reader.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
+#include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/serve/extender.h"
 #include "gpufit/sim/arrivals.h"
 #include "gpufit/sim/engine.h"

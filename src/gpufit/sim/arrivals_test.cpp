@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
 
 namespace gpufit {
 namespace {

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
 #include "gpufit/placement/registry.h"
 #include "gpufit/sim/arrivals.h"
 #include "gpufit/sim/batch.h"

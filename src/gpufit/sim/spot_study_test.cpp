@@ -10,7 +10,7 @@
 
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
 #include "gpufit/training/workload_file.h"
 
 namespace gpufit {

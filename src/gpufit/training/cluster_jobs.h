@@ -1,5 +1,5 @@
 // Training jobs found in a live cluster: its GPU pods (kubectl's or kube-state-metrics',
-// ingest/kube_reader.h and ingest/prometheus_training.h), grouped into jobs, become a
+// ingest/kube/kube_reader.h and ingest/prometheus/training.h), grouped into jobs, become a
 // TrainingWorkload that BuildTrainingPlan (plan/training_plan.h) plans like a workload file.
 // Every figure records where it came from (training/job_origin.h).
 //

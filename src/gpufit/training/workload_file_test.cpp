@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "gpufit/core/test_support.h"
-#include "gpufit/ingest/openb_reader.h"
+#include "gpufit/ingest/files/openb_reader.h"
 #include "gpufit/training/checkpoint.h"
 
 namespace gpufit {

@@ -1,4 +1,4 @@
-// The long CSV reader of ingest/telemetry_readers.h with its parallelism exposed, so that a
+// The long CSV reader of ingest/files/telemetry_readers.h with its parallelism exposed, so that a
 // test can read a small file in parts and compare with one reader.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpufit/core/result.h"
-#include "gpufit/ingest/pod_ends.h"
+#include "gpufit/ingest/kube/pod_ends.h"
 #include "gpufit/model/telemetry.h"
 
 namespace gpufit::internal {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpufit/ingest/node_sharing.h"
+#include "gpufit/ingest/kube/node_sharing.h"
 #include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit::manifests {
@@ -71,7 +71,7 @@ class Builder {
   std::optional<std::pair<WorkloadKey, const KubePod*>> OwnerOf(const std::string& telemetry_pod);
   Patch& PatchOf(const WorkloadKey& key);
 
-  // The sharing system of a --nodes node (ingest/node_sharing.h); "unreadable" when its
+  // The sharing system of a --nodes node (ingest/kube/node_sharing.h); "unreadable" when its
   // HAMi annotation does not decode.
   const NodeSharing& SystemOf(const KubeNode& node);
 

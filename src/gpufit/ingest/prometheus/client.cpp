@@ -1,0 +1,287 @@
+#include "gpufit/ingest/prometheus/client.h"
+
+#include <fast_float/fast_float.h>
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "gpufit/core/json_input.h"
+
+namespace gpufit {
+namespace {
+
+constexpr const char* kQueryRangePath = "/api/v1/query_range";
+
+struct BaseUrl {
+  std::string scheme_host_port;  // "http://127.0.0.1:9090"
+  std::string path_prefix;       // "" or "/prometheus"
+};
+
+Result<BaseUrl> SplitUrl(const std::string& url) {
+  const std::size_t colon = url.find("://");
+  const std::string scheme = colon == std::string::npos ? "" : url.substr(0, colon);
+  if (scheme != "http" && scheme != "https")
+    return InvalidArgument("--prometheus '{}': expected an http:// or https:// URL", url);
+  const std::size_t host_start = colon + 3;
+  if (url.find_first_of("?#") != std::string::npos)
+    return InvalidArgument("--prometheus '{}': a base URL takes no query or fragment", url);
+  const std::size_t slash = url.find('/', host_start);
+  BaseUrl out{.scheme_host_port = url.substr(0, slash), .path_prefix = ""};
+  if (out.scheme_host_port.size() <= host_start) return InvalidArgument("--prometheus '{}': no host", url);
+  if (out.scheme_host_port.find('@') != std::string::npos)
+    return InvalidArgument("--prometheus: credentials in the URL are not supported (use --bearer-token-file)");
+  if (slash != std::string::npos) out.path_prefix = url.substr(slash);
+  while (!out.path_prefix.empty() && out.path_prefix.back() == '/') out.path_prefix.pop_back();
+  return out;
+}
+
+std::string Seconds(double s) { return fmt::format("{:.3f}", s); }
+
+constexpr const char* kSeriesPath = "/api/v1/series";
+// The words of the too-big error (AnswerTooBig looks for them).
+constexpr const char* kTooBigWords = "the answer exceeds";
+// The longest wait between retries.
+constexpr double kMaxBackoffS = 30;
+
+// What one HTTP attempt came to.
+struct Attempt {
+  bool retryable = false;
+  Error error;
+  std::string body;  // the answer when error.message is empty
+};
+
+Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib::Params& params, double timeout_s,
+                std::uint64_t max_bytes) {
+  // The whole answer must arrive within the timeout (a server trickling bytes would
+  // otherwise reset the per-read timeout forever) and within max_bytes.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  bool too_slow = false, too_big = false;
+  std::string body;
+  const httplib::Result res = client.Get(path, params, httplib::Headers{}, [&](const char* data, std::size_t length) {
+    too_big = body.size() + length > max_bytes;
+    too_slow = std::chrono::steady_clock::now() > deadline;
+    if (too_big || too_slow) return false;
+    body.append(data, length);
+    return true;
+  });
+  if (!res) {
+    const httplib::Error e = res.error();
+    const bool tls = e == httplib::Error::SSLConnection || e == httplib::Error::SSLServerVerification ||
+                     e == httplib::Error::SSLLoadingCerts;
+    if (too_big)
+      return {.retryable = false,
+              .error = InvalidArgument("{} {} bytes ({:.1f} MiB): narrow --since/--until, --namespace or "
+                                       "--selector, or widen --step",
+                                       kTooBigWords, max_bytes, static_cast<double>(max_bytes) / (1 << 20)),
+              .body = ""};
+    std::string why =
+        too_slow                    ? fmt::format("no complete answer within {} s", timeout_s)
+        : e == httplib::Error::Read ? fmt::format("the connection broke, or no answer came within {} s", timeout_s)
+        : e == httplib::Error::ConnectionTimeout ? fmt::format("no connection within {} s", timeout_s)
+        : tls ? "TLS failed (" + httplib::to_string(e) + "; check --ca-file or the URL's scheme)"
+        : e == httplib::Error::Connection ? "cannot connect (server down, unreachable, or its name does not resolve)"
+                                          : "request failed (" + httplib::to_string(e) + ")";
+    return {.retryable = !tls, .error = Unavailable("{}", why), .body = ""};
+  }
+  if (res->status == 200) {
+    // Room after the text lets the parser read the answer in place (simdjson reads up to
+    // SIMDJSON_PADDING = 64 bytes past what it parses); usually within the capacity already.
+    body.reserve(body.size() + 64);
+    return {.retryable = false, .error = {}, .body = std::move(body)};
+  }
+  // Prometheus explains refusals in its JSON envelope; fall back to the raw body.
+  std::string detail = Excerpt(body, 300);
+  if (const Result<nlohmann::json> j = ParseJson(body, "answer"); j && j->is_object()) {
+    const auto text = [&](const char* key) {
+      const auto it = j->find(key);
+      return it != j->end() && it->is_string() ? Excerpt(it->get<std::string>(), 300) : std::string("?");
+    };
+    detail = fmt::format("{}: {}", text("errorType"), text("error"));
+  }
+  if (res->status == 401 || res->status == 403) detail += " (check --bearer-token-file)";
+  const bool server_side = res->status == 429 || res->status >= 500;
+  Error error = server_side ? Unavailable("HTTP {}: {}", res->status, detail)
+                            : InvalidArgument("HTTP {}: {}", res->status, detail);
+  return {.retryable = server_side, .error = std::move(error), .body = ""};
+}
+
+// One GET with retries; `parse` reads the answer. `where` names the request in errors.
+template <class Parse>
+auto GetWithRetries(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
+                    const httplib::Params& params, const std::string& where, PrometheusQueryStats& stats, Parse&& parse)
+    -> decltype(parse(std::string(), where)) {
+  double backoff = o.backoff_s;
+  const auto started = std::chrono::steady_clock::now();
+  const auto report = [&](std::uint64_t bytes, const std::string& error) {
+    if (o.on_request)
+      o.on_request(where, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), bytes,
+                   error);
+  };
+  for (int attempt = 0;; ++attempt) {
+    Attempt a = GetOnce(client, path, params, o.timeout_s, o.max_answer_bytes);
+    if (a.error.message.empty()) {
+      ++stats.requests;
+      stats.answer_bytes += a.body.size();
+      report(a.body.size(), "");
+      return parse(a.body, where);
+    }
+    if (!a.retryable || attempt >= o.retries) {
+      const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
+      report(0, a.error.message + tries);
+      return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+    backoff = std::min(2 * backoff, kMaxBackoffS);
+  }
+}
+
+Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
+                                           const RangeQuery& q, PrometheusQueryStats& stats) {
+  // Parameters beyond the Prometheus API's, each ignored by the servers that do not know it
+  // (docs/integrations.md, "Servers"):
+  //  * nocache=1: VictoriaMetrics otherwise rounds start down and end up to multiples of step
+  //    when a query has 50 points or more (promql.AdjustStartEnd, for its response cache;
+  //    app/vmselect/prometheus/prometheus.go), which moves every evaluation time off the grid.
+  //  * deny_partial_response=1 (VictoriaMetrics cluster; app/vmselect/searchutils) and
+  //    partial_response=false (Thanos Query; pkg/api/query/v1.go): an answer missing the
+  //    series of an unreachable storage node becomes an error, not a plan without those pods.
+  const httplib::Params params = {
+      {"query", q.query}, {"start", Seconds(q.start_s)},  {"end", Seconds(q.end_s)},    {"step", Seconds(q.step_s)},
+      {"nocache", "1"},   {"deny_partial_response", "1"}, {"partial_response", "false"}};
+  const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
+                                        Seconds(q.start_s), Seconds(q.end_s), q.step_s);
+  return GetWithRetries(client, o, path, params, where, stats, ParseQueryRangeAnswer);
+}
+
+// A client for the server of `o`, or the error in its options.
+struct Connection {
+  std::unique_ptr<httplib::Client> client;
+  std::string path_prefix;
+};
+Result<Connection> Connect(const PrometheusOptions& o) {
+  const Result<BaseUrl> base = SplitUrl(o.url);
+  if (!base) return base.error();
+  auto client = std::make_unique<httplib::Client>(base->scheme_host_port);
+  if (!client->is_valid()) return InvalidArgument("--prometheus '{}': not a usable URL", o.url);
+  const auto whole = static_cast<time_t>(o.timeout_s);
+  const auto micro = static_cast<time_t>((o.timeout_s - static_cast<double>(whole)) * 1e6);
+  client->set_connection_timeout(whole, micro);
+  client->set_read_timeout(whole, micro);
+  client->set_write_timeout(whole, micro);
+  if (!o.bearer_token.empty()) client->set_bearer_token_auth(o.bearer_token);
+  if (!o.ca_file.empty()) {
+    if (base->scheme_host_port.rfind("https://", 0) != 0)
+      return InvalidArgument("--ca-file {}: the URL {} is not https", o.ca_file, o.url);
+    if (!std::ifstream(o.ca_file)) return NotFound("--ca-file {}: cannot read it", o.ca_file);
+    client->set_ca_cert_path(o.ca_file);
+  }
+  client->enable_server_certificate_verification(!o.insecure_skip_verify);
+  return Connection{std::move(client), base->path_prefix};
+}
+
+}  // namespace
+
+Result<double> ParsePrometheusDuration(std::string_view text) {
+  const auto bad = [&] {
+    return InvalidArgument("'{}' is not a duration (e.g. 30s, 5m, 1h30m, 7d) or a number of seconds", text);
+  };
+  if (text.empty()) return bad();
+  double plain = 0;
+  if (const auto r = fast_float::from_chars(text.data(), text.data() + text.size(), plain);
+      r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+    if (!std::isfinite(plain) || plain < 0) return bad();
+    return plain;
+  }
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 7 * 86400.0}, {"y", 365 * 86400.0}};
+  double total = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = pos;
+    long long n = 0;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9' && n < 1'000'000'000'000LL)
+      n = n * 10 + (text[end++] - '0');
+    if (end == pos) return bad();
+    const std::string_view rest = text.substr(end);
+    const auto unit = std::find_if(std::begin(kUnits), std::end(kUnits), [&](const auto& u) {
+      // "m" must not take the "m" of "ms".
+      return rest.substr(0, u.first.size()) == u.first && !(u.first == "m" && rest.substr(0, 2) == "ms");
+    });
+    if (unit == std::end(kUnits)) return bad();
+    total += static_cast<double>(n) * unit->second;
+    pos = end + unit->first.size();
+  }
+  return total;
+}
+
+std::vector<LabelMatcher> PrometheusOptions::ScopeMatchers() const {
+  std::vector<LabelMatcher> out = selector;
+  for (LabelMatcher& m : NamespaceMatchers(namespaces)) out.push_back(std::move(m));
+  return out;
+}
+
+bool AnswerTooBig(const Error& error) {
+  return error.code == Code::kInvalidArgument && error.message.find(kTooBigWords) != std::string::npos;
+}
+
+Result<std::vector<std::map<std::string, std::string>>> QuerySeries(const PrometheusOptions& o,
+                                                                    const std::string& selector, double start_s,
+                                                                    double end_s, PrometheusQueryStats& stats) {
+  Result<Connection> c = Connect(o);
+  if (!c) return c.error();
+  const httplib::Params params = {{"match[]", selector}, {"start", Seconds(start_s)}, {"end", Seconds(end_s)}};
+  const std::string where =
+      fmt::format("{}{} (match[] '{}', {} to {})", o.url, kSeriesPath, selector, Seconds(start_s), Seconds(end_s));
+  ++stats.series_lookups;
+  return GetWithRetries(*c->client, o, c->path_prefix + kSeriesPath, params, where, stats, ParseSeriesAnswer);
+}
+
+Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q) {
+  PrometheusQueryStats ignored;
+  return QueryRange(o, q, ignored);
+}
+
+Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q,
+                                           PrometheusQueryStats& stats) {
+  if (!(q.step_s > 0) || !std::isfinite(q.step_s)) return InvalidArgument("--step must be > 0 s, got {}", q.step_s);
+  if (!std::isfinite(q.start_s) || !std::isfinite(q.end_s) || q.end_s < q.start_s)
+    return InvalidArgument("--since must not be after --until ({} > {})", Seconds(q.start_s), Seconds(q.end_s));
+  if (o.max_points < 1) return InvalidArgument("max_points must be >= 1, got {}", o.max_points);
+  Result<Connection> c = Connect(o);
+  if (!c) return c.error();
+  httplib::Client& client = *c->client;
+
+  // Evaluation times start + k step, k = 0..points-1, in chunks of max_points.
+  const double span_steps = std::floor((q.end_s - q.start_s) / q.step_s + 1e-9);
+  if (span_steps > 1e9) return InvalidArgument("the range holds {} steps of {} s: widen --step", span_steps, q.step_s);
+  const auto points = static_cast<long long>(span_steps) + 1;
+  std::map<std::map<std::string, std::string>, PromSeries> joined;
+  for (long long k0 = 0; k0 < points; k0 += o.max_points) {
+    const long long k1 = std::min(points - 1, k0 + o.max_points - 1);
+    RangeQuery chunk = q;
+    chunk.start_s = q.start_s + static_cast<double>(k0) * q.step_s;
+    chunk.end_s = q.start_s + static_cast<double>(k1) * q.step_s;
+    Result<std::vector<PromSeries>> part = QueryChunk(client, o, c->path_prefix + kQueryRangePath, chunk, stats);
+    if (!part) return part.error();
+    for (PromSeries& s : *part) {
+      PromSeries& into = joined[s.labels];
+      if (into.labels.empty()) into.labels = s.labels;
+      into.time_s.insert(into.time_s.end(), s.time_s.begin(), s.time_s.end());
+      into.value.insert(into.value.end(), s.value.begin(), s.value.end());
+    }
+  }
+  std::vector<PromSeries> out;
+  out.reserve(joined.size());
+  for (auto& [labels, s] : joined) out.push_back(std::move(s));
+  return out;
+}
+
+}  // namespace gpufit
