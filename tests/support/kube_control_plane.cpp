@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,6 +82,8 @@ Result<std::unique_ptr<KubeControlPlane>> KubeControlPlane::Start(const std::str
   fs::create_directories(dir);
   std::unique_ptr<KubeControlPlane> plane(new KubeControlPlane());
   plane->dir_ = fs::absolute(dir).string();
+  // The script's watchdog stops the plane if this process dies without the destructor.
+  setenv("GPUFIT_KUBE_OWNER_PID", std::to_string(getpid()).c_str(), 1);
   const CommandResult r = RunCommand({"bash", Script(), "start", plane->dir_});
   if (r.rc != 0) {
     RunCommand({"bash", Script(), "stop", plane->dir_});
