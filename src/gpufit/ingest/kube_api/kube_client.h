@@ -46,7 +46,7 @@ class KubeClient {
   // prints: {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": RV}, "items":
   // [...]}, each item with the `kind` and `apiVersion` the API server leaves out of list items
   // (kubectl adds them too: "NodeList" items are "Node"). RV is the first page's
-  // resourceVersion (kubectl prints ""): it changes when anything in the collection does.
+  // resourceVersion (kubectl prints ""), the store's revision at the list.
   Result<nlohmann::json> List(const std::string& path) const;
 
   const KubeConnection& connection() const { return connection_; }

@@ -26,7 +26,8 @@ struct LiveCluster {
   std::vector<KubePod> pods;    // sorted by namespace/name (ReadKubePods)
   int resource_slices = 0;
   std::string source;  // the server and context: "https://10.0.0.1:6443 (context prod)"
-  // The lists' resourceVersions: equal on two reads when nothing changed in between.
+  // A hash of every item's kind, name and resourceVersion: equal on two reads when none of these
+  // objects changed in between (serve's re-list skips such a list).
   std::string version;
 };
 
