@@ -86,8 +86,8 @@ int Run(const ServeFlags& f) {
   const bool live = f.kube.given();
   if (!live && f.watch_dir.empty() == f.nodes.empty())
     return Fail(InvalidArgument(
-        "serve needs --nodes (and --pods), --watch-dir with nodes.json and pods.json, or --kubeconfig (the live "
-        "cluster)"));
+        "serve needs --nodes (and --pods), or --watch-dir with nodes.json and pods.json, or --kubeconfig (the "
+        "live cluster)"));
   const std::string nodes_path = f.watch_dir.empty() ? f.nodes : f.watch_dir + "/nodes.json";
   const std::string pods_path = f.watch_dir.empty() ? f.pods : f.watch_dir + "/pods.json";
   std::shared_ptr<const serve::ProfileBook> profiles;
