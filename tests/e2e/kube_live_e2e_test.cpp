@@ -292,6 +292,34 @@ TEST_F(KubeLive, ACaThatDidNotSignTheServerIsAnErrorNamingTheServer) {
   EXPECT_THAT(r.err, HasSubstr("certificate-authority of " + (dir / "config").string()));
 }
 
+// tls-server-name: the name the server's certificate is checked against (and sent as SNI) in
+// place of the server's host; the server's certificate names kubernetes.default.svc, not
+// other.example.
+TEST_F(KubeLive, TlsServerNameIsTheNameChecked) {
+  const fs::path dir = Scratch("kube-live-sni");
+  const std::string cluster = "certificate-authority: " + plane_->ca_file() + ", tls-server-name: ";
+  const std::string user = "{token: " + plane_->token() + "}";
+  std::ofstream(dir / "good") << Kubeconfig(plane_->server(), cluster + "kubernetes.default.svc", user);
+  std::ofstream(dir / "bad") << Kubeconfig(plane_->server(), cluster + "other.example", user);
+  const CliRun good = Gpufit("plan --kubeconfig " + (dir / "good").string() + " --inference /nonexistent.yaml", dir);
+  EXPECT_THAT(good.err, HasSubstr("and 31 pods from " + plane_->server()));
+  const CliRun bad = Gpufit("plan --kubeconfig " + (dir / "bad").string() + " --inference /nonexistent.yaml", dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("TLS handshake failed"));
+  EXPECT_THAT(bad.err, HasSubstr("name checked: other.example"));
+}
+
+// --context alone: the first file of $KUBECONFIG that has it.
+TEST_F(KubeLive, ContextFromTheKubeconfigEnvironmentList) {
+  const fs::path dir = Scratch("kube-live-env");
+  std::ofstream(dir / "other") << Kubeconfig("https://127.0.0.1:1", "insecure-skip-tls-verify: true", "{token: x}");
+  ::setenv("KUBECONFIG",
+           ((dir / "missing").string() + ":" + (dir / "other").string() + ":" + plane_->kubeconfig()).c_str(), 1);
+  const CliRun r = Gpufit("plan --context gpufit-test --inference /nonexistent.yaml", dir);
+  ::unsetenv("KUBECONFIG");
+  EXPECT_THAT(r.err, HasSubstr("and 31 pods from " + plane_->server() + " (context gpufit-test)"));
+}
+
 TEST_F(KubeLive, KubeconfigTogetherWithFilesIsAnError) {
   const fs::path dir = Scratch("kube-live-both");
   const CliRun r = Gpufit("plan --kubeconfig " + plane_->kubeconfig() + " " + Files(), dir);
