@@ -55,7 +55,7 @@ Result<std::optional<TrainingPlan>> TrainingSection(const TrainingSectionInput& 
 
   ClusterJobsOptions o;
   o.now_s = prometheus ? in.source->range.until_s : in.now_s;
-  o.pods_source = in.pods != nullptr ? "--pods " + in.pods_path : "kube-state-metrics at " + in.source->prometheus;
+  o.pods_source = in.pods != nullptr ? in.pods_source : "kube-state-metrics at " + in.source->prometheus;
   for (const GpuModel& m : in.catalog->models()) o.gpu_memory_of_model[m.id] = m.memory;
   for (const KubeNode& n : nodes) {
     if (n.gpu_product.empty()) continue;

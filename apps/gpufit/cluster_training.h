@@ -20,7 +20,7 @@ namespace gpufit::cli {
 struct TrainingSectionInput {
   std::string training_jobs;                   // --training-jobs, or ""
   const std::vector<KubePod>* pods = nullptr;  // --pods, once read
-  std::string pods_path;
+  std::string pods_source;                     // "--pods FILE", or the API server it was listed from
   const std::vector<KubeNode>* nodes = nullptr;  // --nodes, once read
   const TelemetrySource* source = nullptr;       // with --prometheus: its server and range
   const Telemetry* telemetry = nullptr;          // GPU memory use per pod (DCGM), the GPU model

@@ -112,10 +112,21 @@ int main(int argc, char** argv) {
   });
   plan->callback([&] {
     if (!plan_flags.telemetry.given() && plan_flags.training_jobs.empty() && plan_flags.inference.empty() &&
-        plan_flags.pods.empty()) {
+        plan_flags.pods.empty() && !plan_flags.kube.given()) {
       rc = Fail(InvalidArgument(
-          "plan: give --telemetry or --prometheus (with --gpu), --training-jobs, --inference, --pods, or several"));
+          "plan: give --telemetry or --prometheus (with --gpu), --training-jobs, --inference, --pods (or "
+          "--kubeconfig), or several"));
       return;
+    }
+    if (plan_flags.kube.given()) {  // the live cluster's nodes and pods, as --nodes/--pods would give them
+      if (Result<void> ok = CheckPlanOutputs(plan_flags); !ok) {
+        rc = Fail(ok.error());
+        return;
+      }
+      if (Result<void> ok = cli::ReadLiveInputs(plan_flags); !ok) {
+        rc = Fail(ok.error());
+        return;
+      }
     }
     if (!plan_flags.telemetry.given()) {
       rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
@@ -134,6 +145,8 @@ int main(int argc, char** argv) {
       }
       plan_flags.telemetry.ends = PodEndsFromKubePods(*p);
       plan_flags.kube_pods = std::move(*p);
+    } else if (plan_flags.kube_pods) {
+      plan_flags.telemetry.ends = PodEndsFromKubePods(*plan_flags.kube_pods);
     }
     const Result<Telemetry> tel = cli::LoadTelemetry(plan_flags.telemetry, cli::NowSeconds());
     rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry.name) : Fail(tel.error());

@@ -65,7 +65,7 @@ Result<void> ApplySharing(PlanFlags& f, const GpuCatalog& catalog, const Telemet
     f.sharing = "time-slicing";
     if (nodes) {
       const Result<SharingChoice> choice = ChooseSharing(*nodes, pods ? &*pods : nullptr);
-      if (!choice) return InvalidArgument("--nodes {}: {}", f.nodes, choice.error().message);
+      if (!choice) return InvalidArgument("{}: {}", f.NodesLabel(), choice.error().message);
       f.sharing = choice->backend;
       std::fprintf(stderr, "gpufit: --sharing %s, from the nodes (%s)\n", f.sharing.c_str(), choice->why.c_str());
     }
@@ -76,7 +76,7 @@ Result<void> ApplySharing(PlanFlags& f, const GpuCatalog& catalog, const Telemet
     const Result<GpuModel> target = catalog.Find(f.options.target_gpu);
     const Result<HamiLimits> hami =
         HamiLimitsOf(*nodes, target ? NormalizedGpuProduct(target->name) : std::string(), NormalizedGpuProduct);
-    if (!hami) return InvalidArgument("--nodes {}: {}", f.nodes, hami.error().message);
+    if (!hami) return InvalidArgument("{}: {}", f.NodesLabel(), hami.error().message);
     if (hami->pods > 0) {
       f.options.max_pods_per_gpu = static_cast<std::size_t>(hami->pods);
       if (target && hami->memory_mib < target->memory.value)
@@ -162,6 +162,7 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std
     cmd->add_option("--pods", f.pods,
                     "kubectl get pods -A -o json: each pod's workload and node (patches, sidecars, duplicated agents), "
                     "and finished pods' ends (their later samples are dropped)");
+    AddKubeApiOptions(cmd, f.kube);
     cmd->add_option("--model-loads", f.model_loads,
                     "model load events, GenTD26 basemodel_update_latency CSV (default: the --telemetry GenTD26 "
                     "folder's)");
@@ -231,6 +232,16 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std
   AddOutputOptions(cmd, f.output, formats);
 }
 
+Result<void> ReadLiveInputs(PlanFlags& f) {
+  if (!f.kube.given()) return {};
+  Result<kube_api::LiveCluster> live = ReadLiveCluster(f.kube, !f.nodes.empty() || !f.pods.empty());
+  if (!live) return live.error();
+  f.kube_nodes = std::move(live->nodes);
+  f.kube_pods = std::move(live->pods);
+  f.live_source = live->source;
+  return {};
+}
+
 // Every output path of `plan`, checked before anything is read, computed or written.
 Result<void> CheckPlanOutputs(const PlanFlags& f) {
   if (Result<void> ok = cli::CheckOutput(f.output); !ok) return ok;
@@ -252,7 +263,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   if (Result<void> ok = ValidateAncillaryOptions(f.rightsize, f.model_loading); !ok) return Fail(ok.error());
   std::optional<std::vector<KubeNode>> nodes;
   std::optional<std::vector<KubePod>> pods;
-  if (!f.nodes.empty()) {
+  if (f.kube_nodes) {
+    nodes = std::move(f.kube_nodes);
+  } else if (!f.nodes.empty()) {
     Result<std::vector<KubeNode>> n = ReadKubeNodes(f.nodes);
     if (!n) return Fail(Error{n.error().code, "--nodes " + n.error().message});  // "--nodes FILE: ..."
     nodes = std::move(*n);
@@ -280,7 +293,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
           ? DemoTrainingPlan(f, *catalog)
           : cli::TrainingSection({.training_jobs = f.training_jobs,
                                   .pods = pods ? &*pods : nullptr,
-                                  .pods_path = f.pods,
+                                  .pods_source = f.PodsLabel(),
                                   .nodes = nodes ? &*nodes : nullptr,
                                   .source = &f.telemetry,
                                   .telemetry = telemetry,
@@ -294,9 +307,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     sections.emplace_back("training", std::make_pair(TrainingPlanToJson(*training), TrainingPlanToMarkdown(*training)));
   else if (!telemetry && f.inference.empty())
     return Fail(
-        InvalidArgument("--pods {}: no training job among its pods (GPU pods of a Job, PyTorchJob, JobSet, "
+        InvalidArgument("{}: no training job among its pods (GPU pods of a Job, PyTorchJob, JobSet, "
                         "RayJob, ...); give --telemetry or --prometheus to plan the others",
-                        f.pods));
+                        f.PodsLabel()));
   std::vector<std::pair<std::string, std::string>> inference_manifests;
   {  // the services file's, and with --prometheus the services its serving metrics show
     Result<std::optional<cli::InferenceSectionOutput>> i = std::optional<cli::InferenceSectionOutput>();

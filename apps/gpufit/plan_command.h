@@ -19,6 +19,7 @@
 #include "gpufit/plan/plan.h"
 #include "gpufit/training/workload_file.h"
 #include "inference_command.h"
+#include "kube_source.h"
 #include "serving_section.h"
 #include "telemetry_source.h"
 
@@ -32,7 +33,13 @@ struct PlanFlags {
   cli::ServingFlags serving;        // services from --prometheus serving metrics
   std::string manifests;            // --emit-manifests
   std::string nodes, pods;
-  std::optional<std::vector<KubePod>> kube_pods;  // --pods, once read
+  KubeApiFlags kube;                                // --kubeconfig, --context: nodes and pods from the API server
+  std::optional<std::vector<KubePod>> kube_pods;    // --pods (or the live cluster's), once read
+  std::optional<std::vector<KubeNode>> kube_nodes;  // the live cluster's nodes, once read
+  std::string live_source;                          // the API server they came from ("" = files)
+  // How errors and the plan name the nodes and pods: "--nodes FILE" or "the nodes of https://...".
+  std::string NodesLabel() const { return live_source.empty() ? "--nodes " + nodes : "the nodes of " + live_source; }
+  std::string PodsLabel() const { return live_source.empty() ? "--pods " + pods : "the pods of " + live_source; }
   std::string model_loads;                        // GenTD26 basemodel_update_latency CSV; default: the GenTD26 folder's
   ContainerRightsizeOptions rightsize;
   ModelLoadingOptions model_loading;
@@ -59,6 +66,10 @@ struct PlanFlags {
 // The flags of plan (needs_telemetry: the telemetry source and every input beside it), demo
 // and backtest on `cmd`; `formats`: the --format choices beyond text, json and yaml.
 void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std::vector<std::string>& formats);
+
+// With --kubeconfig/--context: the live cluster's nodes and pods into kube_nodes, kube_pods
+// and live_source (an error with --nodes/--pods). Without: nothing.
+Result<void> ReadLiveInputs(PlanFlags& f);
 
 // Every output path of `plan`, checked before anything is read, computed or written.
 Result<void> CheckPlanOutputs(const PlanFlags& f);

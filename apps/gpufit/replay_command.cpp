@@ -14,6 +14,7 @@
 #include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/plan/replay.h"
 #include "gpufit/plan/workload_keys.h"
+#include "kube_source.h"
 #include "replay_plan_file.h"
 #include "telemetry_source.h"
 
@@ -25,6 +26,8 @@ using nlohmann::json;
 struct ReplayFlags {
   TelemetrySource telemetry;
   std::string plan, catalog, pods;
+  KubeApiFlags kube;       // --kubeconfig, --context: the pods from the API server
+  std::string pods_label;  // the pods' file, or "the pods of <server>"
   Output output;
 };
 
@@ -36,12 +39,18 @@ int Run(ReplayFlags& f) {
   const json plan = std::move(*read);
   if (!f.telemetry.given()) return Fail(InvalidArgument("replay: give --telemetry or --prometheus"));
   std::optional<std::vector<KubePod>> pods;
-  if (!f.pods.empty()) {
+  f.pods_label = f.pods;
+  if (f.kube.given()) {
+    Result<kube_api::LiveCluster> live = ReadLiveCluster(f.kube, !f.pods.empty());
+    if (!live) return Fail(live.error());
+    pods = std::move(live->pods);
+    f.pods_label = "the pods of " + live->source;
+  } else if (!f.pods.empty()) {
     Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
     if (!p) return Fail(Error{p.error().code, "--pods " + p.error().message});
     pods = std::move(*p);
-    f.telemetry.ends = PodEndsFromKubePods(*pods);  // cut as `plan --pods` cut them
   }
+  if (pods) f.telemetry.ends = PodEndsFromKubePods(*pods);  // cut as `plan --pods` cut them
   const Result<Telemetry> tel = LoadTelemetry(f.telemetry, NowSeconds());
   if (!tel) return Fail(tel.error());
   const std::string& telemetry_path = f.telemetry.name;
@@ -94,8 +103,8 @@ int Run(ReplayFlags& f) {
         md_extra += fmt::format("- absent (its slots stay empty): {}\n", a);
       }
       if (!not_in_pods.empty())
-        md_extra +=
-            fmt::format("- {} telemetry pods are not in {} and were matched by name\n", not_in_pods.size(), f.pods);
+        md_extra += fmt::format("- {} telemetry pods are not in {} and were matched by name\n", not_in_pods.size(),
+                                f.pods_label);
     }
     if (*caps) over_cap = ReplayCaps(*tel, cap_of);
   } catch (const json::exception& e) {
@@ -115,7 +124,7 @@ int Run(ReplayFlags& f) {
   }
   std::string md = fmt::format(
       "Replay of {} against {}{}: {} GPUs, {} memory overflows{}, worst collision share {:.2f}% -> {}\n", f.plan,
-      telemetry_path, pods ? fmt::format(" by workload ({})", f.pods) : std::string(), r.gpus.size(),
+      telemetry_path, pods ? fmt::format(" by workload ({})", f.pods_label) : std::string(), r.gpus.size(),
       r.memory_overflows,
       over_cap ? fmt::format(", {} samples of a pod over its memory cap", over_cap->samples_over) : std::string(),
       100 * r.max_collision_share, safe ? "safe" : "UNSAFE");
@@ -135,6 +144,7 @@ void AddReplayCommand(CLI::App& app, int& rc) {
   cmd->add_option("--pods", f->pods,
                   "kubectl get pods -A -o json of the replayed period: match pods to the plan by workload (a plan "
                   "made with plan --pods), so renamed pods after a rollout still match");
+  AddKubeApiOptions(cmd, f->kube);
   AddOutputOptions(cmd, f->output);
   cmd->callback([f, &rc] { rc = Run(*f); });
 }

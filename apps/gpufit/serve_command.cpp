@@ -19,6 +19,7 @@
 #include "gpufit/placement/registry.h"
 #include "gpufit/serve/api_binder.h"
 #include "gpufit/serve/http_server.h"
+#include "kube_source.h"
 
 namespace gpufit::cli {
 namespace {
@@ -27,6 +28,7 @@ struct ServeFlags {
   std::string nodes, pods, watch_dir, profiles, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
   std::string replicas_apart = "gpu";
+  KubeApiFlags kube;  // --kubeconfig, --context: the live cluster, re-listed every --watch-interval-s
   int port = 8888;
   std::uint64_t seed = 42;
   double max_body_mib = 16, body_timeout_s = 10, drain_s = 5, watch_interval_s = 10;
@@ -81,8 +83,11 @@ int Run(const ServeFlags& f) {
   } else if (!f.kube_token_file.empty() || !f.kube_ca_file.empty()) {
     return Fail(InvalidArgument("--kube-token-file and --kube-ca-file need --kube-api"));
   }
-  if (f.watch_dir.empty() == f.nodes.empty())
-    return Fail(InvalidArgument("serve needs --nodes (and --pods), or --watch-dir with nodes.json and pods.json"));
+  const bool live = f.kube.given();
+  if (!live && f.watch_dir.empty() == f.nodes.empty())
+    return Fail(InvalidArgument(
+        "serve needs --nodes (and --pods), or --watch-dir with nodes.json and pods.json, or --kubeconfig (the "
+        "live cluster)"));
   const std::string nodes_path = f.watch_dir.empty() ? f.nodes : f.watch_dir + "/nodes.json";
   const std::string pods_path = f.watch_dir.empty() ? f.pods : f.watch_dir + "/pods.json";
   std::shared_ptr<const serve::ProfileBook> profiles;
@@ -127,14 +132,27 @@ int Run(const ServeFlags& f) {
     }
   }
   WatchedFiles seen = f.watch_dir.empty() ? WatchedFiles{} : Stat(f.watch_dir);
-  Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = ReadSnapshot(nodes_path, pods_path);
+  // Where the snapshots come from, in messages: the live cluster, the --watch-dir or --nodes.
+  std::string source = f.watch_dir.empty() ? nodes_path : f.watch_dir;
+  std::string live_version;  // the live lists' resourceVersions: a re-list that equals it changes nothing
+  Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = Error{};
+  if (live) {
+    Result<kube_api::LiveCluster> cluster =
+        ReadLiveCluster(f.kube, !f.nodes.empty() || !f.pods.empty() || !f.watch_dir.empty());
+    if (!cluster) return Fail(cluster.error());
+    source = cluster->source;
+    live_version = cluster->version;
+    snapshot = std::pair{std::move(cluster->nodes), std::move(cluster->pods)};
+  } else {
+    snapshot = ReadSnapshot(nodes_path, pods_path);
+  }
   if (!snapshot) return Fail(snapshot.error());
   using Apart = serve::ExtenderOptions::ReplicasApart;
   const Apart apart = f.replicas_apart == "node" ? Apart::kNode : f.replicas_apart == "off" ? Apart::kOff : Apart::kGpu;
   Result<std::unique_ptr<serve::Extender>> extender = serve::Extender::FromSnapshot(
       snapshot->first, snapshot->second,
       {.policy = f.policy, .seed = f.seed, .profiles = profiles, .replicas_apart = apart});
-  if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", nodes_path, extender.error().message)});
+  if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", source, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
   for (const std::string& w : stats.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
   if (stats.nodes_with_outside_memory > 0)
@@ -180,29 +198,44 @@ int Run(const ServeFlags& f) {
   std::string last_error;
   std::set<std::string> last_warnings(stats.warnings.begin(), stats.warnings.end());
   std::thread watcher;
-  if (!f.watch_dir.empty()) {
+  // The live cluster: listed again every --watch-interval-s (the kubeconfig resolved again too,
+  // so that a rotated service account token or an exec plugin's new token is used); a list
+  // whose resourceVersions are those of the last one changes nothing and is not taken in.
+  if (!f.watch_dir.empty() || live) {
     watcher = std::thread([&] {
       std::unique_lock lock(watch_mu);
       while (!watch_cv.wait_for(lock, std::chrono::duration<double>(f.watch_interval_s), [&] { return watch_done; })) {
-        const WatchedFiles now = Stat(f.watch_dir);
-        if (now == seen) continue;
         Result<serve::SnapshotStats> taken = Error{};
-        if (seen.pods && !now.pods) {  // a sidecar's slip, not an empty cluster: every GPU would look free
-          taken = FailedPrecondition("{} is gone (it was there before)", pods_path);
+        WatchedFiles now;
+        std::string version;
+        if (live) {
+          Result<kube_api::LiveCluster> next = kube_api::ReadLiveCluster(
+              {.path = f.kube.kubeconfig, .context = f.kube.context}, kube_api::KubeEnvironment::FromProcess());
+          if (next && next->version == live_version) continue;
+          if (next) version = next->version;
+          taken =
+              next ? server.extender().Reconcile(next->nodes, next->pods) : Result<serve::SnapshotStats>(next.error());
         } else {
-          Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> next = ReadSnapshot(nodes_path, pods_path);
-          taken = next ? server.extender().Reconcile(next->first, next->second)
-                       : Result<serve::SnapshotStats>(next.error());
+          now = Stat(f.watch_dir);
+          if (now == seen) continue;
+          if (seen.pods && !now.pods) {  // a sidecar's slip, not an empty cluster: every GPU would look free
+            taken = FailedPrecondition("{} is gone (it was there before)", pods_path);
+          } else {
+            Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> next = ReadSnapshot(nodes_path, pods_path);
+            taken = next ? server.extender().Reconcile(next->first, next->second)
+                         : Result<serve::SnapshotStats>(next.error());
+          }
         }
         if (!taken) {
           if (taken.error().message != last_error)  // once per distinct failure, not every look
-            std::fprintf(stderr, "gpufit: warning: snapshot in %s not taken in, keeping the previous one: %s\n",
-                         f.watch_dir.c_str(), taken.error().message.c_str());
+            std::fprintf(stderr, "gpufit: warning: snapshot from %s not taken in, keeping the previous one: %s\n",
+                         source.c_str(), taken.error().message.c_str());
           last_error = taken.error().message;
           continue;
         }
         last_error.clear();
         seen = now;
+        live_version = version;
         // A warning the previous snapshot gave too (a pod still not fitting) is not repeated.
         std::set<std::string> warned;
         int repeated = 0;
@@ -218,7 +251,7 @@ int Run(const ServeFlags& f) {
         std::fprintf(stderr,
                      "gpufit: snapshot %d taken in from %s: %d nodes, %d pods placed, %d left out; gpufit's binds: %d "
                      "kept, %d now in the snapshot, %d dropped\n",
-                     taken->snapshots, f.watch_dir.c_str(), taken->nodes, taken->pods_placed, taken->pods_not_fitting,
+                     taken->snapshots, source.c_str(), taken->nodes, taken->pods_placed, taken->pods_not_fitting,
                      taken->reservations_kept, taken->reservations_in_snapshot, taken->reservations_dropped);
       }
     });
@@ -252,7 +285,9 @@ void AddServeCommand(CLI::App& app, int& rc) {
                   "renamed into place) are read at start and again whenever either is written")
       ->check(CLI::ExistingDirectory)
       ->excludes(nodes);
-  cmd->add_option("--watch-interval-s", flags->watch_interval_s, "how often --watch-dir is looked at")
+  AddKubeApiOptions(cmd, flags->kube);
+  cmd->add_option("--watch-interval-s", flags->watch_interval_s,
+                  "how often --watch-dir is looked at, or the live cluster (--kubeconfig) listed again")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   cmd->add_option("--profiles", flags->profiles,

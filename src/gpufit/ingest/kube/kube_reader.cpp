@@ -518,13 +518,6 @@ Result<std::vector<T>> ParseObjects(const std::string& path, const Json& doc, co
   return out;
 }
 
-template <class T, class Parse>
-Result<std::vector<T>> ReadObjects(const std::string& path, const std::string& kind, Parse parse) {
-  Json doc;
-  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
-  return ParseObjects<T>(path, doc, kind, parse);
-}
-
 Result<KubePod> PodOf(const Where& w, const Json& item, const Json& meta, const std::string& name,
                       const std::string& ns) {
   return ParsePod(w, item, meta, KubePod{.namespace_name = ns, .name = name});
@@ -653,9 +646,7 @@ Result<std::vector<KubeNode>> ParseKubeNodes(const nlohmann::json& nodes, const 
   return ParseObjects<KubeNode>(where, nodes, "Node", NodeOf);
 }
 
-Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
-  Json doc;
-  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+Result<std::vector<KubeNode>> ParseKubeNodeList(nlohmann::json doc, const std::string& where) {
   // `kubectl get nodes,resourceslices -o json`: the ResourceSlices are taken out of the list
   // and counted onto their nodes.
   Json slices = Json::array();
@@ -669,20 +660,32 @@ Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
     }
     doc["items"] = std::move(kept);
   }
-  Result<std::vector<KubeNode>> nodes = ParseObjects<KubeNode>(path, doc, "Node", NodeOf);
+  Result<std::vector<KubeNode>> nodes = ParseObjects<KubeNode>(where, doc, "Node", NodeOf);
   if (!nodes) return nodes;
-  if (Result<void> ok = AddResourceSlices(path, slices, *nodes); !ok) return ok.error();
+  if (Result<void> ok = AddResourceSlices(where, slices, *nodes); !ok) return ok.error();
   std::sort(nodes->begin(), nodes->end(), [](const KubeNode& a, const KubeNode& b) { return a.name < b.name; });
   return nodes;
 }
 
-Result<std::vector<KubePod>> ReadKubePods(const std::string& path) {
-  Result<std::vector<KubePod>> pods = ReadObjects<KubePod>(path, "Pod", PodOf);
+Result<std::vector<KubePod>> ParseKubePodList(const nlohmann::json& doc, const std::string& where) {
+  Result<std::vector<KubePod>> pods = ParseObjects<KubePod>(where, doc, "Pod", PodOf);
   if (!pods) return pods;
   std::sort(pods->begin(), pods->end(), [](const KubePod& a, const KubePod& b) {
     return std::tie(a.namespace_name, a.name) < std::tie(b.namespace_name, b.name);
   });
   return pods;
+}
+
+Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
+  Json doc;
+  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+  return ParseKubeNodeList(std::move(doc), path);
+}
+
+Result<std::vector<KubePod>> ReadKubePods(const std::string& path) {
+  Json doc;
+  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+  return ParseKubePodList(doc, path);
 }
 
 }  // namespace gpufit

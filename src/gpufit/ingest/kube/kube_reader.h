@@ -35,6 +35,11 @@ Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path);
 // The pods of the file, sorted by Key() (namespace/name, unique).
 Result<std::vector<KubePod>> ReadKubePods(const std::string& path);
 
+// ReadKubeNodes and ReadKubePods on a document already in memory (the live cluster of
+// ingest/kube_api/live_cluster.h); `where` starts every error message in place of the file.
+Result<std::vector<KubeNode>> ParseKubeNodeList(nlohmann::json doc, const std::string& where);
+Result<std::vector<KubePod>> ParseKubePodList(const nlohmann::json& doc, const std::string& where);
+
 // The same rules on JSON already in memory (a scheduler extender's request, kube-scheduler's
 // ExtenderArgs): one Pod object (with `kind` Pod, or none, as Go clients encode it), or a
 // NodeList / List / single Node (in the document's order). `where` starts every error message, e.g. "filter request:

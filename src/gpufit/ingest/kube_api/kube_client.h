@@ -1,0 +1,64 @@
+// A read-only client of the Kubernetes API (HTTPS with cpp-httplib and OpenSSL) for the
+// connection kubeconfig.h resolves: GET one object, or LIST a collection the way kubectl does.
+//
+// TLS: the server's certificate must chain to KubeConnection::ca_pem (only those CAs, as
+// client-go's rest.Config with CAData), or to the system's CAs when there is none, and name the
+// server's host, or tls_server_name when set (which is also the SNI name sent), unless
+// insecure_skip_tls_verify. The client certificate and key are used from memory.
+//
+// Bounds: a connect timeout and a read timeout per request (KubeClientOptions); a LIST pages
+// `limit` items at a time. No retries: a failed request is an error the caller sees.
+//
+// Errors name the server URL and path, the HTTP status and the API server's Status message:
+//   https://10.0.0.1:6443/api/v1/nodes: the API server answered 403: nodes is forbidden: User ...
+// kNotFound for 404, kUnavailable when the server cannot be reached, does not answer in time or
+// fails TLS, kFailedPrecondition for other refusals (401, 403), kInvalidArgument for a
+// connection that cannot be used (a certificate that is not PEM, a bad server URL).
+// Thread-safety: a const KubeClient may be used from several threads (each request has its own
+// connection).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gpufit/core/result.h"
+#include "gpufit/ingest/kube_api/kubeconfig.h"
+
+namespace gpufit::kube_api {
+
+struct KubeClientOptions {
+  double connect_timeout_s = 10;
+  double read_timeout_s = 60;  // per read of a response, not the whole LIST
+  int page_limit = 500;        // items per LIST page (kubectl's --chunk-size default)
+};
+
+class KubeClient {
+ public:
+  // Checks the server URL and parses the PEM material once. Errors: kInvalidArgument.
+  static Result<KubeClient> Make(const KubeConnection& connection, const KubeClientOptions& options = {});
+
+  // GET `path` (e.g. "/api/v1/nodes?limit=1"): the JSON body of a 200 answer.
+  Result<nlohmann::json> Get(const std::string& path) const;
+
+  // Every item of the collection at `path` (e.g. "/api/v1/pods"), paginated with
+  // ?limit=&continue= as kubectl get does, as one document of the shape `kubectl get -o json`
+  // prints: {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": RV}, "items":
+  // [...]}, each item with the `kind` and `apiVersion` the API server leaves out of list items
+  // (kubectl adds them too: "NodeList" items are "Node"). RV is the first page's
+  // resourceVersion (kubectl prints ""), the store's revision at the list.
+  Result<nlohmann::json> List(const std::string& path) const;
+
+  const KubeConnection& connection() const { return connection_; }
+
+ private:
+  struct Tls;
+  KubeClient() = default;
+  KubeConnection connection_;
+  KubeClientOptions options_;
+  std::string scheme_, host_, base_path_;
+  int port_ = 0;
+  std::shared_ptr<const Tls> tls_;
+};
+
+}  // namespace gpufit::kube_api

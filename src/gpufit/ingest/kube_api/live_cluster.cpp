@@ -1,0 +1,71 @@
+#include "gpufit/ingest/kube_api/live_cluster.h"
+
+#include "gpufit/ingest/kube/kube_reader.h"
+
+namespace gpufit::kube_api {
+
+using Json = nlohmann::json;
+
+Result<Json> ListNodesAndSlices(const KubeClient& client, int* slices) {
+  Result<Json> nodes = client.List("/api/v1/nodes");
+  if (!nodes) return nodes.error();
+  int count = 0;
+  for (const char* path : {"/apis/resource.k8s.io/v1/resourceslices", "/apis/resource.k8s.io/v1beta1/resourceslices"}) {
+    Result<Json> found = client.List(path);
+    if (!found && found.error().code == Code::kNotFound) continue;  // no DRA (at this version)
+    if (!found) return found.error();
+    for (Json& item : (*found)["items"]) {
+      (*nodes)["items"].push_back(std::move(item));
+      ++count;
+    }
+    break;
+  }
+  if (slices != nullptr) *slices = count;
+  return nodes;
+}
+
+namespace {
+
+// Every item's name and resourceVersion, hashed: a List's own resourceVersion is the store's
+// revision, which moves when any object of the cluster changes (a lease renewed), not only these.
+std::string Fingerprint(const Json& nodes, const Json& pods) {
+  std::string all;
+  for (const Json* list : {&nodes, &pods})
+    for (const Json& item : (*list)["items"]) {
+      const Json meta = item.is_object() ? item.value("metadata", Json::object()) : Json::object();
+      all += item.value("kind", "") + "/" + meta.value("namespace", "") + "/" + meta.value("name", "") + "@" +
+             meta.value("resourceVersion", "") + "\n";
+    }
+  return fmt::format("{:016x}", std::hash<std::string>{}(all));
+}
+
+}  // namespace
+
+Result<LiveCluster> ReadLiveCluster(const KubeClient& client) {
+  LiveCluster out;
+  out.source = client.connection().Describe();
+  const std::string& server = client.connection().server;
+  Result<Json> nodes = ListNodesAndSlices(client, &out.resource_slices);
+  if (!nodes) return nodes.error();
+  Result<Json> pods = client.List("/api/v1/pods");
+  if (!pods) return pods.error();
+  out.version = Fingerprint(*nodes, *pods);
+  Result<std::vector<KubeNode>> n = ParseKubeNodeList(std::move(*nodes), server + "/api/v1/nodes");
+  if (!n) return n.error();
+  Result<std::vector<KubePod>> p = ParseKubePodList(*pods, server + "/api/v1/pods");
+  if (!p) return p.error();
+  out.nodes = std::move(*n);
+  out.pods = std::move(*p);
+  return out;
+}
+
+Result<LiveCluster> ReadLiveCluster(const KubeconfigRequest& request, const KubeEnvironment& env,
+                                    const KubeClientOptions& options) {
+  Result<KubeConnection> connection = ResolveKubeconfig(request, env);
+  if (!connection) return connection.error();
+  Result<KubeClient> client = KubeClient::Make(*connection, options);
+  if (!client) return client.error();
+  return ReadLiveCluster(*client);
+}
+
+}  // namespace gpufit::kube_api
