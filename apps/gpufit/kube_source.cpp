@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "gpufit/ingest/kube_api/live_cluster.h"
+
 namespace gpufit::cli {
 
 void AddKubeApiOptions(CLI::App* cmd, KubeApiFlags& f) {
@@ -12,19 +14,26 @@ void AddKubeApiOptions(CLI::App* cmd, KubeApiFlags& f) {
   cmd->add_option("--context", f.context, "the kubeconfig context to use (default: its current-context)");
 }
 
-Result<kube_api::LiveCluster> ReadLiveCluster(const KubeApiFlags& f, bool files_given, bool quiet) {
-  if (files_given)
-    return InvalidArgument(
-        "--kubeconfig/--context read the nodes and pods from the live cluster: give them or --nodes/--pods "
-        "(--watch-dir), not both");
-  Result<kube_api::LiveCluster> live =
-      kube_api::ReadLiveCluster({.path = f.kubeconfig, .context = f.context}, kube_api::KubeEnvironment::FromProcess());
-  if (!live) return live.error();
-  if (!quiet)
-    std::fprintf(stderr, "gpufit: read %zu nodes%s and %zu pods from %s\n", live->nodes.size(),
-                 live->resource_slices > 0 ? fmt::format(" ({} ResourceSlices)", live->resource_slices).c_str() : "",
-                 live->pods.size(), live->source.c_str());
-  return live;
+Result<std::unique_ptr<ClusterSource>> MakeClusterSource(const KubeApiFlags& f, KubectlFilesOptions files,
+                                                         const char* files_flags) {
+  const bool files_given = !files.nodes.empty() || !files.pods.empty();
+  if (f.given()) {
+    if (files_given)
+      return InvalidArgument(
+          "--kubeconfig/--context read the nodes and pods from the live cluster: give them or {}, not both",
+          files_flags);
+    return kube_api::LiveClusterSource({.path = f.kubeconfig, .context = f.context},
+                                       kube_api::KubeEnvironment::FromProcess());
+  }
+  if (!files_given) return std::unique_ptr<ClusterSource>();
+  return KubectlFiles(std::move(files));
+}
+
+Result<ClusterObjects> ReadCluster(ClusterSource& source, const KubeApiFlags& f, bool quiet) {
+  Result<ClusterObjects> read = source.Read();
+  if (read && f.given() && !quiet)
+    std::fprintf(stderr, "gpufit: read %s from %s\n", read->summary.c_str(), source.Name().c_str());
+  return read;
 }
 
 }  // namespace gpufit::cli

@@ -1,13 +1,15 @@
-// --kubeconfig and --context of plan, replay and serve: the nodes and pods from the live
-// cluster's API server (ingest/kube_api/live_cluster.h) in place of the kubectl files of
-// --nodes and --pods.
+// Where plan, replay and serve take the cluster's nodes and pods from (ingest/kube/cluster_source.h):
+// --kubeconfig and --context, the live cluster's API server (ingest/kube_api/live_cluster.h),
+// or kubectl's files (--nodes, --pods; serve's --watch-dir).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "gpufit/core/result.h"
-#include "gpufit/ingest/kube_api/live_cluster.h"
+#include "gpufit/ingest/kube/cluster_source.h"
+#include "gpufit/ingest/kube/kubectl_files.h"
 
 namespace gpufit::cli {
 
@@ -19,9 +21,13 @@ struct KubeApiFlags {
 
 void AddKubeApiOptions(CLI::App* cmd, KubeApiFlags& f);
 
-// With `files_given` (--nodes, --pods or --watch-dir set), an error naming the flags. Else the
-// live cluster, and one line on stderr: "gpufit: read 12 nodes and 340 pods from https://...
-// (context X)" (`quiet`: none).
-Result<kube_api::LiveCluster> ReadLiveCluster(const KubeApiFlags& f, bool files_given, bool quiet = false);
+// The live cluster when `f` is given (an error when `files` names a file too: `files_flags`
+// says which flags, e.g. "--nodes/--pods"), else `files`; nullptr when neither names anything.
+Result<std::unique_ptr<ClusterSource>> MakeClusterSource(const KubeApiFlags& f, KubectlFilesOptions files,
+                                                         const char* files_flags);
+
+// source.Read(); from the live cluster, one line on stderr: "gpufit: read 12 nodes and 340 pods
+// from https://... (context X)" (`quiet`: none).
+Result<ClusterObjects> ReadCluster(ClusterSource& source, const KubeApiFlags& f, bool quiet = false);
 
 }  // namespace gpufit::cli

@@ -118,12 +118,13 @@ int main(int argc, char** argv) {
           "--kubeconfig), or several"));
       return;
     }
-    if (plan_flags.kube.given()) {  // the live cluster's nodes and pods, as --nodes/--pods would give them
+    // The nodes and pods (--nodes/--pods or the live cluster), after the outputs are checked.
+    if (plan_flags.kube.given() || !plan_flags.nodes.empty() || !plan_flags.pods.empty()) {
       if (Result<void> ok = CheckPlanOutputs(plan_flags); !ok) {
         rc = Fail(ok.error());
         return;
       }
-      if (Result<void> ok = cli::ReadLiveInputs(plan_flags); !ok) {
+      if (Result<void> ok = cli::ReadClusterInputs(plan_flags); !ok) {
         rc = Fail(ok.error());
         return;
       }
@@ -136,18 +137,8 @@ int main(int argc, char** argv) {
       rc = Fail(ok.error());
       return;
     }
-    if (!plan_flags.pods.empty()) {
-      // Finished pods' ends cut their samples (dcgm-exporter keeps their labels a while).
-      Result<std::vector<KubePod>> p = ReadKubePods(plan_flags.pods);
-      if (!p) {
-        rc = Fail(Error{p.error().code, "--pods " + p.error().message});
-        return;
-      }
-      plan_flags.telemetry.ends = PodEndsFromKubePods(*p);
-      plan_flags.kube_pods = std::move(*p);
-    } else if (plan_flags.kube_pods) {
-      plan_flags.telemetry.ends = PodEndsFromKubePods(*plan_flags.kube_pods);
-    }
+    // Finished pods' ends cut their samples (dcgm-exporter keeps their labels a while).
+    if (plan_flags.kube_pods) plan_flags.telemetry.ends = PodEndsFromKubePods(*plan_flags.kube_pods);
     const Result<Telemetry> tel = cli::LoadTelemetry(plan_flags.telemetry, cli::NowSeconds());
     rc = tel ? RunPlan(plan_flags, &*tel, plan_flags.telemetry.name) : Fail(tel.error());
   });

@@ -232,13 +232,16 @@ void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std
   AddOutputOptions(cmd, f.output, formats);
 }
 
-Result<void> ReadLiveInputs(PlanFlags& f) {
-  if (!f.kube.given()) return {};
-  Result<kube_api::LiveCluster> live = ReadLiveCluster(f.kube, !f.nodes.empty() || !f.pods.empty());
-  if (!live) return live.error();
-  f.kube_nodes = std::move(live->nodes);
-  f.kube_pods = std::move(live->pods);
-  f.live_source = live->source;
+Result<void> ReadClusterInputs(PlanFlags& f) {
+  Result<std::unique_ptr<ClusterSource>> source =
+      MakeClusterSource(f.kube, {.nodes = f.nodes, .pods = f.pods}, "--nodes/--pods");
+  if (!source) return source.error();
+  if (*source == nullptr) return {};
+  Result<ClusterObjects> read = ReadCluster(**source, f.kube);
+  if (!read) return read.error();
+  f.kube_nodes = std::move(read->nodes);
+  f.kube_pods = std::move(read->pods);
+  if (f.kube.given()) f.live_source = (*source)->Name();
   return {};
 }
 
@@ -261,22 +264,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     return Fail(InvalidArgument("--model-loads needs GPU telemetry (--telemetry or --prometheus)"));
   if (f.model_gib_flag != nullptr && f.model_gib_flag->count() > 0) f.model_loading.model_gib = f.model_gib;
   if (Result<void> ok = ValidateAncillaryOptions(f.rightsize, f.model_loading); !ok) return Fail(ok.error());
-  std::optional<std::vector<KubeNode>> nodes;
-  std::optional<std::vector<KubePod>> pods;
-  if (f.kube_nodes) {
-    nodes = std::move(f.kube_nodes);
-  } else if (!f.nodes.empty()) {
-    Result<std::vector<KubeNode>> n = ReadKubeNodes(f.nodes);
-    if (!n) return Fail(Error{n.error().code, "--nodes " + n.error().message});  // "--nodes FILE: ..."
-    nodes = std::move(*n);
-  }
-  if (f.kube_pods) {
-    pods = std::move(f.kube_pods);
-  } else if (!f.pods.empty()) {
-    Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
-    if (!p) return Fail(Error{p.error().code, "--pods " + p.error().message});
-    pods = std::move(*p);
-  }
+  // Read by ReadClusterInputs (from --nodes/--pods or the live cluster).
+  std::optional<std::vector<KubeNode>> nodes = std::move(f.kube_nodes);
+  std::optional<std::vector<KubePod>> pods = std::move(f.kube_pods);
   // Prices: OpenCost's on the server, where it has them, else the catalog's (plan/cluster_prices.h).
   std::optional<cli::ClusterPricing> pricing;
   if (telemetry) {

@@ -35,7 +35,7 @@ struct PlanFlags {
   std::string nodes, pods;
   KubeApiFlags kube;                                // --kubeconfig, --context: nodes and pods from the API server
   std::optional<std::vector<KubePod>> kube_pods;    // --pods (or the live cluster's), once read
-  std::optional<std::vector<KubeNode>> kube_nodes;  // the live cluster's nodes, once read
+  std::optional<std::vector<KubeNode>> kube_nodes;  // --nodes (or the live cluster's), once read
   std::string live_source;                          // the API server they came from ("" = files)
   // How errors and the plan name the nodes and pods: "--nodes FILE" or "the nodes of https://...".
   std::string NodesLabel() const { return live_source.empty() ? "--nodes " + nodes : "the nodes of " + live_source; }
@@ -67,9 +67,10 @@ struct PlanFlags {
 // and backtest on `cmd`; `formats`: the --format choices beyond text, json and yaml.
 void AddPlanOptions(CLI::App* cmd, PlanFlags& f, bool needs_telemetry, const std::vector<std::string>& formats);
 
-// With --kubeconfig/--context: the live cluster's nodes and pods into kube_nodes, kube_pods
-// and live_source (an error with --nodes/--pods). Without: nothing.
-Result<void> ReadLiveInputs(PlanFlags& f);
+// The nodes and pods into kube_nodes and kube_pods: from --nodes/--pods, or with
+// --kubeconfig/--context from the live cluster (then also live_source; an error with
+// --nodes/--pods). Neither: nothing.
+Result<void> ReadClusterInputs(PlanFlags& f);
 
 // Every output path of `plan`, checked before anything is read, computed or written.
 Result<void> CheckPlanOutputs(const PlanFlags& f);

@@ -40,15 +40,13 @@ int Run(ReplayFlags& f) {
   if (!f.telemetry.given()) return Fail(InvalidArgument("replay: give --telemetry or --prometheus"));
   std::optional<std::vector<KubePod>> pods;
   f.pods_label = f.pods;
-  if (f.kube.given()) {
-    Result<kube_api::LiveCluster> live = ReadLiveCluster(f.kube, !f.pods.empty());
-    if (!live) return Fail(live.error());
-    pods = std::move(live->pods);
-    f.pods_label = "the pods of " + live->source;
-  } else if (!f.pods.empty()) {
-    Result<std::vector<KubePod>> p = ReadKubePods(f.pods);
-    if (!p) return Fail(Error{p.error().code, "--pods " + p.error().message});
-    pods = std::move(*p);
+  Result<std::unique_ptr<ClusterSource>> source = MakeClusterSource(f.kube, {.nodes = "", .pods = f.pods}, "--pods");
+  if (!source) return Fail(source.error());
+  if (*source != nullptr) {
+    Result<ClusterObjects> cluster = ReadCluster(**source, f.kube);
+    if (!cluster) return Fail(cluster.error());
+    pods = std::move(cluster->pods);
+    if (f.kube.given()) f.pods_label = "the pods of " + (*source)->Name();
   }
   if (pods) f.telemetry.ends = PodEndsFromKubePods(*pods);  // cut as `plan --pods` cut them
   const Result<Telemetry> tel = LoadTelemetry(f.telemetry, NowSeconds());

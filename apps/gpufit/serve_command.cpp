@@ -36,40 +36,6 @@ struct ServeFlags {
 
 // One snapshot file of --watch-dir as stat(2) sees it: a file renamed into place is a new
 // inode, one rewritten in place a new size or modification time (nullopt: absent).
-struct FileId {
-  std::uint64_t inode = 0, size = 0;
-  std::int64_t mtime_s = 0, mtime_ns = 0;
-  bool operator==(const FileId&) const = default;
-};
-struct WatchedFiles {
-  std::optional<FileId> nodes, pods;
-  bool operator==(const WatchedFiles&) const = default;
-};
-
-std::optional<FileId> IdOf(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileId{static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
-                static_cast<std::int64_t>(st.st_mtim.tv_sec), static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
-}
-
-WatchedFiles Stat(const std::string& dir) { return {IdOf(dir + "/nodes.json"), IdOf(dir + "/pods.json")}; }
-
-// Reads a snapshot: `nodes` (required) and `pods` (empty path, or a file absent under
-// --watch-dir: no pods).
-Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> ReadSnapshot(const std::string& nodes_path,
-                                                                            const std::string& pods_path) {
-  Result<std::vector<KubeNode>> nodes = ReadKubeNodes(nodes_path);
-  if (!nodes) return nodes.error();
-  std::vector<KubePod> pods;
-  if (!pods_path.empty() && std::filesystem::exists(pods_path)) {
-    Result<std::vector<KubePod>> read = ReadKubePods(pods_path);
-    if (!read) return read.error();
-    pods = std::move(*read);
-  }
-  return std::pair{std::move(*nodes), std::move(pods)};
-}
-
 int Run(const ServeFlags& f) {
   if (!f.url_prefix.empty() && (f.url_prefix.front() != '/' || f.url_prefix.back() == '/'))
     return Fail(InvalidArgument("--url-prefix must start with '/' and not end with one (e.g. /scheduler), got '{}'",
@@ -131,26 +97,20 @@ int Run(const ServeFlags& f) {
       }
     }
   }
-  WatchedFiles seen = f.watch_dir.empty() ? WatchedFiles{} : Stat(f.watch_dir);
-  // Where the snapshots come from, in messages: the live cluster, the --watch-dir or --nodes.
-  std::string source = f.watch_dir.empty() ? nodes_path : f.watch_dir;
-  std::string live_version;  // the live lists' resourceVersions: a re-list that equals it changes nothing
-  Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> snapshot = Error{};
-  if (live) {
-    Result<kube_api::LiveCluster> cluster =
-        ReadLiveCluster(f.kube, !f.nodes.empty() || !f.pods.empty() || !f.watch_dir.empty());
-    if (!cluster) return Fail(cluster.error());
-    source = cluster->source;
-    live_version = cluster->version;
-    snapshot = std::pair{std::move(cluster->nodes), std::move(cluster->pods)};
-  } else {
-    snapshot = ReadSnapshot(nodes_path, pods_path);
-  }
+  // Where the snapshots come from (ingest/kube/cluster_source.h): the live cluster, the
+  // --watch-dir or --nodes/--pods; in messages by its name.
+  const KubectlFilesOptions files{
+      .nodes = nodes_path, .pods = pods_path, .pods_may_be_absent = !f.watch_dir.empty(), .flag_in_errors = false};
+  Result<std::unique_ptr<ClusterSource>> made = MakeClusterSource(f.kube, files, "--nodes/--pods (--watch-dir)");
+  if (!made) return Fail(made.error());
+  std::unique_ptr<ClusterSource> cluster = std::move(*made);
+  Result<ClusterObjects> snapshot = ReadCluster(*cluster, f.kube);
   if (!snapshot) return Fail(snapshot.error());
+  const std::string source = cluster->Name();
   using Apart = serve::ExtenderOptions::ReplicasApart;
   const Apart apart = f.replicas_apart == "node" ? Apart::kNode : f.replicas_apart == "off" ? Apart::kOff : Apart::kGpu;
   Result<std::unique_ptr<serve::Extender>> extender = serve::Extender::FromSnapshot(
-      snapshot->first, snapshot->second,
+      snapshot->nodes.value_or(std::vector<KubeNode>{}), snapshot->pods.value_or(std::vector<KubePod>{}),
       {.policy = f.policy, .seed = f.seed, .profiles = profiles, .replicas_apart = apart});
   if (!extender) return Fail(Error{extender.error().code, fmt::format("{}: {}", source, extender.error().message)});
   const serve::SnapshotStats stats = (*extender)->snapshot();
@@ -205,27 +165,12 @@ int Run(const ServeFlags& f) {
     watcher = std::thread([&] {
       std::unique_lock lock(watch_mu);
       while (!watch_cv.wait_for(lock, std::chrono::duration<double>(f.watch_interval_s), [&] { return watch_done; })) {
-        Result<serve::SnapshotStats> taken = Error{};
-        WatchedFiles now;
-        std::string version;
-        if (live) {
-          Result<kube_api::LiveCluster> next = kube_api::ReadLiveCluster(
-              {.path = f.kube.kubeconfig, .context = f.kube.context}, kube_api::KubeEnvironment::FromProcess());
-          if (next && next->version == live_version) continue;
-          if (next) version = next->version;
-          taken =
-              next ? server.extender().Reconcile(next->nodes, next->pods) : Result<serve::SnapshotStats>(next.error());
-        } else {
-          now = Stat(f.watch_dir);
-          if (now == seen) continue;
-          if (seen.pods && !now.pods) {  // a sidecar's slip, not an empty cluster: every GPU would look free
-            taken = FailedPrecondition("{} is gone (it was there before)", pods_path);
-          } else {
-            Result<std::pair<std::vector<KubeNode>, std::vector<KubePod>>> next = ReadSnapshot(nodes_path, pods_path);
-            taken = next ? server.extender().Reconcile(next->first, next->second)
-                         : Result<serve::SnapshotStats>(next.error());
-          }
-        }
+        Result<std::optional<ClusterObjects>> next = cluster->ReadIfChanged();
+        if (next && !next->has_value()) continue;  // the same files, or the same resourceVersions
+        Result<serve::SnapshotStats> taken =
+            next ? server.extender().Reconcile((*next)->nodes.value_or(std::vector<KubeNode>{}),
+                                               (*next)->pods.value_or(std::vector<KubePod>{}))
+                 : Result<serve::SnapshotStats>(next.error());
         if (!taken) {
           if (taken.error().message != last_error)  // once per distinct failure, not every look
             std::fprintf(stderr, "gpufit: warning: snapshot from %s not taken in, keeping the previous one: %s\n",
@@ -234,8 +179,6 @@ int Run(const ServeFlags& f) {
           continue;
         }
         last_error.clear();
-        seen = now;
-        live_version = version;
         // A warning the previous snapshot gave too (a pod still not fitting) is not repeated.
         std::set<std::string> warned;
         int repeated = 0;

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "cli_run.h"
 #include "dcgm_fixture.h"
@@ -196,7 +197,15 @@ class KubeApply : public ::testing::Test {
       if (!r && error.empty()) error = r.error().message;
     };
     ok(plane_->KubectlOk({"apply", "--server-side", "-f", plane_->bin() + "/crds"}));
-    ok(plane_->KubectlOk({"wait", "--for", "condition=established", "--timeout", "60s", "crd", "--all"}));
+    // kubectl wait fails at once on a CRD the server has not given conditions yet ("accessor
+    // error: <nil>"): asked again until every CRD has them.
+    gpufit::Result<std::string> established = std::string();
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      established = plane_->KubectlOk({"wait", "--for", "condition=established", "--timeout", "60s", "crd", "--all"});
+      if (established || established.error().message.find("accessor error") == std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ok(established);
     ok(plane_->KubectlOk({"create", "namespace", "genai"}));
     ok(plane_->KubectlOk({"create", "namespace", "train"}));
     ok(plane_->KubectlOk({"create", "namespace", "gpu-operator"}));

@@ -324,7 +324,7 @@ TEST_F(KubeLive, KubeconfigTogetherWithFilesIsAnError) {
   const fs::path dir = Scratch("kube-live-both");
   const CliRun r = Gpufit("plan --kubeconfig " + plane_->kubeconfig() + " " + Files(), dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("give them or --nodes/--pods (--watch-dir), not both"));
+  EXPECT_THAT(r.err, HasSubstr("give them or --nodes/--pods, not both"));
 }
 
 TEST_F(KubeLive, ReplayMatchesByWorkloadFromTheApiServer) {

@@ -68,4 +68,57 @@ Result<LiveCluster> ReadLiveCluster(const KubeconfigRequest& request, const Kube
   return ReadLiveCluster(*client);
 }
 
+namespace {
+
+class LiveSource final : public ClusterSource {
+ public:
+  LiveSource(KubeconfigRequest request, KubeEnvironment env, KubeClientOptions options)
+      : request_(std::move(request)), env_(std::move(env)), options_(options) {}
+
+  std::string Name() const override {
+    if (!name_.empty()) return name_;
+    return request_.path.empty() ? "the kubeconfig's cluster" : "the cluster of " + request_.path;
+  }
+
+  Result<ClusterObjects> Read() override {
+    Result<LiveCluster> live = ReadLiveCluster(request_, env_, options_);
+    if (!live) return live.error();
+    version_ = live->version;
+    return Objects(std::move(*live));
+  }
+
+  Result<std::optional<ClusterObjects>> ReadIfChanged() override {
+    Result<LiveCluster> live = ReadLiveCluster(request_, env_, options_);
+    if (!live) return live.error();
+    if (!version_.empty() && live->version == version_) return std::optional<ClusterObjects>{};
+    version_ = live->version;
+    return std::optional<ClusterObjects>{Objects(std::move(*live))};
+  }
+
+ private:
+  ClusterObjects Objects(LiveCluster live) {
+    name_ = live.source;
+    ClusterObjects out;
+    out.summary = fmt::format(
+        "{} nodes{} and {} pods", live.nodes.size(),
+        live.resource_slices > 0 ? fmt::format(" ({} ResourceSlices)", live.resource_slices) : std::string(),
+        live.pods.size());
+    out.nodes = std::move(live.nodes);
+    out.pods = std::move(live.pods);
+    return out;
+  }
+
+  KubeconfigRequest request_;
+  KubeEnvironment env_;
+  KubeClientOptions options_;
+  std::string version_, name_;
+};
+
+}  // namespace
+
+std::unique_ptr<ClusterSource> LiveClusterSource(KubeconfigRequest request, KubeEnvironment env,
+                                                 KubeClientOptions options) {
+  return std::make_unique<LiveSource>(std::move(request), std::move(env), options);
+}
+
 }  // namespace gpufit::kube_api

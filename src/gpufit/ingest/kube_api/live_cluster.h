@@ -5,11 +5,13 @@
 // (deploy/kubernetes/clusterrole.yaml).
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "gpufit/core/result.h"
+#include "gpufit/ingest/kube/cluster_source.h"
 #include "gpufit/ingest/kube_api/kube_client.h"
 #include "gpufit/ingest/kube_api/kubeconfig.h"
 #include "gpufit/model/kube_cluster.h"
@@ -38,5 +40,12 @@ Result<LiveCluster> ReadLiveCluster(const KubeClient& client);
 // Resolves the kubeconfig (kubeconfig.h), then ReadLiveCluster.
 Result<LiveCluster> ReadLiveCluster(const KubeconfigRequest& request, const KubeEnvironment& env,
                                     const KubeClientOptions& options = {});
+
+// The ClusterSource of a live API server (ingest/kube/cluster_source.h): each read resolves
+// the kubeconfig again (a rotated service account token, an exec plugin's new token) and lists
+// the cluster; ReadIfChanged compares LiveCluster::version. Name(): the server and context once
+// read, else the kubeconfig asked for.
+std::unique_ptr<ClusterSource> LiveClusterSource(KubeconfigRequest request, KubeEnvironment env,
+                                                 KubeClientOptions options = {});
 
 }  // namespace gpufit::kube_api
