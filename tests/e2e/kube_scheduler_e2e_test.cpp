@@ -309,9 +309,14 @@ TEST_F(KubeScheduler, IgnorableWithFullNodesSchedulesAloneWhileServeIsDown) {
 // arrivals.
 TEST_F(KubeScheduler, OpenbSliceLandsWhereSimulatePlacesIt) {
   if (!fs::exists(test_paths::DataDir() + "/openb")) GTEST_SKIP() << "no openb trace under " << test_paths::DataDir();
-  Result<testing::OpenbSliceOutcome> out = testing::RunOpenbSlice(
-      *plane_, (*dir_ / "openb").string(),
-      {.node_stride = 50, .node_count = 200, .pod_stride = 64, .max_arrivals = 0, .policy = "gpufit", .seed = 42});
+  Result<testing::OpenbSliceOutcome> out = testing::RunOpenbSlice(*plane_, (*dir_ / "openb").string(),
+                                                                  {.node_stride = 50,
+                                                                   .node_count = 200,
+                                                                   .pod_stride = 64,
+                                                                   .max_arrivals = 0,
+                                                                   .inflation = 1.3,
+                                                                   .policy = "gpufit",
+                                                                   .seed = 42});
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_GT(out->arrivals, 100u);
   EXPECT_GT(out->failed, 0) << "the saturation run should fill the slice";

@@ -115,7 +115,7 @@ std::string SchedulerConfigYaml(const KubeControlPlane& plane, const SchedulerCo
     << "clientConnection: {kubeconfig: \"" << plane.kubeconfig() << "\"}\n"
     << "leaderElection: {leaderElect: false}\n";
   if (c.extender_decides) y << "percentageOfNodesToScore: 100\n";
-  y << "profiles:\n  - schedulerName: default-scheduler\n";
+  y << "profiles:\n  - schedulerName: " << c.scheduler_name << "\n";
   if (c.extender_decides) y << "    plugins:\n      score:\n        disabled: [{name: \"*\"}]\n";
   if (c.extender) {
     const ExtenderConfig& e = *c.extender;
@@ -307,6 +307,7 @@ Result<OpenbSliceOutcome> RunOpenbSlice(const KubeControlPlane& plane, const std
 
   SimOptions sim_options;
   sim_options.keep_steps = true;
+  sim_options.inflation = o.inflation;
   Result<SimInput> input = PrepareSimulation(nodes, pods, sim_options);
   if (!input) return input.error();
   Result<RunResult> run = Simulate(*input, o.policy, o.seed, sim_options);
@@ -370,6 +371,7 @@ Result<OpenbSliceOutcome> RunOpenbSlice(const KubeControlPlane& plane, const std
                                                           .ca_file = tls->ca,
                                                           .cert_file = tls->client_cert,
                                                           .key_file = tls->client_key},
+                               .scheduler_name = "default-scheduler",
                                .extender_decides = true};
   if (Result<void> ok = StartScheduler(plane, config, dir + "/scheduler.yaml"); !ok) return ok.error();
 

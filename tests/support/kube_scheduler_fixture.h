@@ -64,6 +64,7 @@ struct ExtenderConfig {
 };
 struct SchedulerConfig {
   std::optional<ExtenderConfig> extender;
+  std::string scheduler_name = "default-scheduler";  // the profile's, which pods name in spec.schedulerName
   // The profile's own score plugins off and every feasible node scored
   // (percentageOfNodesToScore 100: by default a 200-node cluster stops at 100 feasible nodes),
   // so that the extender's prioritize alone decides.
@@ -121,6 +122,7 @@ struct OpenbSliceOptions {
   std::size_t node_count = 200;  // ... this many
   std::size_t pod_stride = 16;   // every n-th pod of openb_pod_list_default.csv: the trace
   std::size_t max_arrivals = 0;  // the first arrivals of the saturation run; 0: all
+  double inflation = 1.3;        // saturation: arrivals until they ask this many times the GPUs
   std::string policy = "gpufit";
   std::uint64_t seed = 42;
 };
