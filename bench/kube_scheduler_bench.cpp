@@ -17,14 +17,18 @@
 //    certificate, nodeCacheCapable, managedResources nvidia.com/gpu, the default score plugins
 //    on (gpufit's weight 5). Printed per variant: pods/s and serve's p50/p99 per verb.
 //
+// kube-scheduler's client runs at --client-qps (qps and burst; 5000 as in scheduler_perf; 0: its
+// defaults, 50 and 100, at which its own Binding and Event requests are throttled).
+//
 // Run: build/bench/kube_scheduler_bench [--nodes 1000] [--pods 2000] [--openb-nodes 200]
-//      [--openb-arrivals 2000] [--skip-openb] [--skip-throughput]
+//      [--openb-arrivals 2000] [--client-qps 5000] [--skip-openb] [--skip-throughput]
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -48,7 +52,7 @@ using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 struct Args {
-  int nodes = 1000, pods = 2000, openb_nodes = 200, openb_arrivals = 2000;
+  int nodes = 1000, pods = 2000, openb_nodes = 200, openb_arrivals = 2000, client_qps = 5000;
   bool openb = true, throughput = true;
 };
 
@@ -121,7 +125,8 @@ double KlogSeconds(const std::string& line) {
 
 // Waits for `pods` binds of namespace bench in kube-scheduler.log and returns the first and
 // last bind's times of day.
-Result<std::pair<double, double>> WaitForBinds(const KubeControlPlane& plane, int pods, double timeout_s) {
+Result<std::pair<double, double>> WaitForBinds(const KubeControlPlane& plane, const std::string& prefix, int pods,
+                                               double timeout_s) {
   const std::string path = plane.dir() + "/kube-scheduler.log";
   const Clock::time_point t0 = Clock::now();
   while (ElapsedS(t0) < timeout_s) {
@@ -129,7 +134,7 @@ Result<std::pair<double, double>> WaitForBinds(const KubeControlPlane& plane, in
     std::vector<double> at;
     std::istringstream lines(log);
     for (std::string line; std::getline(lines, line);)
-      if (line.find("\"Successfully bound pod to node\" pod=\"bench/") != std::string::npos)
+      if (line.find("\"Successfully bound pod to node\" pod=\"bench/" + prefix) != std::string::npos)
         at.push_back(KlogSeconds(line));
     if (static_cast<int>(at.size()) >= pods) {
       const auto [lo, hi] = std::minmax_element(at.begin(), at.end());
@@ -140,7 +145,8 @@ Result<std::pair<double, double>> WaitForBinds(const KubeControlPlane& plane, in
   return Error{Code::kUnavailable, fmt::format("not all {} pods bound within {} s", pods, timeout_s)};
 }
 
-Result<void> CreateBenchPods(const KubeControlPlane& plane, int pods, const std::string& scheduler) {
+Result<void> CreateBenchPods(const KubeControlPlane& plane, int pods, const std::string& prefix,
+                             const std::string& scheduler) {
   constexpr int kThreads = 4;
   std::vector<std::string> errors(kThreads);
   std::vector<std::thread> threads;
@@ -151,7 +157,7 @@ Result<void> CreateBenchPods(const KubeControlPlane& plane, int pods, const std:
         const Json pod{
             {"apiVersion", "v1"},
             {"kind", "Pod"},
-            {"metadata", {{"name", fmt::format("p-{:05}", k)}, {"namespace", "bench"}}},
+            {"metadata", {{"name", fmt::format("{}{:05}", prefix, k)}, {"namespace", "bench"}}},
             {"spec",
              {{"schedulerName", scheduler},
               {"containers",
@@ -184,8 +190,10 @@ int RunThroughput(const KubeControlPlane& plane, const fs::path& dir, const Args
     fmt::print(stderr, "nodes: {}\n", ok.error().message);
     return 1;
   }
-  fmt::print("throughput: {} KWOK nodes of 8 GPUs created in {:.1f} s; {} one-GPU pods per variant\n", a.nodes,
-             ElapsedS(made), a.pods);
+  fmt::print(
+      "throughput: {} KWOK nodes of 8 GPUs created in {:.1f} s; {} one-GPU pods per variant; kube-scheduler client "
+      "qps {}\n",
+      a.nodes, ElapsedS(made), a.pods, a.client_qps == 0 ? std::string("default") : std::to_string(a.client_qps));
   Result<TlsFiles> tls = MakeTlsFiles(plane, (dir / "tls").string());
   if (!tls) return 1;
   std::ofstream(dir / "token") << plane.token() << "\n";
@@ -199,7 +207,10 @@ int RunThroughput(const KubeControlPlane& plane, const fs::path& dir, const Args
   int rc = 0;
   for (const std::string variant : {"none", "filter-prioritize", "filter-prioritize-bind"}) {
     std::unique_ptr<ServeProcess> serve;
-    SchedulerConfig config{.extender = std::nullopt, .scheduler_name = "bench-" + variant, .extender_decides = false};
+    SchedulerConfig config{.extender = std::nullopt,
+                           .scheduler_name = "bench-" + variant,
+                           .client_qps = a.client_qps,
+                           .extender_decides = false};
     if (variant != "none") {
       Result<std::unique_ptr<ServeProcess>> started =
           ServeProcess::Start({"--nodes",
@@ -239,7 +250,7 @@ int RunThroughput(const KubeControlPlane& plane, const fs::path& dir, const Args
                                        .key_file = tls->client_key};
     }
     const Clock::time_point created = Clock::now();
-    if (Result<void> ok = CreateBenchPods(plane, a.pods, config.scheduler_name); !ok) {
+    if (Result<void> ok = CreateBenchPods(plane, a.pods, variant + "-", config.scheduler_name); !ok) {
       fmt::print(stderr, "{}: pods: {}\n", variant, ok.error().message);
       return 1;
     }
@@ -250,7 +261,7 @@ int RunThroughput(const KubeControlPlane& plane, const fs::path& dir, const Args
       return 1;
     }
     const Clock::time_point started = Clock::now();
-    Result<std::pair<double, double>> binds = WaitForBinds(plane, a.pods, 600);
+    Result<std::pair<double, double>> binds = WaitForBinds(plane, variant + "-", a.pods, 600);
     if (!binds) {
       fmt::print(stderr, "{}: {}\n", variant, binds.error().message);
       rc = 1;
@@ -282,6 +293,7 @@ int RunThroughput(const KubeControlPlane& plane, const fs::path& dir, const Args
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as it comes (minutes apart)
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];

@@ -112,7 +112,9 @@ std::string SchedulerConfigYaml(const KubeControlPlane& plane, const SchedulerCo
   std::ostringstream y;
   y << "apiVersion: kubescheduler.config.k8s.io/v1\n"
     << "kind: KubeSchedulerConfiguration\n"
-    << "clientConnection: {kubeconfig: \"" << plane.kubeconfig() << "\"}\n"
+    << "clientConnection: {kubeconfig: \"" << plane.kubeconfig() << "\"";
+  if (c.client_qps > 0) y << ", qps: " << c.client_qps << ", burst: " << c.client_qps;
+  y << "}\n"
     << "leaderElection: {leaderElect: false}\n";
   if (c.extender_decides) y << "percentageOfNodesToScore: 100\n";
   y << "profiles:\n  - schedulerName: " << c.scheduler_name << "\n";
@@ -372,6 +374,7 @@ Result<OpenbSliceOutcome> RunOpenbSlice(const KubeControlPlane& plane, const std
                                                           .cert_file = tls->client_cert,
                                                           .key_file = tls->client_key},
                                .scheduler_name = "default-scheduler",
+                               .client_qps = 0,
                                .extender_decides = true};
   if (Result<void> ok = StartScheduler(plane, config, dir + "/scheduler.yaml"); !ok) return ok.error();
 

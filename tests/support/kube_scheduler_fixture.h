@@ -65,6 +65,9 @@ struct ExtenderConfig {
 struct SchedulerConfig {
   std::optional<ExtenderConfig> extender;
   std::string scheduler_name = "default-scheduler";  // the profile's, which pods name in spec.schedulerName
+  // clientConnection qps and burst (0: kube-scheduler's defaults, 50 and 100, which cap a
+  // throughput measurement: scheduler_perf runs with 5000).
+  int client_qps = 0;
   // The profile's own score plugins off and every feasible node scored
   // (percentageOfNodesToScore 100: by default a 200-node cluster stops at 100 feasible nodes),
   // so that the extender's prioritize alone decides.
