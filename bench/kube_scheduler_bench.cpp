@@ -306,6 +306,8 @@ int main(int argc, char** argv) {
       a.openb_nodes = next();
     else if (arg == "--openb-arrivals")
       a.openb_arrivals = next();
+    else if (arg == "--client-qps")
+      a.client_qps = next();
     else if (arg == "--skip-openb")
       a.openb = false;
     else if (arg == "--skip-throughput")

@@ -210,6 +210,12 @@ TEST_F(KubeScheduler, GpuPodsGoWhereServeSeesIdleGpusAndServeBindsThem) {
   EXPECT_THAT(Slurp(plane_->dir() + "/kube-scheduler.log"),
               HasSubstr(R"("EnableHTTPS":true,"TLSConfig":{"Insecure":false,"ServerName":"","CertFile":")" +
                         tls_->client_cert));
+  // A key that is not the certificate's is an error at start, naming both files.
+  const CliRun mismatched = Gpufit("serve --port 0 --nodes " + (*dir_ / "snap-1" / "nodes.json").string() +
+                                       " --tls-cert-file " + tls_->client_cert + " --tls-key-file " + tls_->server_key,
+                                   *dir_);
+  EXPECT_EQ(mismatched.exit_code, 2);
+  EXPECT_THAT(mismatched.err, HasSubstr("TLS: cannot load --tls-cert-file " + tls_->client_cert));
 }
 
 // ignorable: false, serve stopped: a GPU pod waits with the extender's error, and retries until
