@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -44,10 +45,16 @@ Result<Json> Answer(const char* method, const std::string& path, const httplib::
   return Json::parse(r->body, nullptr, false);
 }
 
+// cpp-httplib's TLS writes go through OpenSSL's write(2), which raises SIGPIPE when the peer
+// has closed the connection (serve refusing a client without a certificate): that would end the
+// test process. Ignored, the write fails instead (gpufit's main does the same).
+void IgnoreSigpipe() { std::signal(SIGPIPE, SIG_IGN); }
+
 }  // namespace
 
 struct KubeApi::Impl {
   explicit Impl(const KubeControlPlane& plane) : client(plane.server()) {
+    IgnoreSigpipe();
     client.set_ca_cert_path(plane.ca_file().c_str());
     client.enable_server_certificate_verification(true);
     client.set_bearer_token_auth(plane.token().c_str());
@@ -425,6 +432,7 @@ Result<OpenbSliceOutcome> RunOpenbSlice(const KubeControlPlane& plane, const std
 }
 
 Result<std::string> ServeGet(const ServeProcess& serve, const TlsFiles* tls, const std::string& path) {
+  IgnoreSigpipe();
   std::unique_ptr<httplib::ClientImpl> client;
   if (serve.url().starts_with("https://")) {
     auto ssl = tls && !tls->client_cert.empty()
