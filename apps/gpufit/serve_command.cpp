@@ -27,6 +27,7 @@ namespace {
 struct ServeFlags {
   std::string nodes, pods, watch_dir, profiles, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
+  std::string tls_cert_file, tls_key_file, client_ca_file;
   std::string replicas_apart = "gpu";
   KubeApiFlags kube;  // --kubeconfig, --context: the live cluster, re-listed every --watch-interval-s
   int port = 8888;
@@ -128,16 +129,21 @@ int Run(const ServeFlags& f) {
                                .body_timeout_s = f.body_timeout_s,
                                .read_timeout_s = 5,
                                .log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); },
-                               .bind = {}};
+                               .bind = {},
+                               .tls_cert_file = f.tls_cert_file,
+                               .tls_key_file = f.tls_key_file,
+                               .client_ca_file = f.client_ca_file};
   if (binder) options.bind = [&binder](const serve::BindingArgs& a) { return binder->Bind(a); };
   serve::ExtenderServer server(std::move(*extender), options);
   if (Result<void> ok = server.Bind(); !ok) return Fail(ok.error());
   std::fprintf(stderr,
-               "gpufit: serving the scheduler extender on http://%s:%d%s (filter, prioritize, bind%s; /healthz, "
-               "/readyz, /metrics): %d nodes, %d pods placed, %d left out, policy %s\n",
+               "gpufit: serving the scheduler extender on %s://%s:%d%s (filter, prioritize, bind%s; /healthz, "
+               "/readyz, /metrics): %d nodes, %d pods placed, %d left out, policy %s%s\n",
+               server.https() ? "https" : "http",
                (f.host.find(':') != std::string::npos ? "[" + f.host + "]" : f.host).c_str(), server.port(),
                f.url_prefix.c_str(), binder ? (" through " + binder->url()).c_str() : " not enabled: no --kube-api",
-               stats.nodes, stats.pods_placed, stats.pods_not_fitting, f.policy.c_str());
+               stats.nodes, stats.pods_placed, stats.pods_not_fitting, f.policy.c_str(),
+               f.client_ca_file.empty() ? "" : "; client certificates required");
   std::atomic<bool> signalled{false};
   std::thread waiter([&] {
     int sig = 0;
@@ -273,6 +279,19 @@ void AddServeCommand(CLI::App& app, int& rc) {
   cmd->add_option("--kube-ca-file", flags->kube_ca_file,
                   "CA bundle that --kube-api's TLS certificate is checked against")
       ->check(CLI::ExistingFile);
+  CLI::Option* cert = cmd->add_option("--tls-cert-file", flags->tls_cert_file,
+                                      "serve HTTPS with this certificate (PEM, chain after it); the extender's "
+                                      "enableHTTPS and tlsConfig.caFile on kube-scheduler's side")
+                          ->check(CLI::ExistingFile);
+  CLI::Option* key = cmd->add_option("--tls-key-file", flags->tls_key_file, "the private key of --tls-cert-file (PEM)")
+                         ->check(CLI::ExistingFile);
+  cert->needs(key);
+  key->needs(cert);
+  cmd->add_option("--client-ca-file", flags->client_ca_file,
+                  "with --tls-cert-file: require a client certificate signed by this CA (the extender's "
+                  "tlsConfig.certFile and keyFile)")
+      ->check(CLI::ExistingFile)
+      ->needs(cert);
   cmd->callback([flags, &rc] { rc = Run(*flags); });
 }
 

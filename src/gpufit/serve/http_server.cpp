@@ -14,7 +14,14 @@
 namespace gpufit::serve {
 
 struct ExtenderServer::Impl {
-  httplib::Server http;
+  explicit Impl(const ServerOptions& o)
+      : server(o.tls_cert_file.empty() ? std::make_unique<httplib::Server>()
+                                       : std::make_unique<httplib::SSLServer>(
+                                             o.tls_cert_file.c_str(), o.tls_key_file.c_str(),
+                                             o.client_ca_file.empty() ? nullptr : o.client_ca_file.c_str())),
+        http(*server) {}
+  std::unique_ptr<httplib::Server> server;  // an SSLServer with TLS files
+  httplib::Server& http;
   std::unique_ptr<HeaderDeadline> deadline;  // made once the port is bound
 };
 
@@ -101,7 +108,7 @@ void Workers(httplib::Server& s) {
 }  // namespace
 
 ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options)
-    : extender_(std::move(extender)), options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+    : extender_(std::move(extender)), options_(std::move(options)), impl_(std::make_unique<Impl>(options_)) {
   httplib::Server& s = impl_->http;
   ReuseAddressOnly(s);
   Workers(s);
@@ -289,6 +296,10 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
 ExtenderServer::~ExtenderServer() { Stop(); }
 
 Result<void> ExtenderServer::Bind() {
+  if (!impl_->http.is_valid())  // SSLServer: a file unreadable, or a key that is not the certificate's
+    return InvalidArgument("serve: TLS: cannot load --tls-cert-file {} with --tls-key-file {}{}{}",
+                           options_.tls_cert_file, options_.tls_key_file,
+                           options_.client_ca_file.empty() ? "" : " and --client-ca-file ", options_.client_ca_file);
   if (options_.port == 0) {
     port_ = impl_->http.bind_to_any_port(options_.host);
     if (port_ < 0) return Unavailable("serve: cannot bind {} on any port", options_.host);

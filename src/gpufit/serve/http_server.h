@@ -44,6 +44,10 @@ struct ServerOptions {
   double read_timeout_s = 5;
   std::function<void(const std::string& json_line)> log{};  // null: no request log
   std::function<Result<void>(const BindingArgs&)> bind{};   // e.g. ApiServerBinder::Bind; null: bind not enabled
+  // HTTPS (kube-scheduler's extender `enableHTTPS`): the server's certificate chain and its key,
+  // PEM files; both empty: plain HTTP. With `client_ca_file` too, a client must present a
+  // certificate signed by it (the extender's tlsConfig certFile/keyFile), or the handshake fails.
+  std::string tls_cert_file{}, tls_key_file{}, client_ca_file{};
 };
 
 class ExtenderServer {
@@ -51,8 +55,10 @@ class ExtenderServer {
   ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options);
   ~ExtenderServer();
 
-  // Binds the socket. Errors: kUnavailable when the address cannot be bound.
+  // Binds the socket. Errors: kUnavailable when the address cannot be bound; kInvalidArgument
+  // when the TLS files cannot be read or do not match.
   Result<void> Bind();
+  bool https() const { return !options_.tls_cert_file.empty(); }
   int port() const { return port_; }
   // Serves until Stop(); returns false when the server failed.
   bool Serve();
