@@ -51,6 +51,10 @@ int Run(const ServeFlags& f) {
     return Fail(InvalidArgument("--kube-token-file and --kube-ca-file need --kube-api"));
   }
   const bool live = f.kube.given();
+  if (live && (!f.watch_dir.empty() || !f.nodes.empty() || !f.pods.empty()))  // before any wait for a snapshot
+    return Fail(InvalidArgument(
+        "--kubeconfig/--context read the nodes and pods from the live cluster: give them or --nodes/--pods "
+        "(--watch-dir), not both"));
   if (!live && f.watch_dir.empty() == f.nodes.empty())
     return Fail(InvalidArgument(
         "serve needs --nodes (and --pods), or --watch-dir with nodes.json and pods.json, or --kubeconfig (the "

@@ -8,7 +8,12 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 namespace gpufit::kube_api {
@@ -194,8 +199,45 @@ Result<Json> KubeClient::Get(const std::string& path) const {
   SetTimeout(*client, options_.read_timeout_s, false);
   if (!connection_.token.empty()) client->set_bearer_token_auth(connection_.token.c_str());
   last_verify_error.clear();
+  // Bounds beyond the per-read timeout: the whole request within total_timeout_s (a server
+  // that trickles its headers or body a byte at a time never trips a read timeout; a watchdog
+  // closes the connection), and a body of at most max_body_bytes (kept as it arrives, so an
+  // endless answer stops there instead of filling memory).
+  std::string body;
+  bool too_big = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false, expired = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mu);
+    if (!cv.wait_for(lock, std::chrono::duration<double>(options_.total_timeout_s), [&] { return finished; })) {
+      expired = true;
+      client->stop();
+    }
+  });
   const httplib::Result res = client->Get((base_path_ + path).c_str(),
-                                          httplib::Headers{{"Accept", "application/json"}, {"User-Agent", "gpufit"}});
+                                          httplib::Headers{{"Accept", "application/json"}, {"User-Agent", "gpufit"}},
+                                          [](const httplib::Response&) { return true; },
+                                          [&](const char* data, std::size_t n) {
+                                            if (body.size() + n > options_.max_body_bytes) {
+                                              too_big = true;
+                                              return false;
+                                            }
+                                            body.append(data, n);
+                                            return true;
+                                          });
+  {
+    std::lock_guard lock(mu);
+    finished = true;
+  }
+  cv.notify_one();
+  watchdog.join();
+  if (too_big)
+    return Unavailable("{}: the answer is larger than {} MiB (a page of at most {} items should be far smaller)", where,
+                       options_.max_body_bytes >> 20, options_.page_limit);
+  if (expired)
+    return Unavailable("{}: no whole answer within {} s (a server that answers too slowly)", where,
+                       options_.total_timeout_s);
   if (!res) {
     const httplib::Error e = res.error();
     if (e == httplib::Error::SSLConnection || e == httplib::Error::SSLServerVerification) {
@@ -212,9 +254,9 @@ Result<Json> KubeClient::Get(const std::string& path) const {
                        httplib::to_string(e));
   }
   if (res->status != 200) {
-    std::string why = res->body.substr(0, 300);
+    std::string why = body.substr(0, 300);
     try {  // a v1 Status: its message says why
-      const Json status = Json::parse(res->body);
+      const Json status = Json::parse(body);
       if (status.is_object() && status.contains("message") && status["message"].is_string())
         why = status["message"].get<std::string>();
     } catch (const Json::exception&) {
@@ -225,15 +267,27 @@ Result<Json> KubeClient::Get(const std::string& path) const {
     return FailedPrecondition("{}", message);
   }
   try {
-    return Json::parse(res->body);
+    return Json::parse(body);
   } catch (const Json::exception& e) {
     return Unavailable("{}: the answer is not JSON: {}", where, e.what());
   }
 }
 
+namespace {
+
+// `j[key]` when it is a string, else "".
+std::string StringAt(const Json& j, const char* key) {
+  if (!j.is_object()) return "";
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
 Result<Json> KubeClient::List(const std::string& path) const {
   Json out{{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", Json::array()}};
   std::string cont;
+  std::set<std::string> tokens;  // a server that hands out a token twice would page forever
   bool first = true;
   const char sep = path.find('?') == std::string::npos ? '?' : '&';
   do {
@@ -244,24 +298,31 @@ Result<Json> KubeClient::List(const std::string& path) const {
     const std::string where = connection_.server + page_path;
     if (!page->is_object() || !page->contains("items") || !(*page)["items"].is_array())
       return Unavailable("{}: the answer is not a list (no .items)", where);
-    const std::string list_kind = page->value("kind", "");
+    const std::string list_kind = StringAt(*page, "kind");
     if (!list_kind.ends_with("List") || list_kind.size() == 4)
       return Unavailable("{}: the answer's .kind '{}' is not a <Kind>List", where, list_kind);
     const std::string kind = list_kind.substr(0, list_kind.size() - 4);
-    const std::string api_version = page->value("apiVersion", "v1");
+    std::string api_version = StringAt(*page, "apiVersion");
+    if (api_version.empty()) api_version = "v1";
     const Json meta =
         page->contains("metadata") && (*page)["metadata"].is_object() ? (*page)["metadata"] : Json::object();
-    if (first && meta.contains("resourceVersion") && meta["resourceVersion"].is_string())
-      out["metadata"]["resourceVersion"] = meta["resourceVersion"];
+    if (first) out["metadata"]["resourceVersion"] = StringAt(meta, "resourceVersion");
     first = false;
-    for (Json& item : (*page)["items"]) {
-      if (item.is_object()) {
-        if (!item.contains("kind")) item["kind"] = kind;
-        if (!item.contains("apiVersion")) item["apiVersion"] = api_version;
-      }
+    Json& items = (*page)["items"];
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      Json& item = items[i];
+      if (!item.is_object()) return Unavailable("{}: items[{}] is not an object ({})", where, i, item.type_name());
+      if (!item.contains("metadata") || !item["metadata"].is_object() || StringAt(item["metadata"], "name").empty())
+        return Unavailable("{}: items[{}] has no metadata.name", where, i);
+      if (!item.contains("kind")) item["kind"] = kind;
+      if (!item.contains("apiVersion")) item["apiVersion"] = api_version;
       out["items"].push_back(std::move(item));
     }
-    cont = meta.contains("continue") && meta["continue"].is_string() ? meta["continue"].get<std::string>() : "";
+    if (out["items"].size() > options_.max_items)
+      return Unavailable("{}: more than {} items (paging never ended?)", where, options_.max_items);
+    cont = StringAt(meta, "continue");
+    if (!cont.empty() && !tokens.insert(cont).second)
+      return Unavailable("{}: the server gave the same continue token twice; the list would never end", where);
   } while (!cont.empty());
   return out;
 }

@@ -6,8 +6,9 @@
 // server's host, or tls_server_name when set (which is also the SNI name sent), unless
 // insecure_skip_tls_verify. The client certificate and key are used from memory.
 //
-// Bounds: a connect timeout and a read timeout per request (KubeClientOptions); a LIST pages
-// `limit` items at a time. No retries: a failed request is an error the caller sees.
+// Bounds (KubeClientOptions): a connect timeout, a read timeout, a total time and a body size per
+// request; a LIST pages `limit` items at a time, stops at max_items and at a continue token
+// given twice. No retries: a failed request is an error the caller sees.
 //
 // Errors name the server URL and path, the HTTP status and the API server's Status message:
 //   https://10.0.0.1:6443/api/v1/nodes: the API server answered 403: nodes is forbidden: User ...
@@ -29,8 +30,13 @@ namespace gpufit::kube_api {
 
 struct KubeClientOptions {
   double connect_timeout_s = 10;
-  double read_timeout_s = 60;  // per read of a response, not the whole LIST
-  int page_limit = 500;        // items per LIST page (kubectl's --chunk-size default)
+  double read_timeout_s = 60;    // per read of a response
+  double total_timeout_s = 120;  // one request, headers and body (a LIST pays it per page)
+  int page_limit = 500;          // items per LIST page (kubectl's --chunk-size default)
+  // A page's body: 500 pods are a few MiB; far more is a hostile or broken server.
+  std::size_t max_body_bytes = std::size_t{256} << 20;
+  // Items of one LIST: Kubernetes' own scalability limits are 150,000 pods and 5,000 nodes.
+  std::size_t max_items = 1'000'000;
 };
 
 class KubeClient {

@@ -1,11 +1,14 @@
 #include "gpufit/ingest/kube_api/kubeconfig.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -131,7 +134,10 @@ struct ExecOutput {
 };
 
 // Runs argv with `env` (NAME=VALUE entries) as its whole environment, stdin from /dev/null and
-// stderr ours; its stdout is captured.
+// stderr ours; its stdout is captured. Bounded: a plugin (with whatever it started: it leads a
+// process group of its own) that has not closed its output within kPluginTimeoutS, or that
+// writes more than 1 MiB (an ExecCredential is a few KiB), is killed and is an error.
+constexpr int kPluginTimeoutS = 60;
 Result<ExecOutput> RunPlugin(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Internal("pipe: {}", std::strerror(errno));
@@ -147,28 +153,46 @@ Result<ExecOutput> RunPlugin(const std::vector<std::string>& argv, const std::ve
     return Internal("fork: {}", std::strerror(errno));
   }
   if (pid == 0) {  // only async-signal-safe calls from here
+    ::setpgid(0, 0);
     ::dup2(pipe_fds[1], 1);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, 0);
     ::execvpe(args[0], args.data(), envp.data());
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // also here: whichever runs first
   ::close(pipe_fds[1]);
   ExecOutput result;
+  std::string failure;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kPluginTimeoutS);
   char buf[4096];
   for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{.fd = pipe_fds[0], .events = POLLIN, .revents = 0};
+    const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      failure = fmt::format("did not finish within {} s", kPluginTimeoutS);
+      break;
+    }
     const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
     if (n > 0) {
       result.out.append(buf, static_cast<std::size_t>(n));
-      if (result.out.size() > (1u << 20)) break;  // an ExecCredential is a few KiB
+      if (result.out.size() > (1u << 20)) {
+        failure = "wrote more than 1 MiB";
+        break;
+      }
     } else if (n == 0 || errno != EINTR) {
       break;
     }
   }
   ::close(pipe_fds[0]);
+  if (!failure.empty()) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (!failure.empty()) return Unavailable("'{}' {}: killed", argv.front(), failure);
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return result;
 }
@@ -298,6 +322,11 @@ Result<KubeConnection> FromFileFields(const ConfigFile& f, const std::string& co
       return f.Bad(cw + ".insecure-skip-tls-verify", "expected true or false");
     out.insecure_skip_tls_verify = value;
   }
+  // client-go refuses the two together ("specifying a root certificates file with the insecure
+  // flag is not allowed"): one of them is a mistake, and verification would be off.
+  if (out.insecure_skip_tls_verify && !out.ca_pem.empty())
+    return f.Bad(cw + ".insecure-skip-tls-verify",
+                 "true together with a certificate-authority: give one (client-go refuses both)");
   Result<std::string> sni = Str(f, **cluster, "tls-server-name", cw);
   if (!sni) return sni.error();
   out.tls_server_name = *sni;
@@ -342,6 +371,11 @@ Result<KubeConnection> FromFileFields(const ConfigFile& f, const std::string& co
   if (const YAML::Node exec = u["exec"]; exec.IsDefined() && !exec.IsNull()) {
     if (Result<void> ok = RunExec(f, exec, uw + ".exec", out, *ca_data, out); !ok) return ok.error();
   }
+  // The token goes into an Authorization header: a control character (a CR/LF would end the
+  // header and start others) is refused, as Go's net/http refuses it.
+  for (const char c : out.token)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return f.Bad(uw + (u["exec"].IsDefined() ? ".exec" : ".token"), "the token holds a control character");
   return out;
 }
 

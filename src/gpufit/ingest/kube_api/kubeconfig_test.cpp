@@ -268,6 +268,7 @@ TEST(ResolveKubeconfig, ErrorsNameTheFileAndTheField) {
       R"(echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}')");
   Script(d, "empty.sh",
          R"(echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}}')");
+  Script(d, "chatty.sh", "head -c 2000000 /dev/zero\n");
   struct Case {
     std::string name, cluster, user, message;
   };
@@ -300,6 +301,15 @@ TEST(ResolveKubeconfig, ErrorsNameTheFileAndTheField) {
        "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: ./empty.sh",
        "users[u].user.exec: the ExecCredential that '" + d.path() +
            "/empty.sh' printed: .status has neither a token nor clientCertificateData"},
+      {"exec writes too much", kServer,
+       "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: ./chatty.sh",
+       "users[u].user.exec.command: '" + d.path() + "/chatty.sh' wrote more than 1 MiB: killed"},
+      // A CR/LF would end the Authorization header and start others (header injection).
+      {"token with a newline", kServer, "    token: \"abc\\r\\nX-Injected: yes\"",
+       "users[u].user.token: the token holds a control character"},
+      {"insecure with a CA",
+       kServer + "\n    insecure-skip-tls-verify: true\n    certificate-authority-data: " + B64(kCertPem),
+       "    token: t", "clusters[c].cluster.insecure-skip-tls-verify: true together with a certificate-authority"},
       {"exec old version", kServer,
        "    exec:\n      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: x",
        "users[u].user.exec.apiVersion: 'client.authentication.k8s.io/v1alpha1' is not supported"},

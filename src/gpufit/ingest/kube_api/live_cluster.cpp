@@ -29,12 +29,18 @@ namespace {
 // Every item's name and resourceVersion, hashed: a List's own resourceVersion is the store's
 // revision, which moves when any object of the cluster changes (a lease renewed), not only these.
 std::string Fingerprint(const Json& nodes, const Json& pods) {
+  // Any field of any type: the reader, not this hash, says what is malformed.
+  auto str = [](const Json& j, const char* key) -> std::string {
+    if (!j.is_object()) return "";
+    const auto it = j.find(key);
+    return it == j.end() ? "" : it->is_string() ? it->get<std::string>() : it->dump();
+  };
   std::string all;
   for (const Json* list : {&nodes, &pods})
     for (const Json& item : (*list)["items"]) {
-      const Json meta = item.is_object() ? item.value("metadata", Json::object()) : Json::object();
-      all += item.value("kind", "") + "/" + meta.value("namespace", "") + "/" + meta.value("name", "") + "@" +
-             meta.value("resourceVersion", "") + "\n";
+      const Json meta = item.is_object() && item.contains("metadata") ? item["metadata"] : Json::object();
+      all += str(item, "kind") + "/" + str(meta, "namespace") + "/" + str(meta, "name") + "@" +
+             str(meta, "resourceVersion") + "\n";
     }
   return fmt::format("{:016x}", std::hash<std::string>{}(all));
 }
