@@ -7,11 +7,16 @@
 namespace gpufit::cli {
 
 void AddKubeApiOptions(CLI::App* cmd, KubeApiFlags& f) {
+  // An empty value (`--kubeconfig "$UNSET"`) would otherwise read as "not given": the run would
+  // go on without the cluster it was asked for.
+  const auto non_empty = [](const std::string& v) { return v.empty() ? std::string("must not be empty") : ""; };
   cmd->add_option("--kubeconfig", f.kubeconfig,
                   "read the nodes and pods from the live cluster's API server with this kubeconfig (instead of "
                   "--nodes/--pods files); 'in-cluster' uses the pod's service account; --context alone uses "
-                  "$KUBECONFIG or ~/.kube/config");
-  cmd->add_option("--context", f.context, "the kubeconfig context to use (default: its current-context)");
+                  "$KUBECONFIG or ~/.kube/config")
+      ->check(non_empty);
+  cmd->add_option("--context", f.context, "the kubeconfig context to use (default: its current-context)")
+      ->check(non_empty);
 }
 
 Result<std::unique_ptr<ClusterSource>> MakeClusterSource(const KubeApiFlags& f, KubectlFilesOptions files,
