@@ -21,6 +21,7 @@
 #include "dcgm_fixture.h"
 #include "kube_control_plane.h"
 #include "kube_dry_run.h"
+#include "kube_fixture.h"
 #include "manifest_validator.h"
 #include "test_paths.h"
 
@@ -101,25 +102,6 @@ std::string PodsJson() {
       {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "llm-finetune"}, {"controller", true}, {"uid", "t0"}},
       {trainer}, "gpu-node-7", {{"app", "train"}});
   return nlohmann::json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}).dump(1);
-}
-
-// kubectl get nodes -o json: eight H200 nodes of four GPUs.
-nlohmann::json Nodes() {
-  nlohmann::json items = nlohmann::json::array();
-  for (int n = 0; n < 8; ++n)
-    items.push_back({{"apiVersion", "v1"},
-                     {"kind", "Node"},
-                     {"metadata",
-                      {{"name", fmt::format("gpu-node-{}", n)},
-                       {"labels",
-                        {{"nvidia.com/gpu.product", "NVIDIA-H200"},
-                         {"nvidia.com/gpu.count", "4"},
-                         {"nvidia.com/gpu.memory", "143771"},
-                         {"karpenter.sh/capacity-type", "on-demand"}}}}},
-                     {"status",
-                      {{"capacity", {{"cpu", "96"}, {"memory", "1056758636Ki"}, {"nvidia.com/gpu", "4"}}},
-                       {"allocatable", {{"cpu", "95500m"}, {"memory", "1046758636Ki"}, {"nvidia.com/gpu", "4"}}}}}});
-  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
 }
 
 // The workloads the pods belong to, as a user would have created them: what the patches patch.
@@ -220,7 +202,7 @@ class KubeApply : public ::testing::Test {
       policy["metadata"]["name"] = "cluster-policy";
       ok(plane_->KubectlOk({"create", "-f", "-"}, policy.dump()));
     }
-    ok(plane_->KubectlOk({"create", "-f", "-"}, Nodes().dump()));
+    ok(plane_->KubectlOk({"create", "-f", "-"}, gpufit::testing::H200NodeList().dump()));
     ok(plane_->KubectlOk({"create", "-f", "-"}, Workloads().dump()));
     if (!error.empty()) {
       start_error_ = new std::string(error);
@@ -229,7 +211,7 @@ class KubeApply : public ::testing::Test {
     auto fixture = gpufit::testing::MakeDcgmFixture(GenTd26(), 30, 6);
     if (fixture) std::ofstream(*dir_ / "fixture.csv") << fixture->long_csv;
     std::ofstream(*dir_ / "pods.json") << PodsJson();
-    std::ofstream(*dir_ / "nodes.json") << Nodes().dump(1);
+    std::ofstream(*dir_ / "nodes.json") << gpufit::testing::H200NodeList().dump(1);
   }
   static void TearDownTestSuite() {
     delete plane_;

@@ -20,6 +20,7 @@
 #include "cli_run.h"
 #include "dcgm_fixture.h"
 #include "kube_control_plane.h"
+#include "kube_fixture.h"
 #include "test_paths.h"
 
 namespace {
@@ -90,25 +91,6 @@ Json Pods() {
   return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
 }
 
-// Eight H200 nodes of four GPUs (a node's status may be set on create).
-Json Nodes() {
-  Json items = Json::array();
-  for (int n = 0; n < 8; ++n)
-    items.push_back({{"apiVersion", "v1"},
-                     {"kind", "Node"},
-                     {"metadata",
-                      {{"name", fmt::format("gpu-node-{}", n)},
-                       {"labels",
-                        {{"nvidia.com/gpu.product", "NVIDIA-H200"},
-                         {"nvidia.com/gpu.count", "4"},
-                         {"nvidia.com/gpu.memory", "143771"},
-                         {"karpenter.sh/capacity-type", "on-demand"}}}}},
-                     {"status",
-                      {{"capacity", {{"cpu", "96"}, {"memory", "1056758636Ki"}, {"nvidia.com/gpu", "4"}}},
-                       {"allocatable", {{"cpu", "95500m"}, {"memory", "1046758636Ki"}, {"nvidia.com/gpu", "4"}}}}}});
-  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
-}
-
 // One ResourceSlice of NVIDIA's DRA driver: the two GPUs of gpu-node-7.
 Json Slice() {
   Json devices = Json::array();
@@ -150,7 +132,7 @@ class KubeLive : public ::testing::Test {
     };
     ok(plane_->KubectlOk({"create", "namespace", "genai"}));
     ok(plane_->KubectlOk({"create", "namespace", "train"}));
-    ok(plane_->KubectlOk({"create", "-f", "-"}, Nodes().dump()));
+    ok(plane_->KubectlOk({"create", "-f", "-"}, gpufit::testing::H200NodeList().dump()));
     ok(plane_->KubectlOk({"create", "-f", "-"}, Slice().dump()));
     ok(plane_->KubectlOk({"create", "-f", "-"}, Pods().dump()));
     // The server makes new pods Pending; with no kubelet, their status says Running as a

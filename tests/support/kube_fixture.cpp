@@ -118,6 +118,24 @@ Json List(Json items) {
   return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}, {"metadata", {{"resourceVersion", ""}}}};
 }
 
+Json H200NodeList() {
+  Json items = Json::array();
+  for (int n = 0; n < 8; ++n)
+    items.push_back({{"apiVersion", "v1"},
+                     {"kind", "Node"},
+                     {"metadata",
+                      {{"name", fmt::format("gpu-node-{}", n)},
+                       {"labels",
+                        {{"nvidia.com/gpu.product", "NVIDIA-H200"},
+                         {"nvidia.com/gpu.count", "4"},
+                         {"nvidia.com/gpu.memory", "143771"},
+                         {"karpenter.sh/capacity-type", "on-demand"}}}}},
+                     {"status",
+                      {{"capacity", {{"cpu", "96"}, {"memory", "1056758636Ki"}, {"nvidia.com/gpu", "4"}}},
+                       {"allocatable", {{"cpu", "95500m"}, {"memory", "1046758636Ki"}, {"nvidia.com/gpu", "4"}}}}}});
+  return List(std::move(items));
+}
+
 void TestCluster::AddPod(const PodArgs& a, const std::string& owner_kind, const std::string& workload) {
   pods.push_back(Pod(a, static_cast<int>(pods.size())));
   ++pods_by_owner_kind[owner_kind];

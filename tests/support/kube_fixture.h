@@ -48,6 +48,11 @@ Json Pod(const PodArgs& a, int uid);
 // A `kind: List` of `items`, as kubectl prints several objects.
 Json List(Json items);
 
+// kubectl get nodes -o json of eight H200 nodes, gpu-node-0..7, of four GPUs each (the GPU
+// Operator's product, count and memory labels; on-demand), with status: the cluster that the
+// Kubernetes-in-the-loop tests create on a real API server (a node's status may be set on create).
+Json H200NodeList();
+
 struct TestCluster {
   Json nodes = Json::array();
   Json pods = Json::array();
