@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "gpufit/serve/bind_verb.h"
 #include "gpufit/serve/header_deadline.h"
 
 namespace gpufit::serve {
@@ -224,31 +225,8 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions
            const Result<BindingArgs> args = ParseBindingArgs(body.text, "bind request");
            if (!args) return answer(400, "bad_request", "", args.error().message);
            const std::string pod = args->pod_namespace + "/" + args->pod_name;
-           if (!options_.bind) {
-             return answer(200, "not_enabled", pod,
-                           "bind: gpufit serve binds only with an API server to bind through (--kube-api)");
-           }
-           ReserveFailure why = ReserveFailure::kNone;
-           const Result<Reservation> reserved = extender_->Reserve(*args, &why);
-           if (!reserved) {
-             const char* outcome = why == ReserveFailure::kUnknownNode    ? "unknown_node"
-                                   : why == ReserveFailure::kUnknownPod   ? "unknown_pod"
-                                   : why == ReserveFailure::kAlreadyBound ? "already_bound"
-                                                                          : "no_room";
-             return answer(200, outcome, pod, reserved.error().message);
-           }
-           if (Result<void> bound = options_.bind(*args); !bound) {
-             // Refused for certain: the room goes back. Otherwise the Binding may exist: the pod keeps
-             // its room (the safe side) until it binds again or a snapshot says otherwise.
-             if (bound.error().code == Code::kFailedPrecondition) {
-               extender_->Release(*args);
-               return answer(200, "api_refused", pod, bound.error().message);
-             }
-             extender_->MarkUncertain(*args);
-             return answer(200, "api_unknown", pod,
-                           bound.error().message + "; gpufit keeps the pod's GPUs counted until it binds again");
-           }
-           answer(200, "ok", pod, "");
+           const BindAnswer decided = DecideBind(*extender_, options_.bind, *args);
+           answer(200, decided.outcome, pod, decided.error);
          });
   // A handler that throws (our bug, or out of memory) answers 500 with the reason, and is counted.
   s.set_exception_handler([this, log](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "gpufit/core/result.h"
+#include "gpufit/serve/bind_verb.h"
 #include "gpufit/serve/extender.h"
 #include "gpufit/serve/metrics.h"
 
@@ -43,7 +44,7 @@ struct ServerOptions {
   double body_timeout_s = 10;
   double read_timeout_s = 5;
   std::function<void(const std::string& json_line)> log{};  // null: no request log
-  std::function<Result<void>(const BindingArgs&)> bind{};   // e.g. ApiServerBinder::Bind; null: bind not enabled
+  BindFunction bind{};  // serve/bind_verb.h, e.g. ApiServerBinder::Bind; null: bind not enabled
   // HTTPS (kube-scheduler's extender `enableHTTPS`): the server's certificate chain and its key,
   // PEM files; both empty: plain HTTP. With `client_ca_file` too, a client must present a
   // certificate signed by it (the extender's tlsConfig certFile/keyFile), or the handshake fails.
