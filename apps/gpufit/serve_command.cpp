@@ -19,6 +19,7 @@
 #include "gpufit/placement/registry.h"
 #include "gpufit/serve/api_binder.h"
 #include "gpufit/serve/http_server.h"
+#include "gpufit/serve/restart_recovery.h"
 #include "kube_source.h"
 
 namespace gpufit::cli {
@@ -126,6 +127,21 @@ int Run(const ServeFlags& f) {
                  "share a GPU\n",
                  f.profiles.c_str(), stats.nodes_with_outside_memory);
 
+  // Restart recovery (serve/restart_recovery.h): files may predate the Bindings of a gpufit that
+  // was killed; the API server's pods say which GPUs those hold, before the extender answers.
+  if (binder && !live) {
+    Result<std::vector<KubePod>> api_pods = binder->ListPods();
+    if (!api_pods)
+      return Fail(Error{api_pods.error().code,
+                        fmt::format("serve: cannot list the pods bound so far from --kube-api (restart recovery: a "
+                                    "GPU bound just before a restart would look free): {}",
+                                    api_pods.error().message)});
+    const serve::Recovered recovered =
+        serve::AdoptBoundPods(**extender, snapshot->pods.value_or(std::vector<KubePod>{}), *api_pods);
+    for (const std::string& w : recovered.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
+    std::fprintf(stderr, "gpufit: %zu pods listed from %s; %d bound there but not in %s are counted where they run\n",
+                 api_pods->size(), binder->url().c_str(), recovered.adopted, source.c_str());
+  }
   serve::ServerOptions options{.host = f.host,
                                .port = f.port,
                                .url_prefix = f.url_prefix,
@@ -137,7 +153,9 @@ int Run(const ServeFlags& f) {
                                .tls_cert_file = f.tls_cert_file,
                                .tls_key_file = f.tls_key_file,
                                .client_ca_file = f.client_ca_file};
-  if (binder) options.bind = [&binder](const serve::BindingArgs& a) { return binder->Bind(a); };
+  if (binder)
+    options.bind = {.verify = [&binder](const serve::BindingArgs& a) { return binder->Verify(a); },
+                    .bind = [&binder](const serve::BindingArgs& a) { return binder->Bind(a); }};
   serve::ExtenderServer server(std::move(*extender), options);
   if (Result<void> ok = server.Bind(); !ok) return Fail(ok.error());
   std::fprintf(stderr,

@@ -422,65 +422,6 @@ TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
   fs::remove_all(dir);
 }
 
-// The bind verb through --kube-api: the Binding reaches the API server (a loopback stand-in for
-// its pods/binding subresource) with the service account's token, and it is a valid v1 Binding
-// by the Kubernetes schema (tools/validate-manifests).
-TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
-  const fs::path dir = Scratch("serve-bind");
-  std::ofstream(dir / "nodes.json") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}};
-  std::ofstream(dir / "token") << "t0ken\n";
-  httplib::Server api;
-  std::string path, authorization, binding;
-  api.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
-           [&](const httplib::Request& req, httplib::Response& res) {
-             path = req.path;
-             authorization = req.get_header_value("Authorization");
-             binding = req.body;
-             res.status = 201;
-             res.set_content(req.body, "application/json");
-           });
-  const int api_port = api.bind_to_any_port("127.0.0.1");
-  std::thread api_thread([&] { api.listen_after_bind(); });
-  const Started started =
-      StartServe(dir, {"--nodes", (dir / "nodes.json").string(), "--port", "0", "--url-prefix", "/scheduler",
-                       "--drain-s", "0", "--kube-api", "http://127.0.0.1:" + std::to_string(api_port),
-                       "--kube-token-file", (dir / "token").string()});
-  ASSERT_GT(started.pid, 0);
-  ASSERT_GT(started.port, 0) << Slurp(dir / "stderr");
-  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("bind through http://127.0.0.1:" + std::to_string(api_port)));
-
-  httplib::Client c("127.0.0.1", started.port);
-  Json pending = Pod("p", "4", 2, "");
-  pending.erase("kind");
-  const auto f = c.Post("/scheduler/filter", Json{{"Pod", pending}, {"NodeNames", {"a"}}}.dump(), "application/json");
-  ASSERT_TRUE(f);
-  EXPECT_EQ(Json::parse(f->body)["NodeNames"], Json::array({"a"}));
-  const Json bind{{"PodName", "p"}, {"PodNamespace", "ml"}, {"PodUID", "u-p"}, {"Node", "a"}};
-  const auto b = c.Post("/scheduler/bind", bind.dump(), "application/json");
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->status, 200);
-  EXPECT_EQ(Json::parse(b->body), Json::parse(R"({"Error": ""})"));
-  // The same pod again: gpufit already placed it (its two GPUs are taken).
-  const auto again = c.Post("/scheduler/bind", bind.dump(), "application/json");
-  ASSERT_TRUE(again);
-  EXPECT_THAT(Json::parse(again->body)["Error"].get<std::string>(), HasSubstr("already bound by gpufit to node a"));
-  ::kill(started.pid, SIGTERM);
-  int status = 0;
-  ASSERT_EQ(::waitpid(started.pid, &status, 0), started.pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  api.stop();
-  api_thread.join();
-
-  EXPECT_EQ(path, "/api/v1/namespaces/ml/pods/p/binding");
-  EXPECT_EQ(authorization, "Bearer t0ken");
-  fs::create_directories(dir / "binding");
-  std::ofstream(dir / "binding" / "binding.yaml") << binding;  // JSON is YAML
-  const gpufit::testing::ManifestValidation v = gpufit::testing::ValidateManifests({dir / "binding"});
-  EXPECT_EQ(v.exit_code, 0) << v.output << "\n" << binding;
-  EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(1)));
-  fs::remove_all(dir);
-}
-
 // kube-scheduler's HTTPExtender.IsInterested (pkg/scheduler/extender.go): an extender with no
 // managedResources is sent every pod; one with a list, the pods one of whose containers or init
 // containers requests or limits a resource on it.

@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpufit/ingest/kube/kube_reader.h"
+#include "gpufit/ingest/kube_api/kube_client.h"
 #include "gpufit/model/kube_cluster.h"
+#include "gpufit/serve/bind_check.h"
 
 namespace gpufit::serve {
 namespace {
@@ -23,6 +26,17 @@ Result<std::string> ReadToken(const std::string& path) {
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
   if (token.empty()) return Unavailable("{}: the API token file is empty", path);
   return token;
+}
+
+std::string StatusMessage(const std::string& body) {
+  std::string why = body.substr(0, 300);
+  try {  // a v1 Status: its message says why
+    const Json status = Json::parse(body);
+    if (status.is_object() && status.contains("message") && status["message"].is_string())
+      why = status["message"].get<std::string>();
+  } catch (const Json::exception&) {
+  }
+  return why;
 }
 
 }  // namespace
@@ -58,25 +72,13 @@ Result<ApiServerBinder> ApiServerBinder::Make(const ApiServerOptions& options) {
 Result<void> ApiServerBinder::Bind(const BindingArgs& args) const {
   if (!IsDnsSubdomain(args.pod_namespace) || !IsDnsSubdomain(args.pod_name)) {
     return FailedPrecondition("bind: pod '{}/{}': namespace and name must be DNS-1123 subdomains", args.pod_namespace,
-                           args.pod_name);
+                              args.pod_name);
   }
-  httplib::Client client(options_.url);
-  const auto seconds = static_cast<time_t>(options_.timeout_s);
-  const auto micros = static_cast<time_t>((options_.timeout_s - static_cast<double>(seconds)) * 1e6);
-  client.set_connection_timeout(seconds, micros);
-  client.set_read_timeout(seconds, micros);
-  client.set_write_timeout(seconds, micros);
-  // Head and body go out in two writes: without TCP_NODELAY the body can wait for the API
-  // server's delayed ACK, 40 ms (measured under kube-scheduler: bind p99 55 ms, p50 7 ms).
-  client.set_tcp_nodelay(true);
-  if (options_.url.starts_with("https://") && !options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file.c_str());
-  if (!options_.token_file.empty()) {
-    Result<std::string> token = ReadToken(options_.token_file);
-    if (!token) return FailedPrecondition("bind {}/{}: {}", args.pod_namespace, args.pod_name, token.error().message);
-    client.set_bearer_token_auth(token->c_str());
-  }
+  Result<std::unique_ptr<httplib::Client>> made = Client(args);
+  if (!made) return made.error();
+  httplib::Client& client = **made;
   const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}/binding", args.pod_namespace, args.pod_name);
-  const httplib::Result res = client.Post(path.c_str(), BindingJson(args), "application/json");
+  const httplib::Result res = client.Post(path, BindingJson(args), "application/json");
   if (!res && res.error() == httplib::Error::Connection) {  // nothing was sent
     return FailedPrecondition("bind {}/{}: cannot connect to {} (cpp-httplib: {})", args.pod_namespace, args.pod_name,
                               options_.url, httplib::to_string(res.error()));
@@ -87,17 +89,91 @@ Result<void> ApiServerBinder::Bind(const BindingArgs& args) const {
                        httplib::to_string(res.error()));
   }
   if (res->status == 200 || res->status == 201) return {};
-  std::string why = res->body.substr(0, 300);
-  try {  // a v1 Status: its message says why
-    const Json status = Json::parse(res->body);
-    if (status.is_object() && status.contains("message") && status["message"].is_string())
-      why = status["message"].get<std::string>();
-  } catch (const Json::exception&) {
-  }
+  const std::string why = StatusMessage(res->body);
   const std::string message = fmt::format("bind {}/{} to {}: the API server answered {}: {}", args.pod_namespace,
                                           args.pod_name, args.node, res->status, why);
   if (res->status == 409 || res->status >= 500) return Unavailable("{}", message);
   return FailedPrecondition("{}", message);
+}
+
+Result<std::unique_ptr<httplib::Client>> ApiServerBinder::Client(const BindingArgs& args) const {
+  auto client = std::make_unique<httplib::Client>(options_.url);
+  const auto seconds = static_cast<time_t>(options_.timeout_s);
+  const auto micros = static_cast<time_t>((options_.timeout_s - static_cast<double>(seconds)) * 1e6);
+  client->set_connection_timeout(seconds, micros);
+  client->set_read_timeout(seconds, micros);
+  client->set_write_timeout(seconds, micros);
+  // Head and body go out in two writes: without TCP_NODELAY the body can wait for the API
+  // server's delayed ACK, 40 ms (measured under kube-scheduler: bind p99 55 ms, p50 7 ms).
+  client->set_tcp_nodelay(true);
+  if (options_.url.starts_with("https://") && !options_.ca_file.empty())
+    client->set_ca_cert_path(options_.ca_file.c_str());
+  if (!options_.token_file.empty()) {
+    Result<std::string> token = ReadToken(options_.token_file);
+    if (!token) return FailedPrecondition("bind {}/{}: {}", args.pod_namespace, args.pod_name, token.error().message);
+    client->set_bearer_token_auth(*token);
+  }
+  return client;
+}
+
+Result<nlohmann::json> ApiServerBinder::Get(const BindingArgs& args, const std::string& path) const {
+  Result<std::unique_ptr<httplib::Client>> client = Client(args);
+  if (!client) return client.error();
+  const httplib::Result res = (*client)->Get(path);
+  if (!res)
+    return Unavailable("bind {}/{}: GET {}{}: no answer within {} s (cpp-httplib: {})", args.pod_namespace,
+                       args.pod_name, options_.url, path, options_.timeout_s, httplib::to_string(res.error()));
+  if (res->status != 200) {
+    const std::string message = fmt::format("bind {}/{}: GET {}{}: the API server answered {}: {}", args.pod_namespace,
+                                            args.pod_name, options_.url, path, res->status, StatusMessage(res->body));
+    if (res->status == 404 || res->status == 403 || res->status == 401) return FailedPrecondition("{}", message);
+    return Unavailable("{}", message);
+  }
+  try {
+    return Json::parse(res->body);
+  } catch (const Json::exception& e) {
+    return Unavailable("bind {}/{}: GET {}{}: not JSON ({})", args.pod_namespace, args.pod_name, options_.url, path,
+                       e.what());
+  }
+}
+
+Result<KubePod> ApiServerBinder::Verify(const BindingArgs& args) const {
+  if (!IsDnsSubdomain(args.pod_namespace) || !IsDnsSubdomain(args.pod_name) || !IsDnsSubdomain(args.node)) {
+    return FailedPrecondition("bind: pod '{}/{}' to node '{}': namespace, name and node must be DNS-1123 subdomains",
+                              args.pod_namespace, args.pod_name, args.node);
+  }
+  Result<Json> pod = Get(args, fmt::format("/api/v1/namespaces/{}/pods/{}", args.pod_namespace, args.pod_name));
+  if (!pod) return pod.error();
+  if (Result<void> pending = CheckPending(*pod, args); !pending) return pending.error();
+  Result<Json> node = Get(args, fmt::format("/api/v1/nodes/{}", args.node));
+  if (!node) return node.error();
+  if (Result<void> admits = CheckNodeAdmits(*pod, *node, args); !admits) return admits.error();
+  Result<KubePod> parsed =
+      ParseKubePod(*pod, fmt::format("the API server's pod {}/{}", args.pod_namespace, args.pod_name));
+  if (!parsed) return FailedPrecondition("bind {}/{}: {}", args.pod_namespace, args.pod_name, parsed.error().message);
+  return parsed;
+}
+
+Result<std::vector<KubePod>> ApiServerBinder::ListPods() const {
+  kube_api::KubeConnection connection{.server = options_.url, .source = "--kube-api"};
+  if (options_.url.starts_with("https://") && !options_.ca_file.empty()) {
+    std::ifstream in(options_.ca_file, std::ios::binary);
+    std::ostringstream pem;
+    pem << in.rdbuf();
+    if (!in) return InvalidArgument("--kube-ca-file: {}: cannot be read", options_.ca_file);
+    connection.ca_pem = pem.str();
+  }
+  if (!options_.token_file.empty()) {
+    Result<std::string> token = ReadToken(options_.token_file);
+    if (!token) return Unavailable("--kube-token-file: {}", token.error().message);
+    connection.token = std::move(*token);
+  }
+  Result<kube_api::KubeClient> client = kube_api::KubeClient::Make(
+      connection, {.connect_timeout_s = options_.timeout_s, .read_timeout_s = 60, .total_timeout_s = 120});
+  if (!client) return client.error();
+  Result<Json> list = client->List("/api/v1/pods");
+  if (!list) return list.error();
+  return ParseKubePodList(*list, options_.url + "/api/v1/pods");
 }
 
 }  // namespace gpufit::serve

@@ -6,16 +6,29 @@
 // with the Binding, or a v1 Status whose `message` says why not (409 when the pod is already
 // bound, 404 when it is gone, 403 without RBAC for pods/binding).
 //
+// Before a Binding, Verify reads the pod and the node from the API server (GET
+// /api/v1/namespaces/{namespace}/pods/{name} and /api/v1/nodes/{node}) and checks them
+// (serve/bind_check.h): the bind trusts the API server's objects, not what a caller sent to the
+// filter. The RBAC this needs: get on pods and nodes, create on pods/binding (deploy/kubernetes).
+//
 // Authentication: a bearer token from `token_file` (a service account's projected token,
 // which the kubelet rotates: it is read again for every Binding), TLS verified against
 // `ca_file` for an https URL. An http URL (for example `kubectl proxy` on loopback) sends no
 // token unless one is given.
 #pragma once
 
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "gpufit/core/result.h"
+#include "gpufit/model/kube_cluster.h"
 #include "gpufit/serve/extender_wire.h"
+
+namespace httplib {
+class Client;
+}
 
 namespace gpufit::serve {
 
@@ -45,9 +58,23 @@ class ApiServerBinder {
   //    lost), or a 5xx. The message has the status code and the Status message.
   Result<void> Bind(const BindingArgs& args) const;
 
+  // The API server's pod, read and checked for the bind (see the top of this file), as
+  // kube_reader.h parses it: its requests are what the bind reserves. Errors:
+  //  * kFailedPrecondition: the pod or node is not bindable (not pending, another UID, the node
+  //    excluded by its selector, affinity or taints; 404, 403), or a name is not a DNS-1123 subdomain;
+  //  * kUnavailable: the API server did not answer in time, answered 5xx, or not JSON.
+  Result<KubePod> Verify(const BindingArgs& args) const;
+
+  // Every pod of the cluster (GET /api/v1/pods, paginated: ingest/kube_api/kube_client.h), for
+  // restart recovery (serve/restart_recovery.h). Needs list on pods. Errors: those of
+  // KubeClient::List and of ParseKubePodList.
+  Result<std::vector<KubePod>> ListPods() const;
+
   const std::string& url() const { return options_.url; }
 
  private:
+  Result<std::unique_ptr<httplib::Client>> Client(const BindingArgs& args) const;
+  Result<nlohmann::json> Get(const BindingArgs& args, const std::string& path) const;
   explicit ApiServerBinder(ApiServerOptions options) : options_(std::move(options)) {}
   ApiServerOptions options_;
 };

@@ -90,7 +90,8 @@ class BindServed {
     std::vector<KubePod> pods{*ParseKubePod(PodJson("full", "4", "8Gi", 1, "n2"), "pods")};
     auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), pods, {});
     EXPECT_TRUE(e) << e.error().message;
-    server_ = std::make_unique<ExtenderServer>(std::move(*e), ServerOptions{.bind = std::move(bind)});
+    server_ =
+        std::make_unique<ExtenderServer>(std::move(*e), ServerOptions{.bind = {.verify = {}, .bind = std::move(bind)}});
     EXPECT_TRUE(server_->Bind());
     thread_ = std::thread([this] { server_->Serve(); });
   }

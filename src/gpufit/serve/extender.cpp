@@ -483,11 +483,17 @@ void Extender::Remember(const KubePod& pod, const PodRequest& request) {
   }
 }
 
-Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* why) {
+Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* why, const KubePod* from_api) {
   auto fail = [why](ReserveFailure f, Error e) -> Result<Reservation> {
     if (why != nullptr) *why = f;
     return e;
   };
+  std::optional<PodRequest> api_request;  // the API server's pod's, outside the lock
+  if (from_api != nullptr) {
+    Result<PodRequest> r = RequestOf(*from_api, options_.profiles.get());
+    if (!r) return fail(ReserveFailure::kUnknownPod, r.error());
+    api_request = std::move(*r);
+  }
   const std::string key = BindKey(args.pod_uid, args.pod_namespace, args.pod_name);
   const std::string pod = args.pod_namespace + "/" + args.pod_name;
   const std::lock_guard lock(mu_);
@@ -514,7 +520,7 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
                                    "are unknown (kube-scheduler filters it again on its next attempt)",
                                    pod, args.pod_uid.empty() ? "" : " with UID " + args.pod_uid));
   }
-  const PodRequest& request = it->second.request;
+  const PodRequest& request = api_request ? *api_request : it->second.request;
   if (const std::optional<Never> never = NeverOn(request, id))
     return fail(ReserveFailure::kNoRoom,
                 FailedPrecondition("bind {}: node {} can never take the pod: {}", pod, args.node, never->detail));
@@ -537,6 +543,30 @@ Result<Reservation> Extender::Reserve(const BindingArgs& args, ReserveFailure* w
   declared_milli_ += DeclaredMilli(request.declared);
   placed_.emplace(key, Placed{.node = id, .pod = pod, .request = request, .workload = w, .gpus = gpus});
   return Reservation{.pod = pod, .node = args.node, .gpus = gpus};
+}
+
+Result<Reservation> Extender::Adopt(const KubePod& pod) {
+  const Result<PodRequest> r = RequestOf(pod, options_.profiles.get());
+  if (!r) return r.error();
+  const PodRequest& request = *r;
+  const std::string key = BindKey(pod.uid, pod.namespace_name, pod.name);
+  const std::lock_guard lock(mu_);
+  const int id = NodeId(pod.node_name);
+  if (id < 0)
+    return NotFound("pod {}: bound to {}, which is not in gpufit's snapshot of the cluster", pod.Key(), pod.node_name);
+  if (placed_.contains(key)) return FailedPrecondition("pod {}: already bound by gpufit", pod.Key());
+  const Workload w = WorkloadOn(cluster_, facts_[static_cast<std::size_t>(id)], options_.profiles.get(), request);
+  const NodeState& n = cluster_.node(id);
+  if (!FitsOn(w, n, kAllGpus))
+    return FailedPrecondition("pod {}: bound to {}, where the snapshot leaves no room for it", pod.Key(),
+                              pod.node_name);
+  std::vector<GpuTenants>& tenants = tenants_[static_cast<std::size_t>(id)];
+  const GpuSet gpus = PickFor(policy_, rng_, tenants, n, w, request, kAllGpus);
+  cluster_.Place(id, w, gpus);
+  CountTenant(tenants, w, gpus, request, +1);
+  declared_milli_ += DeclaredMilli(request.declared);
+  placed_.emplace(key, Placed{.node = id, .pod = pod.Key(), .request = request, .workload = w, .gpus = gpus});
+  return Reservation{.pod = pod.Key(), .node = pod.node_name, .gpus = gpus};
 }
 
 void Extender::Release(const BindingArgs& args) {

@@ -171,8 +171,19 @@ class Extender {
   // (by UID, else namespace/name; a UID filtered under another name counts as unknown), when
   // the pod is already bound here, or when the node can no longer take it (with the filter's
   // reason; kube-scheduler schedules the pod again); kNotFound for a node not in the snapshot.
-  // A reservation marked uncertain is dropped and made again.
-  Result<Reservation> Reserve(const BindingArgs& args, ReserveFailure* why = nullptr);
+  // A reservation marked uncertain is dropped and made again. `from_api`: the pod as the API
+  // server holds it (ApiServerBinder::Verify): its requests are reserved, not those of the filter
+  // request (which a caller could forge); the filter must still have named the pod by its UID.
+  Result<Reservation> Reserve(const BindingArgs& args, ReserveFailure* why = nullptr,
+                              const KubePod* from_api = nullptr);
+  // Restart recovery: a pod the API server shows bound (`.spec.nodeName`) that the snapshot the
+  // extender started from does not (it was listed before the Binding: gpufit bound the pod, was
+  // killed, and started again from an older snapshot). Its request is taken on its node as a
+  // reservation of this extender, so its GPUs are not given twice; Reconcile then keeps it as it
+  // keeps a bind's until snapshots show the pod. Errors: kNotFound for a node not in the
+  // snapshot, kFailedPrecondition when the node has no room left for it or gpufit holds it, and
+  // those of DeclaredRequest.
+  Result<Reservation> Adopt(const KubePod& pod);
   // Undoes Reserve of the pod (the same args): its Binding was refused for certain. Nothing
   // when it holds no reservation.
   void Release(const BindingArgs& args);
