@@ -194,6 +194,14 @@ ServeProcess::~ServeProcess() { Stop(); }
 
 std::string ServeProcess::Log() const { return ReadFileText(log_); }
 
+void ServeProcess::Kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status_, 0);
+  status_ = -1;
+  pid_ = -1;
+}
+
 int ServeProcess::Stop() {
   if (pid_ > 0) {
     ::kill(pid_, SIGTERM);
@@ -431,7 +439,9 @@ Result<OpenbSliceOutcome> RunOpenbSlice(const KubeControlPlane& plane, const std
   return out;
 }
 
-Result<std::string> ServeGet(const ServeProcess& serve, const TlsFiles* tls, const std::string& path) {
+namespace {
+
+std::unique_ptr<httplib::ClientImpl> ServeClient(const ServeProcess& serve, const TlsFiles* tls) {
   IgnoreSigpipe();
   std::unique_ptr<httplib::ClientImpl> client;
   if (serve.url().starts_with("https://")) {
@@ -444,7 +454,21 @@ Result<std::string> ServeGet(const ServeProcess& serve, const TlsFiles* tls, con
   } else {
     client = std::make_unique<httplib::ClientImpl>("127.0.0.1", serve.port());
   }
-  const httplib::Result r = client->Get(path.c_str());
+  return client;
+}
+
+}  // namespace
+
+Result<ServeAnswer> ServePost(const ServeProcess& serve, const TlsFiles* tls, const std::string& path,
+                              const std::string& body) {
+  const httplib::Result r = ServeClient(serve, tls)->Post(path, body, "application/json");
+  if (!r)
+    return Error{Code::kUnavailable, fmt::format("POST {}{}: {}", serve.url(), path, httplib::to_string(r.error()))};
+  return ServeAnswer{.status = r->status, .body = r->body};
+}
+
+Result<std::string> ServeGet(const ServeProcess& serve, const TlsFiles* tls, const std::string& path) {
+  const httplib::Result r = ServeClient(serve, tls)->Get(path.c_str());
   if (!r)
     return Error{Code::kUnavailable, fmt::format("GET {}{}: {}", serve.url(), path, httplib::to_string(r.error()))};
   if (r->status != 200) return Error{Code::kUnavailable, fmt::format("GET {}{}: {}", serve.url(), path, r->status)};

@@ -94,6 +94,8 @@ class ServeProcess {
   std::string Log() const;
   // SIGTERM, then waits for the exit: its status (-1 when killed by a signal). Idempotent.
   int Stop();
+  // SIGKILL (a crash, or the OOM killer), then waits for it. Idempotent.
+  void Kill();
 
  private:
   ServeProcess() = default;
@@ -152,6 +154,13 @@ Result<OpenbSliceOutcome> RunOpenbSlice(const KubeControlPlane& plane, const std
 // GET `path` (e.g. /metrics) from serve: over HTTPS with `tls`' CA and, when the server asks for
 // one, its client certificate.
 Result<std::string> ServeGet(const ServeProcess& serve, const TlsFiles* tls, const std::string& path);
+// POST a JSON `body` to `path` the same way: the status and body of the answer, whatever the status.
+struct ServeAnswer {
+  int status = 0;
+  std::string body;
+};
+Result<ServeAnswer> ServePost(const ServeProcess& serve, const TlsFiles* tls, const std::string& path,
+                              const std::string& body);
 
 // The counter `name{labels}` in Prometheus text (0 when absent).
 double MetricValue(const std::string& text, const std::string& series);
