@@ -14,6 +14,7 @@
 
 #include "cli_run.h"
 #include "kube_scheduler_fixture.h"
+#include "test_paths.h"
 
 namespace gpufit::e2e {
 namespace {
@@ -275,6 +276,18 @@ TEST_F(KubeBind, SigkillAndRestartDuringBindsNeverBindsAGpuTwice) {
   // A ninth pod finds no GPU.
   ASSERT_TRUE(Ok(Create(GpuPod("p8", 1))));
   EXPECT_EQ(Filter(**second, ApiPod("p8"), {"gpu-a", "gpu-b"}), Json::array());
+}
+
+// deploy/kubernetes/ as the real API server takes it (server-side dry run: admission and
+// validation, the NetworkPolicy and the Secret volume included), without a warning.
+TEST_F(KubeBind, DeployManifestsPassServerSideDryRun) {
+  ASSERT_TRUE(Ok(plane_->KubectlOk({"create", "namespace", "gpufit-system"})));
+  const testing::CommandResult r =
+      plane_->Kubectl({"apply", "--dry-run=server", "-f", gpufit::test_paths::SourcePath("deploy/kubernetes")});
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("networkpolicy.networking.k8s.io/gpufit-extender created (server dry run)"));
+  EXPECT_THAT(r.out, HasSubstr("deployment.apps/gpufit-extender created (server dry run)"));
+  EXPECT_EQ(r.err, "");
 }
 
 }  // namespace

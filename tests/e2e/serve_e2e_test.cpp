@@ -475,7 +475,7 @@ TEST(Serve, DeployManifestsAreValid) {
   const gpufit::testing::ManifestValidation v =
       gpufit::testing::ValidateManifests({deploy / "kubernetes", deploy / "scheduler"});
   EXPECT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(7)));
+  EXPECT_THAT(v.output, HasSubstr(gpufit::testing::ValidatedLine(8)));
 }
 
 }  // namespace
