@@ -10,6 +10,7 @@
 #include "gpufit/core/rng.h"
 #include "gpufit/ingest/kube/kube_reader.h"
 #include "gpufit/placement/registry.h"
+#include "gpufit/serve/restart_recovery.h"
 #include "serve_fixture.h"
 
 namespace gpufit::serve {
@@ -261,6 +262,51 @@ TEST(Extender, ReconcileFreesEndedPodsAndKeepsReservationsTheSnapshotLacks) {
   EXPECT_THAT(r->warnings, ElementsAre("reservation of ml/d on node n1 dropped: the snapshot has a pod of that name "
                                        "with another UID (uid-d-2)"));
   EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+}
+
+// The bind reserves the API server's pod's request, not the filter request's: a filter that said
+// 1 GPU for a pod that asks 4 does not get it onto a 2-GPU node; the API's 1-GPU pod goes there.
+TEST(Extender, ReserveTakesTheApiServersPodNotTheFilters) {
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100")}, {});
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->Filter(Args(PodJson("p", "2", "8Gi", 1), {"n1"})));  // forged: 1 GPU
+  const KubePod real = Pods({PodJson("p", "2", "8Gi", 4)})[0];
+  ReserveFailure why = ReserveFailure::kNone;
+  const Result<Reservation> r = e->Reserve(BindOf("p", "n1"), &why, &real);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(why, ReserveFailure::kNoRoom);
+  EXPECT_THAT(r.error().message, HasSubstr("bind ml/p: node n1 can never take the pod"));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.0);
+  // The other way round: the filter said 2 GPUs, the API's pod asks 1, which takes 1 of 2.
+  ASSERT_TRUE(e->Filter(Args(PodJson("q", "2", "8Gi", 2), {"n1"})));
+  const KubePod one = Pods({PodJson("q", "2", "8Gi", 1)})[0];
+  ASSERT_TRUE(e->Reserve(BindOf("q", "n1"), nullptr, &one));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.5);
+}
+
+// Restart recovery: the files (listed before) show n1 idle; the API server shows a and b bound
+// there since and c still pending. a and b are adopted (2 of 2 GPUs taken, by hand), c is not,
+// and a pod the files already show bound is not counted twice.
+TEST(Extender, AdoptBoundPodsCountsWhatTheApiServerShowsBound) {
+  const std::vector<KubePod> listed = Pods({PodJson("old", "2", "8Gi", 1, "n2")});
+  const auto e = Make({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 8, "64Gi", 1, "A100")},
+                      {PodJson("old", "2", "8Gi", 1, "n2")});
+  ASSERT_NE(e, nullptr);
+  EXPECT_NEAR(e->GpuAllocationRatio(), 1.0 / 3.0, 1e-12);
+  const std::vector<KubePod> api =
+      Pods({PodJson("old", "2", "8Gi", 1, "n2"), PodJson("a", "2", "8Gi", 1, "n1"), PodJson("b", "2", "8Gi", 1, "n1"),
+            PodJson("c", "2", "8Gi", 1), PodJson("gone", "2", "8Gi", 1, "n9")});
+  const Recovered r = AdoptBoundPods(*e, listed, api);
+  EXPECT_EQ(r.adopted, 2);
+  EXPECT_THAT(r.warnings, ElementsAre("pod ml/gone: bound to n9, which is not in gpufit's snapshot of the cluster"));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);  // 3 of 3
+  ASSERT_TRUE(e->Filter(Args(PodJson("c", "2", "8Gi", 1), {"n1", "n2"})));
+  const Result<FilterResult> f = e->Filter(Args(PodJson("c", "2", "8Gi", 1), {"n1", "n2"}));
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->kept.empty());
+  // A snapshot that shows a and b bound takes them over: counted once.
+  ASSERT_TRUE(e->Reconcile(Nodes({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 8, "64Gi", 1, "A100")}), api));
+  EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 1.0);
 }
 
 // A node that shrinks (8 GPUs, then 4) while gpufit's bind holds GPUs 6 and 7 of it: the
