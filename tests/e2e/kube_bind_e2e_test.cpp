@@ -203,10 +203,11 @@ TEST_F(KubeBind, ForgedFilterCannotShrinkTheRequest) {
   Result<std::unique_ptr<testing::ServeProcess>> serve = StartServe(*dir_ / "snap-2", "serve-2");
   ASSERT_TRUE(serve) << serve.error().message;
   Json forged = ApiPod("eight");
-  forged["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1";
+  for (const char* list : {"requests", "limits"})  // the API server copied the limit to requests
+    forged["spec"]["containers"][0]["resources"][list]["nvidia.com/gpu"] = "1";
   EXPECT_EQ(Filter(**serve, forged, {"small"}), Json::array({"small"}));
   EXPECT_THAT(Bind(**serve, "eight", Uid("eight"), "small"),
-              HasSubstr("bind ml/eight: node small can never take the pod"));
+              HasSubstr("bind ml/eight: node small can no longer take the pod: too few GPUs on the node"));
   EXPECT_EQ(NodeOf("eight"), "");
 }
 

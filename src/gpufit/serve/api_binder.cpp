@@ -155,7 +155,9 @@ Result<KubePod> ApiServerBinder::Verify(const BindingArgs& args) const {
 }
 
 Result<std::vector<KubePod>> ApiServerBinder::ListPods() const {
-  kube_api::KubeConnection connection{.server = options_.url, .source = "--kube-api"};
+  kube_api::KubeConnection connection;
+  connection.server = options_.url;
+  connection.source = "--kube-api";
   if (options_.url.starts_with("https://") && !options_.ca_file.empty()) {
     std::ifstream in(options_.ca_file, std::ios::binary);
     std::ostringstream pem;
@@ -168,8 +170,9 @@ Result<std::vector<KubePod>> ApiServerBinder::ListPods() const {
     if (!token) return Unavailable("--kube-token-file: {}", token.error().message);
     connection.token = std::move(*token);
   }
-  Result<kube_api::KubeClient> client = kube_api::KubeClient::Make(
-      connection, {.connect_timeout_s = options_.timeout_s, .read_timeout_s = 60, .total_timeout_s = 120});
+  kube_api::KubeClientOptions bounds;
+  bounds.connect_timeout_s = options_.timeout_s;
+  Result<kube_api::KubeClient> client = kube_api::KubeClient::Make(connection, bounds);
   if (!client) return client.error();
   Result<Json> list = client->List("/api/v1/pods");
   if (!list) return list.error();

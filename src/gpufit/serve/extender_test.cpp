@@ -275,7 +275,7 @@ TEST(Extender, ReserveTakesTheApiServersPodNotTheFilters) {
   const Result<Reservation> r = e->Reserve(BindOf("p", "n1"), &why, &real);
   ASSERT_FALSE(r);
   EXPECT_EQ(why, ReserveFailure::kNoRoom);
-  EXPECT_THAT(r.error().message, HasSubstr("bind ml/p: node n1 can never take the pod"));
+  EXPECT_THAT(r.error().message, HasSubstr("bind ml/p: node n1 can no longer take the pod: too few GPUs on the node"));
   EXPECT_DOUBLE_EQ(e->GpuAllocationRatio(), 0.0);
   // The other way round: the filter said 2 GPUs, the API's pod asks 1, which takes 1 of 2.
   ASSERT_TRUE(e->Filter(Args(PodJson("q", "2", "8Gi", 2), {"n1"})));
