@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "cli_run.h"
+#include "gpufit/serve/tls_fixture.h"
 #include "manifest_validator.h"
 #include "test_paths.h"
 
@@ -49,6 +51,7 @@ Json Pod(const std::string& name, const std::string& cpu, int gpus, const std::s
 }
 
 // `gpufit serve <args>` started with stderr in dir/stderr; its port, from the first line there.
+// Plain HTTP on loopback (--insecure-http) unless `args` name --tls-cert-file.
 struct Started {
   pid_t pid = -1;
   int port = 0;
@@ -62,11 +65,13 @@ Started StartServe(const fs::path& dir, const std::vector<std::string>& args, bo
     std::freopen(err.c_str(), "w", stderr);
     std::vector<char*> argv{const_cast<char*>(gpufit::test_paths::GpufitBin()), const_cast<char*>("serve")};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    std::string insecure = "--insecure-http";
+    if (std::find(args.begin(), args.end(), "--tls-cert-file") == args.end()) argv.push_back(insecure.data());
     argv.push_back(nullptr);
     ::execv(gpufit::test_paths::GpufitBin(), argv.data());
     std::_Exit(127);
   }
-  const std::regex listening(R"(serving the scheduler extender on http://127\.0\.0\.1:(\d+)/scheduler)");
+  const std::regex listening(R"(serving the scheduler extender on https?://127\.0\.0\.1:(\d+)/scheduler)");
   for (int i = 0; i < 200 && s.pid > 0 && s.port == 0 && wait_listening; ++i) {
     std::smatch m;
     const std::string err = Slurp(dir / "stderr");
@@ -209,7 +214,7 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   const pid_t waiting = ::fork();
   if (waiting == 0) {
     std::freopen((dir / "waiting.err").c_str(), "w", stderr);
-    ::execl(gpufit::test_paths::GpufitBin(), gpufit::test_paths::GpufitBin(), "serve", "--port", "0", "--watch-dir",
+    ::execl(gpufit::test_paths::GpufitBin(), gpufit::test_paths::GpufitBin(), "serve", "--insecure-http", "--port", "0", "--watch-dir",
             (dir / "empty").c_str(), "--watch-interval-s", "0.1", static_cast<char*>(nullptr));
     std::_Exit(127);
   }
@@ -219,11 +224,11 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_THAT(Slurp(dir / "waiting.err"), HasSubstr("SIGTERM received while waiting for the first snapshot"));
   // Neither or both of --nodes and --watch-dir is a usage error.
-  const CliRun neither = Gpufit("serve --port 0", dir);
+  const CliRun neither = Gpufit("serve --insecure-http --port 0", dir);
   EXPECT_EQ(neither.exit_code, 2);
   EXPECT_THAT(neither.err, HasSubstr("serve needs --nodes (and --pods), or --watch-dir"));
   const CliRun both = Gpufit(
-      "serve --port 0 --watch-dir " + (dir / "snap").string() + " --nodes " + (dir / "snap" / "nodes.json").string(),
+      "serve --insecure-http --port 0 --watch-dir " + (dir / "snap").string() + " --nodes " + (dir / "snap" / "nodes.json").string(),
       dir);
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_THAT(both.err, HasSubstr("excludes"));
@@ -323,7 +328,7 @@ TEST(Serve, ProfilesFromAPlanPlaceANewReplicaByItsWorkload) {
   // A plan.json without profiles is refused, naming the file and the field.
   std::ofstream(dir / "old-plan.json") << R"({"options": {"reserve_mib": 0}})";
   const CliRun bad = Gpufit(
-      "serve --port 0 --nodes " + (dir / "nodes.json").string() + " --profiles " + (dir / "old-plan.json").string(),
+      "serve --insecure-http --port 0 --nodes " + (dir / "nodes.json").string() + " --profiles " + (dir / "old-plan.json").string(),
       dir);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr((dir / "old-plan.json").string() + ": workload_profiles: missing"));
@@ -413,10 +418,10 @@ TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
   const fs::path dir = Scratch("serve-bad");
   std::ofstream(dir / "nodes.json")
       << R"({"kind": "NodeList", "items": [{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "-4"}}}]})";
-  const CliRun run = Gpufit("serve --port 0 --nodes " + (dir / "nodes.json").string(), dir);
+  const CliRun run = Gpufit("serve --insecure-http --port 0 --nodes " + (dir / "nodes.json").string(), dir);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr((dir / "nodes.json").string() + ": items[0] (a): .status.allocatable.cpu"));
-  const CliRun prefix = Gpufit("serve --url-prefix scheduler/ --nodes " + (dir / "nodes.json").string(), dir);
+  const CliRun prefix = Gpufit("serve --insecure-http --url-prefix scheduler/ --nodes " + (dir / "nodes.json").string(), dir);
   EXPECT_EQ(prefix.exit_code, 2);
   EXPECT_THAT(prefix.err, HasSubstr("--url-prefix must start with '/'"));
   fs::remove_all(dir);
@@ -424,7 +429,8 @@ TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
 
 // The bind verb through --kube-api: the Binding reaches the API server (a loopback stand-in for
 // its pods/binding subresource) with the service account's token, and it is a valid v1 Binding
-// by the Kubernetes schema (tools/validate-manifests).
+// by the Kubernetes schema (tools/validate-manifests). serve is HTTPS with client certificates
+// (binding is not served over plain HTTP): without one, bind is 403 and /healthz 200.
 TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
   const fs::path dir = Scratch("serve-bind");
   std::ofstream(dir / "nodes.json") << Json{{"kind", "NodeList"}, {"items", {Node("a", 16, 2)}}};
@@ -441,15 +447,27 @@ TEST(Serve, BindsThroughKubeApiWithAValidBinding) {
            });
   const int api_port = api.bind_to_any_port("127.0.0.1");
   std::thread api_thread([&] { api.listen_after_bind(); });
+  const gpufit::serve::testing::TestTls tls = gpufit::serve::testing::MakeTestTls(dir.string());
+  ASSERT_TRUE(tls.ok);
   const Started started =
       StartServe(dir, {"--nodes", (dir / "nodes.json").string(), "--port", "0", "--url-prefix", "/scheduler",
                        "--drain-s", "0", "--kube-api", "http://127.0.0.1:" + std::to_string(api_port),
-                       "--kube-token-file", (dir / "token").string()});
+                       "--kube-token-file", (dir / "token").string(), "--tls-cert-file", tls.server_cert,
+                       "--tls-key-file", tls.server_key, "--client-ca-file", tls.ca});
   ASSERT_GT(started.pid, 0);
   ASSERT_GT(started.port, 0) << Slurp(dir / "stderr");
   EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("bind through http://127.0.0.1:" + std::to_string(api_port)));
+  EXPECT_THAT(Slurp(dir / "stderr"), HasSubstr("; client certificates required"));
 
-  httplib::Client c("127.0.0.1", started.port);
+  const std::string url = "https://127.0.0.1:" + std::to_string(started.port);
+  httplib::Client anonymous(url);
+  anonymous.enable_server_certificate_verification(false);
+  const auto refused = anonymous.Post("/scheduler/bind", R"({"PodName": "p", "Node": "a"})", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_EQ(anonymous.Get("/healthz")->status, 200);
+  httplib::Client c(url, tls.client_cert, tls.client_key);
+  c.enable_server_certificate_verification(false);
   Json pending = Pod("p", "4", 2, "");
   pending.erase("kind");
   const auto f = c.Post("/scheduler/filter", Json{{"Pod", pending}, {"NodeNames", {"a"}}}.dump(), "application/json");
