@@ -45,12 +45,14 @@ struct Connection {
 };
 
 struct HttpListener::Impl {
-  Impl(HttpLimits l, HttpHandlers h) : limits(l), handlers(std::move(h)), work(static_cast<std::size_t>(l.work_threads)) {}
+  Impl(HttpLimits l, HttpHandlers h)
+      : limits(l), handlers(std::move(h)), work(static_cast<std::size_t>(l.work_threads)), large(1) {}
 
   HttpLimits limits;
   HttpHandlers handlers;
   asio::io_context io{std::max(1, limits.io_threads)};
   asio::thread_pool work;
+  asio::thread_pool large;  // bodies above kTrimAboveBytes, one at a time
   tcp::acceptor acceptor{io};
   std::optional<asio::ssl::context> tls;
   bool client_ca = false;
@@ -290,7 +292,11 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     busy_ = true;
     request_.body = std::move(parser_->get().body());
     parser_.reset();
-    asio::post(server_.work, [self = this->shared_from_this()] {
+    // A large body goes to the one thread for large bodies: the parsers' per-thread buffers
+    // (extender_wire's simdjson parser keeps its capacity) grow there only, and two large
+    // requests are not parsed at once.
+    asio::thread_pool& pool = request_.body.size() > kTrimAboveBytes ? server_.large : server_.work;
+    asio::post(pool, [self = this->shared_from_this()] {
       const bool large = self->request_.body.size() > kTrimAboveBytes;
       HttpAnswer answer = self->server_.handlers.handle(self->request_);
       std::string().swap(self->request_.body);
@@ -330,7 +336,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void OnWritten(beast::error_code ec) {
     busy_ = false;
     ++answers_;
+    const bool large = response_.body().size() > kTrimAboveBytes;
     std::string().swap(response_.body());
+    if (large) asio::post(server_.large, [] { ::malloc_trim(0); });
     if (expired_ == "write_timeout") ClosedBy("write_timeout", fmt::format("answer not taken within {} s", limits().write_s));
     if (ec) return Close();
     if (!keep_alive_) return unread_ ? Linger() : Close();
@@ -438,6 +446,7 @@ HttpListener::HttpListener(HttpLimits limits, HttpHandlers handlers)
 HttpListener::~HttpListener() {
   Stop(true);
   impl_->work.join();
+  impl_->large.join();
 }
 
 Result<void> HttpListener::Bind(const std::string& host, int port, const TlsFiles& tls, const std::string& what) {

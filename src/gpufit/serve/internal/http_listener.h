@@ -26,7 +26,9 @@
 //  * connections: at most `max_connections` in all and `max_connections_per_peer` from one
 //    IP address; one more is accepted and closed at once (reasons "too_many_connections",
 //    "too_many_from_peer").
-// After a handled body above 1 MiB, malloc_trim(0) gives the freed heap back to the system.
+// A body above 1 MiB is handled on a thread of its own, one at a time (per-thread parser buffers,
+// such as extender_wire's simdjson parser, then grow on that thread only), and after it
+// malloc_trim(0) gives the freed heap back to the system.
 #pragma once
 
 #include <cstddef>
