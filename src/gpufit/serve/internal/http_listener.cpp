@@ -133,6 +133,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   // the body cancelling its read so that 408 can be answered).
   void Arm(Clock::time_point at, std::string reason) {
     const std::uint64_t gen = ++generation_;
+    expired_.clear();  // a deadline that fired as its phase ended does not count for the next
     timer_.expires_at(at);
     timer_.async_wait([self = this->shared_from_this(), gen, reason = std::move(reason)](beast::error_code ec) {
       if (ec || gen != self->generation_) return;
@@ -276,7 +277,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   }
 
   void OnBody(beast::error_code ec) {
-    if (expired_ == "body")
+    if (ec && expired_ == "body")
       return Refuse(408, "timeout", fmt::format("request body not read within {} s", limits().body_s));
     if (ec == http::error::body_limit)
       return Refuse(413, "too_large", fmt::format("request body above {} bytes", route_limit_));
