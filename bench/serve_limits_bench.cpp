@@ -1,9 +1,10 @@
 // What hostile or careless clients cost `gpufit serve`'s HTTP server (issue 40), on loopback,
 // over a two-node extender (the answers are cheap: what is measured is the server):
 //
-//  * BM_ServeFilterWithIdleConnections/<idle>: a real filter's latency (200 requests on one
-//    kept-alive connection: p50_ms, p99_ms, max_ms, errors) while <idle> other connections are
-//    open and send nothing. Goal: 300 idle add under 100 ms.
+//  * BM_ServeFilterWithIdleConnections/<idle>/<slow>: a real filter's latency (200 requests on
+//    one kept-alive connection: p50_ms, p99_ms, max_ms, errors) while <idle> other connections
+//    are open and send nothing (slow 0), or trickle a request head, a byte each every 0.5 s
+//    (slow 1, a "slowloris"). Goal: 300 idle add under 100 ms.
 //  * BM_ServeConcurrentLargeBodies/<clients>/<mib>: <clients> threads each POST one filter
 //    request of <mib> MiB at once over a raw socket (NodeNames of "n1" repeated; the body is
 //    shared: <mib> MiB on the client side): peak_rss_mib (VmHWM, reset first), rss_after_mib (VmRSS once all are
@@ -108,6 +109,14 @@ void BM_ServeFilterWithIdleConnections(benchmark::State& state) {
   if (!server.ok()) return state.SkipWithError("cannot bind");
   std::vector<int> idle;
   for (int i = 0; i < state.range(0); ++i) idle.push_back(Connect(server.port()));
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string head = "POST /filter HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    for (std::size_t k = 0; state.range(1) != 0 && !done; ++k) {
+      for (const int fd : idle) ::send(fd, head.data() + k % head.size(), 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      for (int t = 0; t < 50 && !done; ++t) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   std::vector<double> ms;
   int errors = 0;
@@ -124,6 +133,8 @@ void BM_ServeFilterWithIdleConnections(benchmark::State& state) {
       if (!r || r->status != 200) ++errors;
     }
   }
+  done = true;
+  trickle.join();
   for (const int fd : idle) ::close(fd);
   std::sort(ms.begin(), ms.end());
   state.counters["p50_ms"] = ms[ms.size() / 2];
@@ -133,7 +144,12 @@ void BM_ServeFilterWithIdleConnections(benchmark::State& state) {
   state.counters["idle_connected"] =
       static_cast<double>(std::count_if(idle.begin(), idle.end(), [](int fd) { return fd >= 0; }));
 }
-BENCHMARK(BM_ServeFilterWithIdleConnections)->Arg(0)->Arg(300)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ServeFilterWithIdleConnections)
+    ->Args({0, 0})
+    ->Args({300, 0})
+    ->Args({40, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_ServeConcurrentLargeBodies(benchmark::State& state) {
   const auto clients = static_cast<int>(state.range(0));
