@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 
@@ -167,6 +168,54 @@ TEST(ServerBounds, NodesOnlyWhenNotNodeCacheCapable) {
   ASSERT_TRUE(large);
   EXPECT_EQ(large->status, 413);
   EXPECT_EQ(Json::parse(large->body)["Error"], "filter request: a request with .Nodes above 100 bytes");
+}
+
+
+// The bodies being read at once hold at most body_budget_bytes: while one body of 800 bytes is
+// being read, another that would pass 1,000 gets 503 at once; alone, it is read.
+TEST(ServerBounds, BodyBudgetRefusesWhatWouldPassIt) {
+  Served s(ServerOptions{.body_budget_bytes = 1000});
+  RawClient first(s.port());
+  ASSERT_TRUE(first.Send(PostHead("/filter", 800) + std::string(400, ' ')));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  RawClient second(s.port());
+  ASSERT_TRUE(second.Send(PostHead("/filter", 800)));
+  const std::string busy = second.Receive();
+  EXPECT_THAT(busy, StartsWith("HTTP/1.1 503"));
+  EXPECT_THAT(busy, HasSubstr("1000 bytes of request bodies are being read already; try again"));
+  ASSERT_TRUE(first.Send(std::string(400, ' ')));
+  EXPECT_THAT(first.ReceiveFirst(), StartsWith("HTTP/1.1 400"));  // read: blanks are no JSON
+  RawClient third(s.port());
+  ASSERT_TRUE(third.Send(PostHead("/filter", 800) + std::string(800, ' ')));
+  EXPECT_THAT(third.ReceiveFirst(), StartsWith("HTTP/1.1 400"));
+  const auto m = s.Client().Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_THAT(m->body, HasSubstr("gpufit_extender_requests_total{verb=\"filter\",outcome=\"busy\"} 1\n"));
+}
+
+// 100 clients connecting at once are all answered (the listen backlog is SOMAXCONN, not 5);
+// above max_connections, one more is closed at once and counted.
+TEST(ServerBounds, ManyConnectsAtOnceAndTheTotalCap) {
+  Served s(ServerOptions{.max_connections_per_peer = 200});
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 100; ++i)
+    clients.emplace_back([&] {
+      RawClient raw(s.port());
+      if (raw.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") &&
+          raw.Receive().starts_with("HTTP/1.1 200"))
+        ++answered;
+    });
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(answered.load(), 100);
+
+  Served capped(ServerOptions{.max_connections = 2});
+  RawClient a(capped.port()), b(capped.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  RawClient c(capped.port());
+  EXPECT_EQ(c.Receive(), "");
+  a.Send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(a.ReceiveFirst(), HasSubstr("gpufit_extender_connections_closed_total{reason=\"too_many_connections\"} 1\n"));
 }
 
 }  // namespace

@@ -34,6 +34,11 @@ Clock::time_point After(Clock::time_point t, double s) {
 }
 
 std::string Kib(std::size_t bytes) { return fmt::format("{} KiB", bytes / 1024); }
+std::string Size(std::size_t bytes) {
+  return bytes >= (std::size_t{1} << 20) ? fmt::format("{} MiB", bytes >> 20)
+         : bytes >= 1024                 ? Kib(bytes)
+                                         : fmt::format("{} bytes", bytes);
+}
 
 }  // namespace
 
@@ -266,8 +271,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     const std::size_t reserve = parser_->chunked() ? limit : static_cast<std::size_t>(parser_->content_length().value_or(0));
     if (reserve > 0 && !server_.Reserve(reserve))
       return Refuse(503, "busy",
-                    fmt::format("{} MiB of request bodies are being read already; try again",
-                                limits().body_budget_bytes >> 20));
+                    fmt::format("{} of request bodies are being read already; try again",
+                                Size(limits().body_budget_bytes)));
     reserved_ = reserve;
     if (!has_body || parser_->is_done()) return Handle();
     parser_->body_limit(limit);
