@@ -243,6 +243,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         return Refuse(400, "bad_request", "Content-Length is not a byte count");
       return Refuse(400, "bad_request", "malformed request head: " + ec.message());
     }
+    busy_ = true;  // a request in flight from its head to its answer: Stop lets it finish
     const auto& head = parser_->get();
     request_.method = std::string(head.method_string());
     request_.target = std::string(head.target());
@@ -295,7 +296,6 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   void Handle() {
     Disarm();
-    busy_ = true;
     request_.body = std::move(parser_->get().body());
     parser_.reset();
     // A large body goes to the one thread for large bodies: the parsers' per-thread buffers
