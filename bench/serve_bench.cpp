@@ -127,7 +127,7 @@ void BM_ServeFilterPrioritize(benchmark::State& state) {
     return;
   }
   const std::vector<std::string>& bodies = setup.bodies;
-  serve::ExtenderServer server(std::move(setup.extender), {});
+  serve::ExtenderServer server(std::move(setup.extender), {.insecure_http = true});  // plain HTTP on loopback
   if (!server.Bind()) {
     state.SkipWithError("cannot bind");
     return;

@@ -28,12 +28,14 @@ namespace {
 struct ServeFlags {
   std::string nodes, pods, watch_dir, profiles, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
-  std::string tls_cert_file, tls_key_file, client_ca_file;
+  std::string tls_cert_file, tls_key_file, client_ca_file, auth_token_file;
+  bool insecure_http = false, node_cache_capable = true;
+  std::size_t max_connections = 1024, max_connections_per_peer = 64;
   std::string replicas_apart = "gpu";
   KubeApiFlags kube;  // --kubeconfig, --context: the live cluster, re-listed every --watch-interval-s
   int port = 8888;
   std::uint64_t seed = 42;
-  double max_body_mib = 16, body_timeout_s = 10, drain_s = 5, watch_interval_s = 10;
+  double max_body_mib = 16, max_nodes_body_mib = 8, body_timeout_s = 10, drain_s = 5, watch_interval_s = 10;
 };
 
 // One snapshot file of --watch-dir as stat(2) sees it: a file renamed into place is a new
@@ -51,6 +53,17 @@ int Run(const ServeFlags& f) {
   } else if (!f.kube_token_file.empty() || !f.kube_ca_file.empty()) {
     return Fail(InvalidArgument("--kube-token-file and --kube-ca-file need --kube-api"));
   }
+  // Who may call: refused before any snapshot is read or waited for (serve/http_server.h).
+  const serve::ServerOptions auth{.bind = binder ? serve::BindFunction([](const serve::BindingArgs&) -> Result<void> {
+                                    return {};
+                                  })
+                                                 : serve::BindFunction{},
+                                  .tls_cert_file = f.tls_cert_file,
+                                  .tls_key_file = f.tls_key_file,
+                                  .client_ca_file = f.client_ca_file,
+                                  .auth_token_file = f.auth_token_file,
+                                  .insecure_http = f.insecure_http};
+  if (Result<void> ok = serve::CheckAuthentication(auth); !ok) return Fail(ok.error());
   const bool live = f.kube.given();
   if (live && (!f.watch_dir.empty() || !f.nodes.empty() || !f.pods.empty()))  // before any wait for a snapshot
     return Fail(InvalidArgument(
@@ -152,7 +165,13 @@ int Run(const ServeFlags& f) {
                                .bind = {},
                                .tls_cert_file = f.tls_cert_file,
                                .tls_key_file = f.tls_key_file,
-                               .client_ca_file = f.client_ca_file};
+                               .client_ca_file = f.client_ca_file,
+                               .auth_token_file = f.auth_token_file,
+                               .insecure_http = f.insecure_http,
+                               .node_cache_capable = f.node_cache_capable,
+                               .max_nodes_body_bytes = static_cast<std::size_t>(f.max_nodes_body_mib * 1024 * 1024),
+                               .max_connections = f.max_connections,
+                               .max_connections_per_peer = f.max_connections_per_peer};
   if (binder)
     options.bind = {.verify = [&binder](const serve::BindingArgs& a) { return binder->Verify(a); },
                     .bind = [&binder](const serve::BindingArgs& a) { return binder->Bind(a); }};
@@ -165,7 +184,10 @@ int Run(const ServeFlags& f) {
                (f.host.find(':') != std::string::npos ? "[" + f.host + "]" : f.host).c_str(), server.port(),
                f.url_prefix.c_str(), binder ? (" through " + binder->url()).c_str() : " not enabled: no --kube-api",
                stats.nodes, stats.pods_placed, stats.pods_not_fitting, f.policy.c_str(),
-               f.client_ca_file.empty() ? "" : "; client certificates required");
+               f.insecure_http ? "; no authentication (--insecure-http)"
+               : f.client_ca_file.empty() ? "; bearer token required"
+               : f.auth_token_file.empty() ? "; client certificates required"
+                                           : "; client certificates or bearer token required");
   std::atomic<bool> signalled{false};
   std::thread waiter([&] {
     int sig = 0;
@@ -309,11 +331,39 @@ void AddServeCommand(CLI::App& app, int& rc) {
                          ->check(CLI::ExistingFile);
   cert->needs(key);
   key->needs(cert);
-  cmd->add_option("--client-ca-file", flags->client_ca_file,
-                  "with --tls-cert-file: require a client certificate signed by this CA (the extender's "
-                  "tlsConfig.certFile and keyFile)")
-      ->check(CLI::ExistingFile)
-      ->needs(cert);
+  CLI::Option* client_ca = cmd->add_option("--client-ca-file", flags->client_ca_file,
+                                           "with --tls-cert-file: filter, prioritize, bind and /metrics need a "
+                                           "client certificate signed by this CA (the extender's tlsConfig.certFile "
+                                           "and keyFile); /healthz and /readyz do not")
+                               ->check(CLI::ExistingFile)
+                               ->needs(cert);
+  CLI::Option* token = cmd->add_option("--auth-token-file", flags->auth_token_file,
+                                       "with --tls-cert-file: or a bearer token (Authorization: Bearer <token>) equal "
+                                       "to this file's content, read again when the file changes")
+                           ->check(CLI::ExistingFile);
+  cmd->add_flag("--insecure-http", flags->insecure_http,
+                "serve plain HTTP with no authentication (a test on loopback); not with --kube-api or the TLS flags. "
+                "Without it serve needs --tls-cert-file with --client-ca-file or --auth-token-file")
+      ->excludes(cert)
+      ->excludes(client_ca)
+      ->excludes(token);
+  cmd->add_option("--node-cache-capable", flags->node_cache_capable,
+                  "as kube-scheduler's extender nodeCacheCapable (deploy/scheduler: true): true, requests carry "
+                  "NodeNames and one carrying Nodes (a full NodeList) is refused with 400; false, Nodes are read, "
+                  "at most --max-nodes-body-mib")
+      ->capture_default_str();
+  cmd->add_option("--max-nodes-body-mib", flags->max_nodes_body_mib,
+                  "with --node-cache-capable=false: largest request carrying Nodes; larger ones get 413")
+      ->check(CLI::Range(0.001, 1024.0))
+      ->capture_default_str();
+  cmd->add_option("--max-connections", flags->max_connections,
+                  "connections open at once; more are accepted and closed at once")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-peer", flags->max_connections_per_peer,
+                  "connections open at once from one IP address; more are accepted and closed at once")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->callback([flags, &rc] { rc = Run(*flags); });
 }
 

@@ -331,7 +331,7 @@ TEST_F(KubeLive, ServeListsTheClusterAgainAndTakesInANewPod) {
   // gpufit serve for 4 s, stopped by SIGTERM, re-listing every 0.2 s.
   std::thread serve([&] {
     const std::string cmd = fmt::format(
-        "{} serve --kubeconfig {} --port 0 --watch-interval-s 0.2 --drain-s 0 > {} 2> {} & pid=$!; sleep 4; "
+        "{} serve --insecure-http --kubeconfig {} --port 0 --watch-interval-s 0.2 --drain-s 0 > {} 2> {} & pid=$!; sleep 4; "
         "kill $pid; wait $pid",
         gpufit::test_paths::GpufitBin(), plane_->kubeconfig(), (dir / "stdout").string(), (dir / "stderr").string());
     EXPECT_EQ(std::system(cmd.c_str()), 0);

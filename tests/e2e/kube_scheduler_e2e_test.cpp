@@ -97,9 +97,10 @@ class KubeScheduler : public ::testing::Test {
     EXPECT_TRUE(Ok(api.Delete("/api/v1/nodes")));
   }
 
-  // serve from kubectl's snapshots in `snap` (--watch-dir), binding through the API server.
+  // serve from kubectl's snapshots in `snap` (--watch-dir), binding through the API server,
+  // HTTPS with client certificates; as kube-scheduler's extender is configured nodeCacheCapable.
   static Result<std::unique_ptr<testing::ServeProcess>> StartServe(const fs::path& snap, const std::string& name,
-                                                                   bool client_certificates, int port = 0) {
+                                                                   bool node_cache_capable, int port = 0) {
     fs::create_directories(snap);
     for (const auto& [file, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {"nodes.json", {"get", "nodes", "-o", "json"}}, {"pods.json", {"get", "pods", "-A", "-o", "json"}}}) {
@@ -113,8 +114,8 @@ class KubeScheduler : public ::testing::Test {
         "--url-prefix",    "/scheduler",      "--drain-s",          "0",
         "--tls-cert-file", tls_->server_cert, "--tls-key-file",     tls_->server_key,
         "--kube-api",      plane_->server(),  "--kube-token-file",  (*dir_ / "token").string(),
-        "--kube-ca-file",  plane_->ca_file()};
-    if (client_certificates) args.insert(args.end(), {"--client-ca-file", tls_->ca});
+        "--kube-ca-file",  plane_->ca_file(),  "--client-ca-file",   tls_->ca};
+    if (!node_cache_capable) args.push_back("--node-cache-capable=false");
     return testing::ServeProcess::Start(args, (*dir_ / (name + ".log")).string(), port);
   }
 
@@ -201,10 +202,13 @@ TEST_F(KubeScheduler, GpuPodsGoWhereServeSeesIdleGpusAndServeBindsThem) {
   Result<std::string> metrics = testing::ServeGet(**serve, tls_, "/metrics");
   ASSERT_TRUE(metrics) << metrics.error().message;
   EXPECT_EQ(testing::MetricValue(*metrics, R"(gpufit_extender_requests_total{verb="bind",outcome="ok"})"), 2);
-  // Without a client certificate, serve refuses the connection.
+  // Without a client certificate, serve refuses /metrics (403) and answers /healthz.
   testing::TlsFiles no_client = *tls_;
   no_client.client_cert.clear();
-  EXPECT_FALSE(testing::ServeGet(**serve, &no_client, "/metrics"));
+  const Result<std::string> refused = testing::ServeGet(**serve, &no_client, "/metrics");
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr(": 403"));
+  EXPECT_TRUE(testing::ServeGet(**serve, &no_client, "/healthz"));
   EXPECT_THAT(log(), HasSubstr(R"("pod":"ml/eight","status":200,"verb":"filter")"));
   EXPECT_THAT(log(), Not(HasSubstr("ml/cpu-only")));
   EXPECT_THAT(Slurp(plane_->dir() + "/kube-scheduler.log"),
@@ -212,7 +216,8 @@ TEST_F(KubeScheduler, GpuPodsGoWhereServeSeesIdleGpusAndServeBindsThem) {
                         tls_->client_cert));
   // A key that is not the certificate's is an error at start, naming both files.
   const CliRun mismatched = Gpufit("serve --port 0 --nodes " + (*dir_ / "snap-1" / "nodes.json").string() +
-                                       " --tls-cert-file " + tls_->client_cert + " --tls-key-file " + tls_->server_key,
+                                       " --tls-cert-file " + tls_->client_cert + " --tls-key-file " + tls_->server_key +
+                                       " --client-ca-file " + tls_->ca,
                                    *dir_);
   EXPECT_EQ(mismatched.exit_code, 2);
   EXPECT_THAT(mismatched.err, HasSubstr("TLS: cannot load --tls-cert-file " + tls_->client_cert));
@@ -286,8 +291,8 @@ TEST_F(KubeScheduler, IgnorableWithFullNodesSchedulesAloneWhileServeIsDown) {
                                                                     .manage_gpus = true,
                                                                     .weight = 5,
                                                                     .ca_file = tls_->ca,
-                                                                    .cert_file = "",
-                                                                    .key_file = ""}};
+                                                                    .cert_file = tls_->client_cert,
+                                                                    .key_file = tls_->client_key}};
   ASSERT_TRUE(Ok(testing::StartScheduler(*plane_, config, (*dir_ / "scheduler-3.yaml").string())));
   ASSERT_TRUE(Ok(Create(MlPod({.name = "two", .gpus = 2}))));
   EXPECT_EQ(Scheduled("two"), "y");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "cli_run.h"
+#include "gpufit/serve/tls_fixture.h"
 #include "manifest_validator.h"
 #include "test_paths.h"
 
@@ -49,6 +51,7 @@ Json Pod(const std::string& name, const std::string& cpu, int gpus, const std::s
 }
 
 // `gpufit serve <args>` started with stderr in dir/stderr; its port, from the first line there.
+// Plain HTTP on loopback (--insecure-http) unless `args` name --tls-cert-file.
 struct Started {
   pid_t pid = -1;
   int port = 0;
@@ -62,11 +65,13 @@ Started StartServe(const fs::path& dir, const std::vector<std::string>& args, bo
     std::freopen(err.c_str(), "w", stderr);
     std::vector<char*> argv{const_cast<char*>(gpufit::test_paths::GpufitBin()), const_cast<char*>("serve")};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    std::string insecure = "--insecure-http";
+    if (std::find(args.begin(), args.end(), "--tls-cert-file") == args.end()) argv.push_back(insecure.data());
     argv.push_back(nullptr);
     ::execv(gpufit::test_paths::GpufitBin(), argv.data());
     std::_Exit(127);
   }
-  const std::regex listening(R"(serving the scheduler extender on http://127\.0\.0\.1:(\d+)/scheduler)");
+  const std::regex listening(R"(serving the scheduler extender on https?://127\.0\.0\.1:(\d+)/scheduler)");
   for (int i = 0; i < 200 && s.pid > 0 && s.port == 0 && wait_listening; ++i) {
     std::smatch m;
     const std::string err = Slurp(dir / "stderr");
@@ -209,7 +214,7 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   const pid_t waiting = ::fork();
   if (waiting == 0) {
     std::freopen((dir / "waiting.err").c_str(), "w", stderr);
-    ::execl(gpufit::test_paths::GpufitBin(), gpufit::test_paths::GpufitBin(), "serve", "--port", "0", "--watch-dir",
+    ::execl(gpufit::test_paths::GpufitBin(), gpufit::test_paths::GpufitBin(), "serve", "--insecure-http", "--port", "0", "--watch-dir",
             (dir / "empty").c_str(), "--watch-interval-s", "0.1", static_cast<char*>(nullptr));
     std::_Exit(127);
   }
@@ -219,11 +224,11 @@ TEST(Serve, WatchDirTakesInARefreshedSnapshot) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_THAT(Slurp(dir / "waiting.err"), HasSubstr("SIGTERM received while waiting for the first snapshot"));
   // Neither or both of --nodes and --watch-dir is a usage error.
-  const CliRun neither = Gpufit("serve --port 0", dir);
+  const CliRun neither = Gpufit("serve --insecure-http --port 0", dir);
   EXPECT_EQ(neither.exit_code, 2);
   EXPECT_THAT(neither.err, HasSubstr("serve needs --nodes (and --pods), or --watch-dir"));
   const CliRun both = Gpufit(
-      "serve --port 0 --watch-dir " + (dir / "snap").string() + " --nodes " + (dir / "snap" / "nodes.json").string(),
+      "serve --insecure-http --port 0 --watch-dir " + (dir / "snap").string() + " --nodes " + (dir / "snap" / "nodes.json").string(),
       dir);
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_THAT(both.err, HasSubstr("excludes"));
@@ -323,7 +328,7 @@ TEST(Serve, ProfilesFromAPlanPlaceANewReplicaByItsWorkload) {
   // A plan.json without profiles is refused, naming the file and the field.
   std::ofstream(dir / "old-plan.json") << R"({"options": {"reserve_mib": 0}})";
   const CliRun bad = Gpufit(
-      "serve --port 0 --nodes " + (dir / "nodes.json").string() + " --profiles " + (dir / "old-plan.json").string(),
+      "serve --insecure-http --port 0 --nodes " + (dir / "nodes.json").string() + " --profiles " + (dir / "old-plan.json").string(),
       dir);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr((dir / "old-plan.json").string() + ": workload_profiles: missing"));
@@ -413,10 +418,10 @@ TEST(Serve, BadSnapshotIsAnErrorNamingTheFile) {
   const fs::path dir = Scratch("serve-bad");
   std::ofstream(dir / "nodes.json")
       << R"({"kind": "NodeList", "items": [{"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "-4"}}}]})";
-  const CliRun run = Gpufit("serve --port 0 --nodes " + (dir / "nodes.json").string(), dir);
+  const CliRun run = Gpufit("serve --insecure-http --port 0 --nodes " + (dir / "nodes.json").string(), dir);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr((dir / "nodes.json").string() + ": items[0] (a): .status.allocatable.cpu"));
-  const CliRun prefix = Gpufit("serve --url-prefix scheduler/ --nodes " + (dir / "nodes.json").string(), dir);
+  const CliRun prefix = Gpufit("serve --insecure-http --url-prefix scheduler/ --nodes " + (dir / "nodes.json").string(), dir);
   EXPECT_EQ(prefix.exit_code, 2);
   EXPECT_THAT(prefix.err, HasSubstr("--url-prefix must start with '/'"));
   fs::remove_all(dir);

@@ -17,6 +17,7 @@
 #include "gpufit/serve/api_binder.h"
 #include "gpufit/serve/http_server.h"
 #include "serve_fixture.h"
+#include "tls_fixture.h"
 
 namespace gpufit::serve {
 namespace {
@@ -81,25 +82,34 @@ class ApiStandIn {
   std::vector<Call> calls_;
 };
 
-// n1: 2 GPUs; n2: 1 GPU, taken by a running pod.
+// n1: 2 GPUs; n2: 1 GPU, taken by a running pod. HTTPS with client certificates (bind is not
+// served over plain HTTP); the client presents kube-scheduler's.
 class BindServed {
  public:
-  explicit BindServed(std::function<Result<void>(const BindingArgs&)> bind) {
+  explicit BindServed(std::function<Result<void>(const BindingArgs&)> bind) : tls_(testing::MakeTestTls(dir_.path())) {
+    EXPECT_TRUE(tls_.ok);
     const Json nodes = testing::ListOf({NodeJson("n1", 32, "64Gi", 2, "A100"), NodeJson("n2", 4, "32Gi", 1, "A100")},
                                        "NodeList");
     std::vector<KubePod> pods{*ParseKubePod(PodJson("full", "4", "8Gi", 1, "n2"), "pods")};
     auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), pods, {});
     EXPECT_TRUE(e) << e.error().message;
-    server_ =
-        std::make_unique<ExtenderServer>(std::move(*e), ServerOptions{.bind = {.verify = {}, .bind = std::move(bind)}});
-    EXPECT_TRUE(server_->Bind());
+    server_ = std::make_unique<ExtenderServer>(std::move(*e), ServerOptions{.bind = {.verify = {}, .bind = std::move(bind)},
+                                                                            .tls_cert_file = tls_.server_cert,
+                                                                            .tls_key_file = tls_.server_key,
+                                                                            .client_ca_file = tls_.ca});
+    const Result<void> bound = server_->Bind();
+    EXPECT_TRUE(bound) << bound.error().message;
     thread_ = std::thread([this] { server_->Serve(); });
   }
   ~BindServed() {
     server_->Stop();
     thread_.join();
   }
-  httplib::Client Client() const { return httplib::Client("127.0.0.1", server_->port()); }
+  httplib::Client Client() const {
+    httplib::Client c("https://127.0.0.1:" + std::to_string(server_->port()), tls_.client_cert, tls_.client_key);
+    c.enable_server_certificate_verification(false);
+    return c;
+  }
   // The filter answer for a 1-GPU pod `pod` over n1 and n2.
   Json Filter(const std::string& pod) const {
     const auto r = Client().Post(
@@ -119,6 +129,8 @@ class BindServed {
   }
 
  private:
+  gpufit::testing::TempDir dir_;
+  testing::TestTls tls_;
   std::unique_ptr<ExtenderServer> server_;
   std::thread thread_;
 };

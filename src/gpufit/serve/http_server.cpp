@@ -1,333 +1,319 @@
 #include "gpufit/serve/http_server.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
-#include <charconv>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
+#include "gpufit/serve/bearer_token.h"
 #include "gpufit/serve/bind_verb.h"
-#include "gpufit/serve/header_deadline.h"
+#include "gpufit/serve/internal/http_listener.h"
 
 namespace gpufit::serve {
-
-struct ExtenderServer::Impl {
-  explicit Impl(const ServerOptions& o)
-      : server(o.tls_cert_file.empty() ? std::make_unique<httplib::Server>()
-                                       : std::make_unique<httplib::SSLServer>(
-                                             o.tls_cert_file.c_str(), o.tls_key_file.c_str(),
-                                             o.client_ca_file.empty() ? nullptr : o.client_ca_file.c_str())),
-        http(*server) {}
-  std::unique_ptr<httplib::Server> server;  // an SSLServer with TLS files
-  httplib::Server& http;
-  std::unique_ptr<HeaderDeadline> deadline;  // made once the port is bound
-};
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using internal::HttpAnswer;
+using internal::HttpRequest;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The body, read within the bounds; `status` 0 when read, else 408 or 413 and `error` why.
-struct Body {
-  std::string text;
-  int status = 0;
-  std::string error;
-};
+std::string Dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-Body ReadBody(const httplib::Request& req, const httplib::ContentReader& reader, const ServerOptions& o,
-              Clock::time_point t0) {
-  Body b;
-  const std::string declared = req.get_header_value("Content-Length");
-  std::uint64_t announced = 0;
-  const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), announced);
-  const bool whole = ec == std::errc() && end == declared.data() + declared.size();
-  if (req.has_header("Content-Length") && !whole) {  // negative, not a number, or past 2^64
-    b.status = 400;
-    b.error = fmt::format("Content-Length is not a byte count: '{}'", declared.substr(0, 40));
-    return b;
-  }
-  if (whole && announced > o.max_body_bytes) {
-    b.status = 413;
-    b.error = fmt::format("request body above {} bytes", o.max_body_bytes);
-    return b;
-  }
-  const bool read = reader([&](const char* data, std::size_t length) {
-    if (b.text.size() + length > o.max_body_bytes) {
-      b.status = 413;
-      b.error = fmt::format("request body above {} bytes", o.max_body_bytes);
-      return false;
-    }
-    if (SecondsSince(t0) > o.body_timeout_s) {
-      b.status = 408;
-      b.error = fmt::format("request body not read within {} s", o.body_timeout_s);
-      return false;
-    }
-    b.text.append(data, length);
-    return true;
-  });
-  if (!read && b.status == 0) {
-    b.status = 400;
-    b.error = "request body could not be read (the connection closed or stalled)";
-  }
-  return b;
-}
-
-// `text` as a regular expression that matches it literally: cpp-httplib's routes are
-// std::regex patterns (ECMAScript), and a URL prefix may hold '.', '+' or '('.
-std::string RegexLiteral(const std::string& text) {
+// The target's path, percent-decoded (a client may send "/a%5B" for "/a["), without the query.
+std::string PathOf(const std::string& target) {
+  const std::string raw = target.substr(0, target.find('?'));
   std::string out;
-  for (const char c : text) {
-    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out.push_back('\\');
-    out.push_back(c);
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    unsigned value = 0;
+    if (raw[i] == '%' && i + 2 < raw.size() + 0 && std::sscanf(raw.substr(i + 1, 2).c_str(), "%2x", &value) == 1 &&
+        std::isxdigit(static_cast<unsigned char>(raw[i + 1])) && std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
+      out.push_back(static_cast<char>(value));
+      i += 2;
+    } else {
+      out.push_back(raw[i]);
+    }
   }
   return out;
 }
 
-// SO_REUSEADDR (a restart binds at once past TIME_WAIT) without cpp-httplib's default
-// SO_REUSEPORT, which would let a second server bind the same port and take half its
-// connections instead of failing.
-void ReuseAddressOnly(httplib::Server& s) {
-  s.set_socket_options([](socket_t sock) {
-    const int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-}
-
-// Worker threads: cpp-httplib holds one per connection while it reads a request, so its
-// default pool (8 here) is what slow clients exhaust before the head deadline cuts them.
-// kube-scheduler keeps a few connections, probes and Prometheus one each.
-constexpr std::size_t kWorkerThreads = 32;
-void Workers(httplib::Server& s) {
-  s.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+internal::HttpLimits LimitsOf(const ServerOptions& o) {
+  return {.first_byte_s = o.read_timeout_s,
+          .head_s = o.read_timeout_s + o.body_timeout_s,
+          .body_s = o.body_timeout_s,
+          .write_s = o.body_timeout_s,
+          .max_connections = o.max_connections,
+          .max_connections_per_peer = o.max_connections_per_peer,
+          .body_budget_bytes = o.body_budget_bytes};
 }
 
 }  // namespace
 
-ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options)
-    : extender_(std::move(extender)), options_(std::move(options)), impl_(std::make_unique<Impl>(options_)) {
-  httplib::Server& s = impl_->http;
-  ReuseAddressOnly(s);
-  Workers(s);
-  s.set_payload_max_length(options_.max_body_bytes);
-  // Headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm holds the
-  // body until the peer's delayed ACK, about 40 ms an answer on Linux (Go's net/http, which
-  // kube-scheduler uses, sets TCP_NODELAY on its side by default).
-  s.set_tcp_nodelay(true);
-  const auto read_s = static_cast<time_t>(options_.read_timeout_s);
-  s.set_read_timeout(read_s, static_cast<time_t>((options_.read_timeout_s - static_cast<double>(read_s)) * 1e6));
-  // An idle keep-alive connection closes after a read timeout, before the head deadline
-  // (serve/header_deadline.h) could take it for a slow client.
-  s.set_keep_alive_timeout(std::max<time_t>(1, read_s));
-  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response&) {
-    if (impl_->deadline) impl_->deadline->RequestBegan(req.remote_addr, req.remote_port);
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  s.set_logger([this](const httplib::Request& req, const httplib::Response&) {
-    if (impl_->deadline) impl_->deadline->RequestEnded(req.remote_addr, req.remote_port);
-  });
+Result<void> CheckAuthentication(const ServerOptions& o) {
+  const bool tls = !o.tls_cert_file.empty();
+  if (o.insecure_http) {
+    if (tls || !o.client_ca_file.empty() || !o.auth_token_file.empty())
+      return InvalidArgument(
+          "--insecure-http serves plain HTTP without authentication: not with --tls-cert-file, --client-ca-file or "
+          "--auth-token-file");
+    if (o.bind)
+      return InvalidArgument(
+          "--insecure-http with --kube-api: anyone reaching the port could bind pods; serve HTTPS with "
+          "--client-ca-file or --auth-token-file");
+    return {};
+  }
+  if (!o.auth_token_file.empty() && !tls)
+    return InvalidArgument("--auth-token-file needs --tls-cert-file: a bearer token is accepted only over TLS");
+  if (!tls || (o.client_ca_file.empty() && o.auth_token_file.empty()))
+    return InvalidArgument(
+        "serve needs authentication: --tls-cert-file and --tls-key-file with --client-ca-file (client certificates: "
+        "kube-scheduler's extender tlsConfig certFile/keyFile) and/or --auth-token-file (a bearer token); or "
+        "--insecure-http for plain HTTP without authentication (not with --kube-api)");
+  return {};
+}
 
-  auto log = [this](const std::string& verb, int status, const std::string& pod, std::size_t nodes, double seconds,
-                    const std::string& error, const std::string& request = {}) {
-    if (!options_.log) return;
-    nlohmann::json line{{"verb", verb}, {"status", status}, {"pod", pod}, {"nodes", nodes}, {"duration_s", seconds}};
+struct ExtenderServer::Impl {
+  explicit Impl(ExtenderServer& s) : server(s) {}
+  ExtenderServer& server;
+  std::optional<BearerToken> token;
+  std::optional<internal::HttpListener> listener;
+
+  const ServerOptions& options() const { return server.options_; }
+
+  // "filter", "prioritize", "bind", or "" for another path.
+  std::string VerbOf(const std::string& path) const {
+    const std::string& prefix = options().url_prefix;
+    if (!path.starts_with(prefix)) return "";
+    const std::string rest = path.substr(prefix.size());
+    return rest == "/filter" ? "filter" : rest == "/prioritize" ? "prioritize" : rest == "/bind" ? "bind" : "";
+  }
+
+  static std::string ErrorBody(const std::string& verb, const std::string& error) {
+    if (verb == "bind") return WriteBindingResult(error);
+    if (verb == "filter") return WriteFilterError(error);
+    return Dump(nlohmann::json{{"Error", error}});
+  }
+
+  void Log(const HttpRequest& r, const std::string& verb, int status, const std::string& pod, std::size_t nodes,
+           double seconds, const std::string& error, const std::string& request = {}) const {
+    if (!options().log) return;
+    nlohmann::json line{{"verb", verb},       {"status", status},         {"pod", pod},
+                        {"nodes", nodes},     {"duration_s", seconds},    {"peer", r.peer}};
+    if (!r.client_cn.empty()) line["client"] = r.client_cn;
     if (!request.empty()) line["request"] = request;
     if (!error.empty()) line["error"] = error;
-    options_.log(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  };
+    options().log(Dump(line));
+  }
 
-  // One verb: read the body within bounds, parse ExtenderArgs, answer with `answer`.
-  // `answer` may set its last argument to how the pod's request was taken, for the log line.
-  auto verb = [this, log](const std::string& name,
-                          std::function<Result<std::string>(const ExtenderArgs&, std::string&)> answer,
-                          std::function<std::string(const std::string&)> error_body) {
-    return [this, log, name, answer, error_body](const httplib::Request& req, httplib::Response& res,
-                                                 const httplib::ContentReader& reader) {
-      const Clock::time_point t0 = Clock::now();
-      const Body body = ReadBody(req, reader, options_, t0);
-      auto fail = [&](int status, const std::string& outcome, const std::string& error) {
-        res.status = status;
-        if (body.status != 0) res.set_header("Connection", "close");  // the body was not (all) read
-        res.set_content(error_body(error), "application/json");
-        metrics_.Observe(name, outcome, SecondsSince(t0));
-        log(name, status, "", 0, SecondsSince(t0), error);
-      };
-      if (body.status != 0)
-        return fail(body.status,
-                    body.status == 413   ? "too_large"
-                    : body.status == 408 ? "timeout"
-                                         : "bad_request",
-                    body.error);
-      const Result<ExtenderArgs> args = ParseExtenderArgs(body.text, name + " request");
-      if (!args) return fail(400, "bad_request", args.error().message);
-      std::string request;
-      const Result<std::string> out = answer(*args, request);
-      if (!out) return fail(400, "bad_request", out.error().message);
-      res.status = 200;
-      res.set_content(*out, "application/json");
-      metrics_.Observe(name, "ok", SecondsSince(t0));
-      log(name, 200, args->pod.Key(), args->node_names.size(), SecondsSince(t0), "", request);
-    };
-  };
+  // Nothing when the request is authenticated (or none is asked), else its 401 or 403.
+  std::optional<HttpAnswer> Authenticate(const HttpRequest& r, const std::string& verb) {
+    if (options().insecure_http) return std::nullopt;
+    if (!options().client_ca_file.empty() && r.client_verified) return std::nullopt;
+    if (token && token->Matches(r.authorization)) return std::nullopt;
+    HttpAnswer a{.status = 403, .body = {}};
+    std::string error = "a client certificate signed by --client-ca-file is required";
+    if (token) {
+      a.status = 401;
+      a.headers.emplace_back("WWW-Authenticate", "Bearer");
+      error = r.authorization.empty() ? "no bearer token (Authorization: Bearer <token>)"
+                                      : "the bearer token is not --auth-token-file's";
+      if (!options().client_ca_file.empty()) error += ", and no client certificate signed by --client-ca-file";
+    }
+    a.body = ErrorBody(verb, error);
+    server.metrics_.Observe(verb, "unauthenticated", 0);
+    Log(r, verb, a.status, "", 0, 0, error);
+    return a;
+  }
 
-  const std::string prefix = RegexLiteral(options_.url_prefix);
-  s.Post(prefix + "/filter", verb(
-                                 "filter",
-                                 [this](const ExtenderArgs& args, std::string& request) -> Result<std::string> {
-                                   const Result<FilterResult> r = extender_->Filter(args);
-                                   if (!r) return r.error();
-                                   request = r->request_from;
-                                   metrics_.CountPodRequest(r->request_from.starts_with("telemetry profile")
-                                                                ? "telemetry_profile"
-                                                                : "declared");
-                                   metrics_.CountNodes("kept", static_cast<std::int64_t>(r->kept.size()));
-                                   metrics_.CountNodes("failed", static_cast<std::int64_t>(r->failed.size()));
-                                   metrics_.CountNodes("unresolvable",
-                                                       static_cast<std::int64_t>(r->failed_and_unresolvable.size()));
-                                   return WriteFilterResult(args, *r);
-                                 },
-                                 [](const std::string& e) { return WriteFilterError(e); }));
-  s.Post(prefix + "/prioritize",
-         verb(
-             "prioritize",
-             [this](const ExtenderArgs& args, std::string&) -> Result<std::string> {
-               const Result<std::vector<HostPriority>> r = extender_->Prioritize(args);
-               if (!r) return r.error();
-               return WriteHostPriorityList(*r);
-             },
-             [](const std::string& e) {
-               return nlohmann::json{{"Error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-             }));
-  // Bind: reserve in the state (exactly one of concurrent binds for the last room wins), then
-  // create the Binding; a refused Binding gives the room back. Every failure is a 200 answer
-  // whose Error says why (kube-scheduler then schedules the pod again); a malformed body is 400.
-  s.Post(prefix + "/bind",
-         [this, log](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
-           const Clock::time_point t0 = Clock::now();
-           const Body body = ReadBody(req, reader, options_, t0);
-           auto answer = [&](int status, const std::string& outcome, const std::string& pod, const std::string& error) {
-             res.status = status;
-             if (body.status != 0) res.set_header("Connection", "close");
-             res.set_content(WriteBindingResult(error), "application/json");
-             metrics_.Observe("bind", outcome, SecondsSince(t0));
-             log("bind", status, pod, status == 200 ? 1 : 0, SecondsSince(t0), error);
-           };
-           if (body.status != 0)
-             return answer(body.status,
-                           body.status == 413   ? "too_large"
-                           : body.status == 408 ? "timeout"
-                                                : "bad_request",
-                           "", body.error);
-           const Result<BindingArgs> args = ParseBindingArgs(body.text, "bind request");
-           if (!args) return answer(400, "bad_request", "", args.error().message);
-           const std::string pod = args->pod_namespace + "/" + args->pod_name;
-           const BindAnswer decided = DecideBind(*extender_, options_.bind, *args);
-           answer(200, decided.outcome, pod, decided.error);
-         });
-  // A handler that throws (our bug, or out of memory) answers 500 with the reason, and is counted.
-  s.set_exception_handler([this, log](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
+  std::variant<std::size_t, HttpAnswer> Route(const HttpRequest& r) {
+    const std::string path = PathOf(r.target);
+    if (r.method == "GET") {
+      if (path == "/healthz" || path == "/readyz") return std::size_t{0};
+      if (path == "/metrics") {
+        if (auto refused = Authenticate(r, "metrics")) return *refused;
+        return std::size_t{0};
+      }
+    } else if (r.method == "POST") {
+      const std::string verb = VerbOf(path);
+      if (!verb.empty()) {
+        if (auto refused = Authenticate(r, verb)) return *refused;
+        if (verb == "bind") return options().max_bind_body_bytes;
+        return options().max_body_bytes;
+      }
+    }
+    return HttpAnswer{.status = 404, .content_type = "text/plain", .body = "not found\n"};
+  }
+
+  HttpAnswer Refused(const HttpRequest& r, int status, const std::string& outcome, const std::string& error) {
+    const std::string verb = VerbOf(PathOf(r.target));
+    if (!verb.empty()) server.metrics_.Observe(verb, outcome, 0);
+    Log(r, verb.empty() ? r.method + " " + r.target.substr(0, 200) : verb, status, "", 0, 0, error);
+    return {.status = status, .body = ErrorBody(verb, error)};
+  }
+
+  HttpAnswer Handle(HttpRequest& r) {
+    const std::string path = PathOf(r.target);
+    if (r.method == "GET") return Get(path);
+    const std::string verb = VerbOf(path);
+    const Clock::time_point t0 = Clock::now();
     try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
+      if (verb == "bind") return Bind(r, t0);
+      return Verb(r, verb, t0);
+    } catch (const std::exception& e) {  // our bug, or out of memory: 500, counted
+      return Internal(r, verb, e.what());
     } catch (...) {
+      return Internal(r, verb, "unknown exception");
     }
-    const std::string name = req.path.ends_with("/prioritize") ? "prioritize"
-                             : req.path.ends_with("/bind")     ? "bind"
-                                                               : "filter";
-    res.status = 500;
-    res.set_content(WriteFilterError("internal error: " + what), "application/json");
-    metrics_.Observe(name, "internal", 0);
-    log(name, 500, "", 0, 0, what);
-  });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    if (stopping_) {
-      res.status = 503;
-      res.set_content("shutting down\n", "text/plain");
-    } else {
-      res.set_content("ready\n", "text/plain");
+  }
+
+  HttpAnswer Internal(const HttpRequest& r, const std::string& verb, const std::string& what) {
+    server.metrics_.Observe(verb, "internal", 0);
+    Log(r, verb, 500, "", 0, 0, what);
+    return {.status = 500, .body = WriteFilterError("internal error: " + what)};
+  }
+
+  HttpAnswer Get(const std::string& path) {
+    if (path == "/healthz") return {.content_type = "text/plain", .body = "ok\n"};
+    if (path == "/readyz") {
+      if (server.stopping_) return {.status = 503, .content_type = "text/plain", .body = "shutting down\n"};
+      return {.content_type = "text/plain", .body = "ready\n"};
     }
-  });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    Extender& e = *server.extender_;
     ExtenderMetrics::Gauges g;
-    g.gpu_allocation_ratio = extender_->GpuAllocationRatio();
-    const Extender::Fragmentation frag = extender_->GpuFragmentation();
+    g.gpu_allocation_ratio = e.GpuAllocationRatio();
+    const Extender::Fragmentation frag = e.GpuFragmentation();
     g.gpu_fragmentation_milli = frag.milli;
     g.gpu_fragmentation_ratio = frag.ratio;
-    g.gpu_memory_overcommit_ratio = extender_->GpuMemoryOvercommitRatio();
-    const SnapshotStats snapshot = extender_->snapshot();
+    g.gpu_memory_overcommit_ratio = e.GpuMemoryOvercommitRatio();
+    const SnapshotStats snapshot = e.snapshot();
     g.nodes = snapshot.nodes;
     g.snapshot_pods = snapshot.pods_placed;
     g.snapshot_pods_not_fitting = snapshot.pods_not_fitting;
     g.snapshots = snapshot.snapshots;
     g.reservations_kept = snapshot.reservations_kept;
-    res.set_content(metrics_.Text(g), "text/plain; version=0.0.4");
-  });
+    return {.content_type = "text/plain; version=0.0.4", .body = server.metrics_.Text(g)};
+  }
+
+  // Filter or prioritize: parse ExtenderArgs, answer.
+  HttpAnswer Verb(const HttpRequest& r, const std::string& verb, Clock::time_point t0) {
+    ExtenderMetrics& metrics = server.metrics_;
+    auto fail = [&](int status, const std::string& outcome, const std::string& error) {
+      metrics.Observe(verb, outcome, SecondsSince(t0));
+      Log(r, verb, status, "", 0, SecondsSince(t0), error);
+      return HttpAnswer{.status = status, .body = ErrorBody(verb, error)};
+    };
+    const Result<ExtenderArgs> args = ParseExtenderArgs(r.body, verb + " request");
+    if (!args) return fail(400, "bad_request", args.error().message);
+    if (args->full_nodes && options().node_cache_capable)
+      return fail(400, "bad_request",
+                  verb + " request: .Nodes (a full NodeList) is set, but this extender is configured "
+                         "nodeCacheCapable: true (NodeNames only); start serve with --node-cache-capable=false "
+                         "if kube-scheduler's extender configuration says nodeCacheCapable: false");
+    if (args->full_nodes && r.body.size() > options().max_nodes_body_bytes)
+      return fail(413, "too_large",
+                  fmt::format("{} request: a request with .Nodes above {} bytes", verb, options().max_nodes_body_bytes));
+    std::string body, request;
+    if (verb == "filter") {
+      const Result<FilterResult> f = server.extender_->Filter(*args);
+      if (!f) return fail(400, "bad_request", f.error().message);
+      request = f->request_from;
+      metrics.CountPodRequest(f->request_from.starts_with("telemetry profile") ? "telemetry_profile" : "declared");
+      metrics.CountNodes("kept", static_cast<std::int64_t>(f->kept.size()));
+      metrics.CountNodes("failed", static_cast<std::int64_t>(f->failed.size()));
+      metrics.CountNodes("unresolvable", static_cast<std::int64_t>(f->failed_and_unresolvable.size()));
+      body = WriteFilterResult(*args, *f);
+    } else {
+      const Result<std::vector<HostPriority>> p = server.extender_->Prioritize(*args);
+      if (!p) return fail(400, "bad_request", p.error().message);
+      body = WriteHostPriorityList(*p);
+    }
+    metrics.Observe(verb, "ok", SecondsSince(t0));
+    Log(r, verb, 200, args->pod.Key(), args->node_names.size(), SecondsSince(t0), "", request);
+    return {.body = std::move(body)};
+  }
+
+  // Bind: serve/bind_verb.h decides; every failure is a 200 answer whose Error says why
+  // (kube-scheduler then schedules the pod again); a malformed body is 400.
+  HttpAnswer Bind(const HttpRequest& r, Clock::time_point t0) {
+    const Result<BindingArgs> args = ParseBindingArgs(r.body, "bind request");
+    if (!args) {
+      server.metrics_.Observe("bind", "bad_request", SecondsSince(t0));
+      Log(r, "bind", 400, "", 0, SecondsSince(t0), args.error().message);
+      return {.status = 400, .body = WriteBindingResult(args.error().message)};
+    }
+    const std::string pod = args->pod_namespace + "/" + args->pod_name;
+    const BindAnswer decided = DecideBind(*server.extender_, options().bind, *args);
+    server.metrics_.Observe("bind", decided.outcome, SecondsSince(t0));
+    Log(r, "bind", 200, pod, 1, SecondsSince(t0), decided.error);
+    return {.body = WriteBindingResult(decided.error)};
+  }
+
+  void Closed(const std::string& reason, const std::string& peer, const std::string& why) {
+    server.metrics_.CountClosed(reason);
+    if (!options().log || peer.empty() || reason == "idle") return;  // idle keep-alive ends are routine
+    options().log(Dump(nlohmann::json{{"event", "connection closed"}, {"peer", peer}, {"reason", why}}));
+  }
+};
+
+ExtenderServer::ExtenderServer(std::unique_ptr<Extender> extender, ServerOptions options)
+    : extender_(std::move(extender)), options_(std::move(options)), impl_(std::make_unique<Impl>(*this)) {
+  Impl* impl = impl_.get();
+  impl_->listener.emplace(
+      LimitsOf(options_),
+      internal::HttpHandlers{
+          .route = [impl](const HttpRequest& r) { return impl->Route(r); },
+          .handle = [impl](HttpRequest& r) { return impl->Handle(r); },
+          .refused = [impl](const HttpRequest& r, int status, const std::string& outcome,
+                            const std::string& error) { return impl->Refused(r, status, outcome, error); },
+          .closed = [impl](const std::string& reason, const std::string& peer,
+                           const std::string& why) { impl->Closed(reason, peer, why); }});
 }
 
-ExtenderServer::~ExtenderServer() { Stop(); }
+ExtenderServer::~ExtenderServer() {
+  Stop();
+  impl_->listener.reset();  // joins its workers while the extender is still there
+}
 
 Result<void> ExtenderServer::Bind() {
-  if (!impl_->http.is_valid())  // SSLServer: a file unreadable, or a key that is not the certificate's
-    return InvalidArgument("serve: TLS: cannot load --tls-cert-file {} with --tls-key-file {}{}{}",
-                           options_.tls_cert_file, options_.tls_key_file,
-                           options_.client_ca_file.empty() ? "" : " and --client-ca-file ", options_.client_ca_file);
-  if (options_.port == 0) {
-    port_ = impl_->http.bind_to_any_port(options_.host);
-    if (port_ < 0) return Unavailable("serve: cannot bind {} on any port", options_.host);
-  } else {
-    if (!impl_->http.bind_to_port(options_.host, options_.port))
-      return Unavailable("serve: cannot bind {}:{} (in use, or not an address of this machine)", options_.host,
-                         options_.port);
-    port_ = options_.port;
+  if (Result<void> ok = CheckAuthentication(options_); !ok) return ok;
+  if (!options_.auth_token_file.empty()) {
+    Result<BearerToken> token = BearerToken::Load(options_.auth_token_file);
+    if (!token) return token.error();
+    impl_->token.emplace(std::move(*token));
   }
-  return {};
+  return impl_->listener->Bind(
+      options_.host, options_.port,
+      {.cert_file = options_.tls_cert_file, .key_file = options_.tls_key_file, .client_ca_file = options_.client_ca_file},
+      fmt::format("serve: TLS: cannot load --tls-cert-file {} with --tls-key-file {}{}{}", options_.tls_cert_file,
+                  options_.tls_key_file, options_.client_ca_file.empty() ? "" : " and --client-ca-file ",
+                  options_.client_ca_file));
 }
 
+int ExtenderServer::port() const { return impl_->listener->port(); }
+
 bool ExtenderServer::Serve() {
-  serving_ = true;
-  if (stopped_) {  // Stop came and went first
-    serving_ = false;
-    return true;
-  }
-  // A request's head must be read within a read timeout (the keep-alive wait) plus the body's
-  // deadline of the connection's start or its previous answer.
-  impl_->deadline = std::make_unique<HeaderDeadline>(
-      port_, options_.read_timeout_s + options_.body_timeout_s, [this](const std::string& peer) {
-        metrics_.CountClosed("head_timeout");
-        if (!options_.log) return;
-        options_.log(nlohmann::json{{"event", "connection closed"},
-                                    {"peer", peer},
-                                    {"reason", fmt::format("request head not read within {} s",
-                                                           options_.read_timeout_s + options_.body_timeout_s)}}
-                         .dump());
-      });
-  impl_->deadline->Start();
-  const bool ok = impl_->http.listen_after_bind();
-  impl_->deadline->Stop();
-  serving_ = false;
-  return ok;
+  if (stopped_) return true;  // Stop came and went first
+  impl_->listener->Run();
+  return true;
 }
 
 void ExtenderServer::Stop(double drain_s) {
   stopping_ = true;  // /readyz answers 503 from now on
   if (drain_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(drain_s));
   stopped_ = true;  // a Serve that has not begun will not
-  // httplib's stop() does nothing before its listen loop runs: wait for it, unless Serve ended.
-  while (serving_ && !impl_->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  impl_->http.stop();
+  impl_->listener->Stop();
 }
 
 struct WaitingServer::Impl {
-  httplib::Server http;
+  std::string why;
+  std::optional<internal::HttpListener> listener;
   std::thread thread;
-  std::unique_ptr<HeaderDeadline> deadline;
 };
 
 WaitingServer::WaitingServer() : impl_(std::make_unique<Impl>()) {}
@@ -335,43 +321,33 @@ WaitingServer::WaitingServer() : impl_(std::make_unique<Impl>()) {}
 WaitingServer::~WaitingServer() { Stop(); }
 
 Result<void> WaitingServer::Start(const std::string& host, int port, const std::string& why) {
-  httplib::Server& s = impl_->http;
-  ReuseAddressOnly(s);
-  Workers(s);
-  s.set_read_timeout(5, 0);
-  s.set_keep_alive_timeout(5);
-  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response&) {
-    impl_->deadline->RequestBegan(req.remote_addr, req.remote_port);
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  s.set_logger([this](const httplib::Request& req, const httplib::Response&) {
-    impl_->deadline->RequestEnded(req.remote_addr, req.remote_port);
-  });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  auto unavailable = [why](const httplib::Request&, httplib::Response& res) {
-    res.status = 503;
-    res.set_content(why + "\n", "text/plain");
-  };
-  s.Get("/readyz", unavailable);
-  s.Get(".*", unavailable);
-  s.Post(".*", unavailable);
-  if (!s.bind_to_port(host, port))
+  Impl* impl = impl_.get();
+  impl->why = why;
+  auto unavailable = [impl] { return HttpAnswer{.status = 503, .content_type = "text/plain", .body = impl->why + "\n"}; };
+  // The extender's bounds with its default timeouts (5 s read, 10 s body); no verb is served.
+  impl->listener.emplace(
+      internal::HttpLimits{.io_threads = 1, .work_threads = 1},
+      internal::HttpHandlers{
+          .route = [unavailable](const HttpRequest& r) -> std::variant<std::size_t, HttpAnswer> {
+            if (r.method == "GET" && PathOf(r.target) == "/healthz") return std::size_t{0};
+            return unavailable();
+          },
+          .handle = [](HttpRequest&) { return HttpAnswer{.content_type = "text/plain", .body = "ok\n"}; },
+          .refused = [](const HttpRequest&, int status, const std::string&, const std::string& error) {
+            return HttpAnswer{.status = status, .content_type = "text/plain", .body = error + "\n"};
+          },
+          .closed = nullptr});
+  if (Result<void> ok = impl->listener->Bind(host, port, {}, ""); !ok)
     return Unavailable("serve: cannot bind {}:{} (in use, or not an address of this machine)", host, port);
-  // The same head deadline as the extender's with its default bounds (5 s read, 10 s body).
-  impl_->deadline = std::make_unique<HeaderDeadline>(port, 15.0, nullptr);
-  impl_->deadline->Start();
-  impl_->thread = std::thread([this] { impl_->http.listen_after_bind(); });
+  impl->thread = std::thread([impl] { impl->listener->Run(); });
   return {};
 }
 
 void WaitingServer::Stop() {
   if (!impl_->thread.joinable()) return;
-  while (!impl_->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  impl_->http.stop();
-  // Its workers may be reading slow clients: cut them, so the extender can take the port now.
-  impl_->deadline->CloseAll();
+  impl_->listener->Stop(/*cut_all=*/true);  // slow clients too: the extender takes the port now
   impl_->thread.join();
-  impl_->deadline->Stop();
+  impl_->listener.reset();
 }
 
 }  // namespace gpufit::serve

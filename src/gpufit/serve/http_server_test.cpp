@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "gpufit/ingest/kube/kube_reader.h"
-#include "serve_fixture.h"
+#include "served_fixture.h"
 
 namespace gpufit::serve {
 namespace {
@@ -23,44 +23,8 @@ using Json = nlohmann::json;
 using ::testing::HasSubstr;
 using testing::NodeJson;
 using testing::PodJson;
-
-// An extender over two nodes (n1: 8 cores, 2 GPUs; n2: 4 cores, 1 GPU, full) served on a free
-// loopback port, on its own thread, until the test ends.
-class Served {
- public:
-  explicit Served(ServerOptions options = {}) {
-    const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100"), NodeJson("n2", 4, "32Gi", 1, "A100")},
-                                       "NodeList");
-    std::vector<KubePod> pods{*ParseKubePod(PodJson("full", "4", "8Gi", 1, "n2"), "pods")};
-    auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), pods, {});
-    EXPECT_TRUE(e) << e.error().message;
-    options.log = [this](const std::string& line) {
-      const std::lock_guard lock(mu_);
-      log_.push_back(line);
-    };
-    server_ = std::make_unique<ExtenderServer>(std::move(*e), options);
-    const Result<void> bound = server_->Bind();
-    EXPECT_TRUE(bound) << bound.error().message;
-    thread_ = std::thread([this] { server_->Serve(); });
-  }
-  ~Served() { Stop(0); }
-  void Stop(double drain_s) {
-    server_->Stop(drain_s);
-    if (thread_.joinable()) thread_.join();
-  }
-  int port() const { return server_->port(); }
-  httplib::Client Client() const { return httplib::Client("127.0.0.1", port()); }
-  std::vector<std::string> log() {
-    const std::lock_guard lock(mu_);
-    return log_;
-  }
-
- private:
-  std::unique_ptr<ExtenderServer> server_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::string> log_;
-};
+using testing::RawClient;
+using testing::Served;
 
 std::string FilterBody(const std::string& pod_cpu) {
   return Json{{"Pod", PodJson("p", pod_cpu, "8Gi", 1)}, {"Nodes", nullptr}, {"NodeNames", {"n1", "n2", "n9"}}}.dump();
@@ -126,48 +90,6 @@ TEST(ExtenderServer, MalformedJsonIsA400WithTheReason) {
   EXPECT_EQ(ok->status, 200);
 }
 
-// A raw loopback connection, for clients httplib::Client will not be (too large, too slow).
-class RawClient {
- public:
-  explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
-  }
-  ~RawClient() { ::close(fd_); }
-  bool Send(std::string_view bytes) { return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()); }
-  // Everything the server sends until it closes (or 10 s pass).
-  std::string Receive() {
-    timeval tv{.tv_sec = 10, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd_, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-    return out;
-  }
-  // One answer: its headers and its Content-Length bytes of body (waiting at most 10 s a read),
-  // without waiting for the server to close.
-  std::string ReceiveFirst() {
-    timeval tv{.tv_sec = 10, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd_, buf, sizeof buf, 0)) > 0;) {
-      out.append(buf, static_cast<std::size_t>(n));
-      const std::size_t head = out.find("\r\n\r\n");
-      const std::size_t at = out.find("Content-Length: ");
-      if (head == std::string::npos || at == std::string::npos || at > head) continue;
-      if (out.size() >= head + 4 + std::stoul(out.substr(at + 16))) break;
-    }
-    return out;
-  }
-
- private:
-  int fd_;
-};
-
 // A 100 MiB body against the 16 MiB bound: 413, and the server reads no more than it must.
 TEST(ExtenderServer, HundredMebibyteBodyIsRefused) {
   Served s;
@@ -208,7 +130,7 @@ TEST(ExtenderServer, APortInUseIsAnError) {
   const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100")}, "NodeList");
   auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), {}, {});
   ASSERT_TRUE(e);
-  ExtenderServer second(std::move(*e), ServerOptions{.port = s.port()});
+  ExtenderServer second(std::move(*e), ServerOptions{.port = s.port(), .insecure_http = true});
   const Result<void> bound = second.Bind();
   ASSERT_FALSE(bound);
   EXPECT_THAT(bound.error().message, HasSubstr("cannot bind 127.0.0.1:" + std::to_string(s.port())));
@@ -324,7 +246,7 @@ TEST(ExtenderServer, StopBeforeServe) {
   const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100")}, "NodeList");
   auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), {}, {});
   ASSERT_TRUE(e) << e.error().message;
-  ExtenderServer server(std::move(*e), {});
+  ExtenderServer server(std::move(*e), {.insecure_http = true});
   ASSERT_TRUE(server.Bind());
   server.Stop();
   EXPECT_TRUE(server.Serve());
@@ -343,7 +265,7 @@ TEST(ExtenderServer, UrlPrefixAndBindError) {
   const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100")}, "NodeList");
   auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), {}, {});
   ASSERT_TRUE(e) << e.error().message;
-  ExtenderServer elsewhere(std::move(*e), ServerOptions{.host = "192.0.2.1", .port = 8888});
+  ExtenderServer elsewhere(std::move(*e), ServerOptions{.host = "192.0.2.1", .port = 8888, .insecure_http = true});
   const Result<void> bound = elsewhere.Bind();
   ASSERT_FALSE(bound);
   EXPECT_EQ(bound.error().code, Code::kUnavailable);

@@ -21,13 +21,15 @@ class ExtenderMetrics {
 
   // One answered request of `verb` ("filter", "prioritize", "bind") that took `seconds`;
   // `outcome` is "ok" or the failure's reason ("bad_request", "too_large", "timeout",
-  // "internal"; bind also "no_room", "unknown_node", "api_error", "not_enabled").
+  // "internal", "unauthenticated", "busy"; bind also "no_room", "unknown_node", "api_error", "not_enabled").
   void Observe(const std::string& verb, const std::string& outcome, double seconds);
   // Nodes the filter kept or refused, by answer ("kept", "failed", "unresolvable").
   void CountNodes(const std::string& answer, std::int64_t n);
   // A filter request's pod, by how its request was taken: "telemetry_profile" or "declared".
   void CountPodRequest(const std::string& from);
-  // A connection the server closed, by reason ("head_timeout": serve/header_deadline.h).
+  // A connection the server closed, by reason (serve/internal/http_listener.h): "idle",
+  // "head_timeout", "write_timeout", "too_many_connections", "too_many_from_peer"; each is
+  // written, 0 until counted.
   void CountClosed(const std::string& reason);
 
   struct Gauges {
