@@ -54,10 +54,9 @@ int Run(const ServeFlags& f) {
     return Fail(InvalidArgument("--kube-token-file and --kube-ca-file need --kube-api"));
   }
   // Who may call: refused before any snapshot is read or waited for (serve/http_server.h).
-  const serve::ServerOptions auth{.bind = binder ? serve::BindFunction([](const serve::BindingArgs&) -> Result<void> {
-                                    return {};
-                                  })
-                                                 : serve::BindFunction{},
+  serve::BindFunction binds;  // only whether there is one matters here
+  if (binder) binds.bind = [](const serve::BindingArgs&) -> Result<void> { return {}; };
+  const serve::ServerOptions auth{.bind = binds,
                                   .tls_cert_file = f.tls_cert_file,
                                   .tls_key_file = f.tls_key_file,
                                   .client_ca_file = f.client_ca_file,

@@ -62,7 +62,7 @@ Result<void> CheckAuthentication(const ServerOptions& o) {
       return InvalidArgument(
           "--insecure-http serves plain HTTP without authentication: not with --tls-cert-file, --client-ca-file or "
           "--auth-token-file");
-    if (o.bind)
+    if (o.bind.bind)
       return InvalidArgument(
           "--insecure-http with --kube-api: anyone reaching the port could bind pods; serve HTTPS with "
           "--client-ca-file or --auth-token-file");

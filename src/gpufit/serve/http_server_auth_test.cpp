@@ -121,7 +121,7 @@ TEST(Authentication, IsRequiredAndATokenOnlyOverTls) {
   EXPECT_THAT(none, HasSubstr("or --insecure-http for plain HTTP without authentication (not with --kube-api)"));
   EXPECT_EQ(CheckAuthentication({.auth_token_file = "/t"}).error().message,
             "--auth-token-file needs --tls-cert-file: a bearer token is accepted only over TLS");
-  const BindFunction bind = [](const BindingArgs&) -> Result<void> { return {}; };
+  const BindFunction bind{.verify = {}, .bind = [](const BindingArgs&) -> Result<void> { return {}; }};
   EXPECT_EQ(CheckAuthentication({.bind = bind, .insecure_http = true}).error().message,
             "--insecure-http with --kube-api: anyone reaching the port could bind pods; serve HTTPS with "
             "--client-ca-file or --auth-token-file");
