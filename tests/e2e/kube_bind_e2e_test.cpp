@@ -185,6 +185,12 @@ TEST_F(KubeBind, WrongUidBoundPodExcludedNodeAndUntoleratedTaintAreRefused) {
   EXPECT_EQ(NodeOf("affine"), "");
   EXPECT_EQ(Bind(s, "affine", uid, "gpu-a"), "");
   EXPECT_EQ(NodeOf("affine"), "gpu-a");
+  // Each bind's log line names the node and the caller (its address and certificate's CN).
+  EXPECT_THAT(s.Log(), HasSubstr(R"("client":"kube-scheduler","duration_s")"));
+  EXPECT_THAT(
+      s.Log(),
+      ::testing::ContainsRegex(
+          R"("node":"gpu-a","nodes":1,"peer":"127\.0\.0\.1:[0-9]+","pod":"ml/affine","status":200,"verb":"bind")"));
   // Bound now: the API server's pod is no longer pending.
   EXPECT_EQ(Bind(s, "affine", uid, "gpu-a"), "bind ml/affine: the pod is already bound to 'gpu-a'");
 

@@ -101,10 +101,12 @@ struct ExtenderServer::Impl {
   }
 
   void Log(const HttpRequest& r, const std::string& verb, int status, const std::string& pod, std::size_t nodes,
-           double seconds, const std::string& error, const std::string& request = {}) const {
+           double seconds, const std::string& error, const std::string& request = {},
+           const std::string& node = {}) const {
     if (!options().log) return;
     nlohmann::json line{{"verb", verb},       {"status", status},         {"pod", pod},
                         {"nodes", nodes},     {"duration_s", seconds},    {"peer", r.peer}};
+    if (!node.empty()) line["node"] = node;  // bind: the node asked for
     if (!r.client_cn.empty()) line["client"] = r.client_cn;
     if (!request.empty()) line["request"] = request;
     if (!error.empty()) line["error"] = error;
@@ -250,7 +252,7 @@ struct ExtenderServer::Impl {
     const std::string pod = args->pod_namespace + "/" + args->pod_name;
     const BindAnswer decided = DecideBind(*server.extender_, options().bind, *args);
     server.metrics_.Observe("bind", decided.outcome, SecondsSince(t0));
-    Log(r, "bind", 200, pod, 1, SecondsSince(t0), decided.error);
+    Log(r, "bind", 200, pod, 1, SecondsSince(t0), decided.error, {}, args->node);
     return {.body = WriteBindingResult(decided.error)};
   }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 
 #include "gpufit/core/test_support.h"
@@ -24,6 +25,9 @@ const std::string kAuthBind = R"({"PodName": "p", "PodNamespace": "ml", "Node": 
 
 class Tls : public ::testing::Test {
  protected:
+  // A refused client may still be writing when serve closes: a write then raises SIGPIPE in this
+  // process (OpenSSL writes without MSG_NOSIGNAL). gpufit's main ignores SIGPIPE; so does the test.
+  static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
   gpufit::testing::TempDir dir_;
   testing::TestTls tls_ = testing::MakeTestTls(dir_.path());
 };
