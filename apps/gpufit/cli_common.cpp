@@ -154,8 +154,8 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
     for (const auto& [path, text] : files) {
       if (!o.report.empty() && path == std::filesystem::path(o.report)) continue;
       const std::filesystem::path dir = path.parent_path();
-      folders.emplace_back(dir, !o.out_dir.empty() && dir == std::filesystem::path(o.out_dir) ? "--out"
-                                                                                              : "--emit-manifests");
+      folders.emplace_back(
+          dir, !o.out_dir.empty() && dir == std::filesystem::path(o.out_dir) ? "--out" : "--emit-manifests");
     }
     Result<OutputLock> lock = LockOutputFolders(folders, kOutputLockWaitS);
     if (!lock) return Fail(lock.error());

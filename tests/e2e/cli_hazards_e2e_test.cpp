@@ -7,9 +7,9 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <map>
 #include <set>
 
 #include "../support/trickle_server.h"
@@ -71,10 +71,10 @@ double ConcurrentPairs(const fs::path& dir, int pairs) {
   const auto started = std::chrono::steady_clock::now();
   int mixed = 0;
   for (int i = 0; i < pairs; ++i) {
-    const std::string cmd =
-        fmt::format("{0} {1} > {3}/o1 2> {3}/e1 & p1=$!; {0} {2} > {3}/o2 2> {3}/e2 & p2=$!; wait $p1; r1=$?; "
-                    "wait $p2; r2=$?; test $r1 = 0 -a $r2 = 0",
-                    bin, PlanArgs(a, out), PlanArgs(b, out), dir.string());
+    const std::string cmd = fmt::format(
+        "{0} {1} > {3}/o1 2> {3}/e1 & p1=$!; {0} {2} > {3}/o2 2> {3}/e2 & p2=$!; wait $p1; r1=$?; "
+        "wait $p2; r2=$?; test $r1 = 0 -a $r2 = 0",
+        bin, PlanArgs(a, out), PlanArgs(b, out), dir.string());
     const int status = std::system(("bash -c '" + cmd + "'").c_str());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "pair " << i << ": " << Slurp(dir / "e1") << Slurp(dir / "e2");
@@ -132,9 +132,10 @@ TEST(FileSizeLimit, AWritePastUlimitIsAnErrorNamingTheFileAndNothingIsWritten) {
   const fs::path dir = Scratch("fsize");
   std::ofstream(dir / "t.csv") << Telemetry("p", 2);
   // 8 blocks of 512 bytes (dash's unit): plan.md fits, plan.json does not.
-  const std::string cmd = fmt::format("cd {0} && sh -c 'ulimit -f 8; exec {1} plan --telemetry t.csv --gpu h100-80gb "
-                                      "--search-budget 0 --out out --format json' > {0}/stdout 2> {0}/stderr",
-                                      dir.string(), gpufit::test_paths::GpufitBin());
+  const std::string cmd = fmt::format(
+      "cd {0} && sh -c 'ulimit -f 8; exec {1} plan --telemetry t.csv --gpu h100-80gb "
+      "--search-budget 0 --out out --format json' > {0}/stdout 2> {0}/stderr",
+      dir.string(), gpufit::test_paths::GpufitBin());
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal (SIGXFSZ?)";
   EXPECT_EQ(WEXITSTATUS(status), 2);
@@ -152,9 +153,9 @@ TEST(DanglingOut, ASymbolicLinkToNothingIsNamedWithItsTarget) {
   const fs::path dir = Scratch("dangling");
   std::ofstream(dir / "t.csv") << Telemetry("p", 2);
   fs::create_symlink(dir / "gone", dir / "out");
-  const CliRun r = Gpufit(fmt::format("plan --telemetry {} --gpu h100-80gb --out {}", (dir / "t.csv").string(),
-                                      (dir / "out").string()),
-                          dir);
+  const CliRun r = Gpufit(
+      fmt::format("plan --telemetry {} --gpu h100-80gb --out {}", (dir / "t.csv").string(), (dir / "out").string()),
+      dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, fmt::format("gpufit: error: --out {}: is a symbolic link to {}, which does not exist\n",
                                (dir / "out").string(), (dir / "gone").string()));

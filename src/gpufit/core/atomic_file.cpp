@@ -62,8 +62,8 @@ Result<std::string> WriteTemporary(const fs::path& path, std::string_view conten
     // EFBIG: past RLIMIT_FSIZE (main ignores SIGXFSZ, so the write fails instead of killing us).
     if (err == EFBIG)
       return Error{Code::kFailedPrecondition,
-                   fmt::format("{}: file too large (the file-size limit, ulimit -f): {} bytes not written", path.string(),
-                               contents.size())};
+                   fmt::format("{}: file too large (the file-size limit, ulimit -f): {} bytes not written",
+                               path.string(), contents.size())};
     return Internal("{}: {}: {}", path.string(), what, std::strerror(err));
   };
   std::size_t done = 0;

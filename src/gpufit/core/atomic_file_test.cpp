@@ -183,9 +183,10 @@ TEST(WriteFilesAtomically, PastTheFileSizeLimitIsAnErrorNamingTheFileAndNothingI
     std::signal(SIGXFSZ, SIG_IGN);
     const rlimit limit{.rlim_cur = 1000, .rlim_max = RLIM_INFINITY};
     setrlimit(RLIMIT_FSIZE, &limit);
-    const Result<void> r = WriteFilesAtomically({{dir / "plan.md", "small"}, {dir / "plan.json", std::string(5000, 'x')}});
-    const std::string want = (dir / "plan.json").string() +
-                             ": file too large (the file-size limit, ulimit -f): 5000 bytes not written";
+    const Result<void> r =
+        WriteFilesAtomically({{dir / "plan.md", "small"}, {dir / "plan.json", std::string(5000, 'x')}});
+    const std::string want =
+        (dir / "plan.json").string() + ": file too large (the file-size limit, ulimit -f): 5000 bytes not written";
     _exit(!r.has_value() && r.error().code == Code::kFailedPrecondition && r.error().message == want ? 0 : 1);
   }
   int status = 0;

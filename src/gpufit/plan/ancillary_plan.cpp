@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "gpufit/plan/kube_manifests.h"
 #include "gpufit/core/text.h"
+#include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit {
 namespace {
@@ -352,10 +352,11 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
     std::size_t shown = 0;
     for (const ContainerRecommendation& c : a.containers) {
       if (++shown > 20) break;
-      s += fmt::format("| {}/{} | {} | {} | {} -> {}m | {} -> {}Mi | {:.2f} |\n", MarkdownText(c.pod), MarkdownText(c.container),
-                       ToString(c.kind),
-                       c.rates.gpu_node ? (c.rates.node.empty() ? "GPU (assumed)" : MarkdownText(c.rates.node) + " (GPU)")
-                                        : (c.rates.node.empty() ? "?" : MarkdownText(c.rates.node)),
+      s += fmt::format("| {}/{} | {} | {} | {} -> {}m | {} -> {}Mi | {:.2f} |\n", MarkdownText(c.pod),
+                       MarkdownText(c.container), ToString(c.kind),
+                       c.rates.gpu_node
+                           ? (c.rates.node.empty() ? "GPU (assumed)" : MarkdownText(c.rates.node) + " (GPU)")
+                           : (c.rates.node.empty() ? "?" : MarkdownText(c.rates.node)),
                        Cpu(c.cpu_request_now), c.cpu_request.value, Mem(c.memory_request_now), c.memory_request.value,
                        c.usd_per_month_saving());
     }
@@ -372,8 +373,7 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
          "saved |\n|---|---|---:|---:|\n";
     for (const AgentConsolidation& g : a.duplicated_agents)
       s += fmt::format("| {} | {} ({}) | {} | {:.2f} |\n", MarkdownText(g.node), MarkdownText(g.image_repository),
-                       ToString(g.kind),
-                       g.copies.size(), g.usd_per_month_saving);
+                       ToString(g.kind), g.copies.size(), g.usd_per_month_saving);
   }
   if (a.model_loading) {
     const ModelLoadingReport& m = *a.model_loading;

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpufit/plan/kube_manifests.h"
 #include "gpufit/core/text.h"
+#include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit {
 namespace {

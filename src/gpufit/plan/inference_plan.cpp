@@ -1,11 +1,11 @@
 #include "gpufit/plan/inference_plan.h"
-#include "gpufit/core/text.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
+
+#include "gpufit/core/text.h"
 
 namespace gpufit {
 

@@ -55,9 +55,8 @@ std::string ContainersToMarkdown(const std::vector<ContainerProfile>& containers
       break;
     }
     Out(s, "| {} | {} | {:.2f} | {:.2f} | {} | {} | {:.0f}% | {:.0f} | {} | {} |\n", Short(c.pod),
-        MarkdownText(c.container),
-        c.cpu_cores.p95, c.cpu_cores.peak, opt(c.cpu_request), opt(c.cpu_limit), 100 * c.cpu_throttled_ratio.p95,
-        c.memory_working_set_mib.peak, opt(c.memory_request), opt(c.memory_limit));
+        MarkdownText(c.container), c.cpu_cores.p95, c.cpu_cores.peak, opt(c.cpu_request), opt(c.cpu_limit),
+        100 * c.cpu_throttled_ratio.p95, c.memory_working_set_mib.peak, opt(c.memory_request), opt(c.memory_limit));
   }
   return s;
 }
@@ -91,8 +90,7 @@ std::string PlanToMarkdown(const Plan& plan) {
   std::string s;
   Out(s, "# gpufit plan\n\n");
   Out(s, "Telemetry: {} ({} pods, {} samples every {:.0f} s, {:.1f} h).", MarkdownText(plan.source),
-      plan.pod_names.size(),
-      plan.samples, plan.step_s, plan.window_hours);
+      plan.pod_names.size(), plan.samples, plan.step_s, plan.window_hours);
   if (!plan.skipped.empty()) Out(s, " Left out: {} (see telemetry.skipped in the JSON).", plan.skipped.size());
   if (plan.queries)
     Out(s, " Read in {} Prometheus requests ({} of {} queries split under the {:.0f} MiB answer cap{}); {}.",
@@ -245,7 +243,8 @@ std::string PlanToMarkdown(const Plan& plan) {
     const RightSizing& r = plan.right_sizing[i];
     const PodProfile& p = plan.profiles[i];
     Out(s, "| {} | {} | {} | {:.0f} | {:.0f}% | {:.0f}% | {} |\n", Short(plan.pod_names[i]),
-        MarkdownText(r.current_gpu), MarkdownText(r.recommended_gpu.value_or("none")), p.fb_used_mib.peak, p.gpu_util_pct.p95, 100 * p.idle_share, r.reason);
+        MarkdownText(r.current_gpu), MarkdownText(r.recommended_gpu.value_or("none")), p.fb_used_mib.peak,
+        p.gpu_util_pct.p95, 100 * p.idle_share, r.reason);
   }
   Out(s,
       "\n## Co-location on {} ({} GPUs)\n\n| GPU | pods | peak MiB | mean duty | collisions "

@@ -455,7 +455,8 @@ bool LooksLikeKubectlYaml(std::string_view text) {
   while (!text.empty()) {
     const std::size_t eol = text.find('\n');
     std::string_view line = text.substr(0, eol);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r')) line.remove_prefix(1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
     if (!line.empty() && line.front() != '#')
       return line.starts_with("---") || line.starts_with("apiVersion:") || line.starts_with("kind:") ||
              line.starts_with("items:") || line.starts_with("metadata:");
@@ -474,8 +475,8 @@ Result<void> Load(const std::string& path, Json& out, std::string_view kubectl_g
   // YAML is named, not read: a YAML 1.1 reader (yaml-cpp) types unquoted scalars by guesswork
   // (on/yes as booleans, 0755 as octal) where kubectl's JSON says what each value is.
   if (!doc && LooksLikeKubectlYaml(*text))
-    return InvalidArgument("{}: this is YAML (kubectl -o yaml); gpufit reads kubectl's JSON: write it with {}",
-                           path, kubectl_get);
+    return InvalidArgument("{}: this is YAML (kubectl -o yaml); gpufit reads kubectl's JSON: write it with {}", path,
+                           kubectl_get);
   if (!doc) return doc.error();
   out = std::move(*doc);
   return {};

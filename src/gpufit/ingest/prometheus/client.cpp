@@ -6,16 +6,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <ctime>
-#include <mutex>
-#include <optional>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <ctime>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "gpufit/core/json_input.h"
@@ -66,21 +66,21 @@ struct Attempt {
 
 // The reason phrase of the statuses a Prometheus (or a proxy before it) answers with.
 std::string_view StatusText(int status) {
-  switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Payload Too Large";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "";
-  }
+  static constexpr std::pair<int, std::string_view> kReasons[] = {{400, "Bad Request"},
+                                                                  {401, "Unauthorized"},
+                                                                  {403, "Forbidden"},
+                                                                  {404, "Not Found"},
+                                                                  {405, "Method Not Allowed"},
+                                                                  {413, "Payload Too Large"},
+                                                                  {422, "Unprocessable Entity"},
+                                                                  {429, "Too Many Requests"},
+                                                                  {500, "Internal Server Error"},
+                                                                  {502, "Bad Gateway"},
+                                                                  {503, "Service Unavailable"},
+                                                                  {504, "Gateway Timeout"}};
+  for (const auto& [code, reason] : kReasons)
+    if (code == status) return reason;
+  return "";
 }
 
 // The body of a refusal in words: Prometheus's "errorType: error" when its JSON envelope
@@ -186,15 +186,16 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
   }
   // "HTTP 429 Too Many Requests: <Prometheus's error or the body>[, Retry-After N s]"
   const std::string_view reason = StatusText(res->status);
-  std::string detail = fmt::format("HTTP {}{}{}: {}", res->status, reason.empty() ? "" : " ", reason,
-                                   RefusalDetail(body));
+  std::string detail =
+      fmt::format("HTTP {}{}{}: {}", res->status, reason.empty() ? "" : " ", reason, RefusalDetail(body));
   if (res->status == 401 || res->status == 403) detail += " (check --bearer-token-file)";
   std::optional<double> retry_after;
   if ((res->status == 429 || res->status == 503) && res->has_header("Retry-After")) {
     const std::string header = res->get_header_value("Retry-After");
     retry_after = ParseRetryAfter(header, std::chrono::system_clock::now());
-    detail += retry_after ? fmt::format(", Retry-After {:g} s", std::ceil(*retry_after))
-                          : fmt::format(", Retry-After '{}' (not a number of seconds or an HTTP date)", Excerpt(header));
+    detail += retry_after
+                  ? fmt::format(", Retry-After {:g} s", std::ceil(*retry_after))
+                  : fmt::format(", Retry-After '{}' (not a number of seconds or an HTTP date)", Excerpt(header));
   }
   const bool server_side = res->status == 429 || res->status >= 500;
   Error error = server_side ? Unavailable("{}", detail) : InvalidArgument("{}", detail);
@@ -218,8 +219,8 @@ auto GetWithRetries(httplib::Client& client, const PrometheusOptions& o, const s
       o.on_request(where, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), bytes,
                    error);
   };
-  int counted = 0;            // retries spent of o.retries (Retry-After waits are not)
-  bool after_wait = false;    // this attempt follows a Retry-After: it ends by request_deadline
+  int counted = 0;          // retries spent of o.retries (Retry-After waits are not)
+  bool after_wait = false;  // this attempt follows a Retry-After: it ends by request_deadline
   for (int attempt = 0;; ++attempt) {
     const double left_s = std::chrono::duration<double>(request_deadline - std::chrono::steady_clock::now()).count();
     Attempt a = GetOnce(client, path, params, after_wait ? std::clamp(left_s, 0.001, o.timeout_s) : o.timeout_s,
@@ -281,10 +282,9 @@ Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const Promet
   const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
                                         Seconds(q.start_s), Seconds(q.end_s), q.step_s);
   PromAnswerNotes notes;
-  Result<std::vector<PromSeries>> out =
-      GetWithRetries(client, o, path, params, where, stats, [&notes](const std::string& body, const std::string& w) {
-        return ParseQueryRangeAnswer(body, w, notes);
-      });
+  Result<std::vector<PromSeries>> out = GetWithRetries(
+      client, o, path, params, where, stats,
+      [&notes](const std::string& body, const std::string& w) { return ParseQueryRangeAnswer(body, w, notes); });
   if (out) AddNotices(q.query, notes, stats);
   return out;
 }
@@ -370,9 +370,9 @@ Result<std::vector<std::map<std::string, std::string>>> QuerySeries(const Promet
       fmt::format("{}{} (match[] '{}', {} to {})", o.url, kSeriesPath, selector, Seconds(start_s), Seconds(end_s));
   ++stats.series_lookups;
   PromAnswerNotes notes;
-  Result<std::vector<std::map<std::string, std::string>>> out =
-      GetWithRetries(*c->client, o, c->path_prefix + kSeriesPath, params, where, stats,
-                     [&notes](const std::string& body, const std::string& w) { return ParseSeriesAnswer(body, w, notes); });
+  Result<std::vector<std::map<std::string, std::string>>> out = GetWithRetries(
+      *c->client, o, c->path_prefix + kSeriesPath, params, where, stats,
+      [&notes](const std::string& body, const std::string& w) { return ParseSeriesAnswer(body, w, notes); });
   if (out) AddNotices(selector, notes, stats);
   return out;
 }

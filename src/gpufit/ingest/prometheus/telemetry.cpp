@@ -59,9 +59,13 @@ bool NoData(double v) { return v >= kDcgmBlankSentinel && v <= 92233720368547758
 // was filled from its neighbours and the plan made on samples nobody measured.
 Result<void> NotFinite(const char* metric, const Labels& labels, double time_s, double v) {
   if (std::isfinite(v)) return {};
-  return InvalidArgument("{} at {}: value {} is not a finite number (a broken exporter or recording rule; a "
-                         "telemetry CSV with it is refused too)",
-                         Describe(metric, labels), time_s, std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+  return InvalidArgument(
+      "{} at {}: value {} is not a finite number (a broken exporter or recording rule; a "
+      "telemetry CSV with it is refused too)",
+      Describe(metric, labels), time_s,
+      std::isnan(v) ? "NaN"
+      : v > 0       ? "+Inf"
+                    : "-Inf");
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
