@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpufit/core/atomic_file.h"
+#include "gpufit/core/output_lock.h"
 #include "gpufit/report/html_report.h"
 #include "progress.h"
 #include "version.h"
@@ -143,8 +144,26 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
     if (ec)
       return Fail(InvalidArgument("{}: cannot create the directory: {}", path.parent_path().string(), ec.message()));
   }
-  if (!files.empty() || !extra.removals.empty())
-    if (Result<void> r = WriteFilesAtomically(files, extra.removals); !r) return Fail(r.error());
+  if (!files.empty()) {
+    // One run at a time per folder, from the listing of the previous run's files (removals)
+    // to the end of the commit: two runs into one --out must not leave a mix.
+    // The --report file alone is not a reason to lock its folder (often the working
+    // directory, which would keep a .gpufit-lock): one file cannot mix, and beside --out it
+    // is committed under --out's lock.
+    std::vector<std::pair<std::filesystem::path, std::string>> folders;
+    for (const auto& [path, text] : files) {
+      if (!o.report.empty() && path == std::filesystem::path(o.report)) continue;
+      const std::filesystem::path dir = path.parent_path();
+      folders.emplace_back(
+          dir, !o.out_dir.empty() && dir == std::filesystem::path(o.out_dir) ? "--out" : "--emit-manifests");
+    }
+    Result<OutputLock> lock = LockOutputFolders(folders, kOutputLockWaitS);
+    if (!lock) return Fail(lock.error());
+    std::vector<std::filesystem::path> removals = extra.removals;
+    if (extra.removals_under_lock)
+      for (std::filesystem::path& r : extra.removals_under_lock()) removals.push_back(std::move(r));
+    if (Result<void> r = WriteFilesAtomically(files, removals); !r) return Fail(r.error());
+  }
   if (o.format == "json")
     std::cout << json;
   else if (o.format == "yaml")

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -77,6 +78,9 @@ struct ReportRequest {
 struct ExtraOutput {
   std::vector<std::pair<std::filesystem::path, std::string>> files;
   std::vector<std::filesystem::path> removals;
+  // More removals, decided while the output folders are locked (the previous run's listing
+  // must be read under the lock, or a run finishing meanwhile leaves files behind).
+  std::function<std::vector<std::filesystem::path>()> removals_under_lock{};
   std::optional<ReportRequest> report{};
   std::string csv{};
 };
@@ -84,8 +88,9 @@ struct ExtraOutput {
 // Prints the rendering --format asks for (text: the Markdown; json; yaml: the JSON as YAML;
 // csv: extra.csv; html: the report) and writes the JSON and Markdown into --out as STEM.json
 // and STEM.md, the report into --report, with `extra`, as one commit (WriteFilesAtomically:
-// the files appear together or not at all). Folders are created as needed. Returns the exit
-// code.
+// the files appear together or not at all). Folders are created as needed and locked while
+// the commit is made (LockOutputFolders: a second run into one folder waits up to
+// kOutputLockWaitS, then fails naming the first's PID). Returns the exit code.
 int Emit(const Output& o, const std::string& stem, const std::string& json, const std::string& markdown,
          const ExtraOutput& extra = {});
 

@@ -80,22 +80,27 @@ Result<InferenceSectionOutput> InferenceSection(const std::string& services_path
 }
 
 ExtraOutput ManifestOutput(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
-  constexpr const char* kList = ".gpufit-manifests";
-  std::vector<std::string> previous;
-  for (std::ifstream in(std::filesystem::path(dir) / kList); in;) {
-    std::string name;
-    if (std::getline(in, name) && !name.empty() && name.find('/') == std::string::npos) previous.push_back(name);
-  }
+  static constexpr const char* kList = ".gpufit-manifests";
   ExtraOutput out;
   std::string listing;
+  std::vector<std::string> names;
   for (const auto& [name, text] : files) {
     out.files.emplace_back(std::filesystem::path(dir) / name, text);
     listing += name + "\n";
+    names.push_back(name);
   }
   out.files.emplace_back(std::filesystem::path(dir) / kList, listing);
-  for (const std::string& name : previous)
-    if (std::none_of(files.begin(), files.end(), [&](const auto& file) { return file.first == name; }))
-      out.removals.push_back(std::filesystem::path(dir) / name);
+  // The previous run's listing is read once the folder is locked (Emit).
+  out.removals_under_lock = [dir, names = std::move(names)] {
+    std::vector<std::filesystem::path> removals;
+    for (std::ifstream in(std::filesystem::path(dir) / kList); in;) {
+      std::string name;
+      if (std::getline(in, name) && !name.empty() && name.find('/') == std::string::npos &&
+          std::find(names.begin(), names.end(), name) == names.end())
+        removals.push_back(std::filesystem::path(dir) / name);
+    }
+    return removals;
+  };
   return out;
 }
 

@@ -43,6 +43,9 @@ using cli::RunPlan;
 int main(int argc, char** argv) {
   // A server closing the connection mid-request must be an error, not a silent exit.
   std::signal(SIGPIPE, SIG_IGN);
+  // A write past the file-size limit (ulimit -f) must fail with EFBIG, an error naming the
+  // file (WriteFilesAtomically), not kill the run half-way.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"gpufit: right-size and co-locate GPU workloads from their real telemetry"};
   app.require_subcommand(1);
   cli::GlobalFlags global;

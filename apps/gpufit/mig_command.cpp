@@ -14,6 +14,7 @@
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/catalog/mig_catalog.h"
 #include "gpufit/core/atomic_file.h"
+#include "gpufit/core/output_lock.h"
 #include "gpufit/core/text.h"
 #include "gpufit/ingest/files/telemetry_readers.h"
 #include "gpufit/optimize/mig_planner.h"
@@ -366,6 +367,8 @@ int Plan(const MigFlags& f) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
+    const Result<OutputLock> lock = LockOutputFolders({{dir, "--out"}}, kOutputLockWaitS);
+    if (!lock) return Fail(lock.error());
     if (Result<void> w =
             WriteFilesAtomically({{dir / "mig-plan.json", j.dump(2) + "\n"}, {dir / "mig-parted.yaml", yaml}});
         !w)

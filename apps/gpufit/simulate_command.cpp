@@ -9,6 +9,7 @@
 #include "cli_app.h"
 #include "cli_common.h"
 #include "gpufit/core/atomic_file.h"
+#include "gpufit/core/output_lock.h"
 #include "gpufit/core/text.h"
 #include "gpufit/ingest/files/openb_reader.h"
 #include "gpufit/placement/registry.h"
@@ -94,6 +95,9 @@ int Run(const SimulateFlags& f) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return Fail(InvalidArgument("--out {}: cannot create the directory: {}", f.out_dir, ec.message()));
+    // One run at a time into the folder, from the listing below to the end of the commit.
+    const Result<OutputLock> lock = LockOutputFolders({{dir, "--out"}}, kOutputLockWaitS);
+    if (!lock) return Fail(lock.error());
     // Step files of earlier runs into the same directory would now contradict simulate.json:
     // removed in the same commit.
     std::vector<std::filesystem::path> stale;

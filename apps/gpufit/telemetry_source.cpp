@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "gpufit/core/rfc3339.h"
+#include "gpufit/core/text.h"
 #include "gpufit/ingest/files/containers_csv.h"
 #include "gpufit/ingest/files/telemetry_readers.h"
 #include "gpufit/ingest/prometheus/kv_cache.h"
@@ -185,6 +186,10 @@ Result<Telemetry> LoadTelemetry(TelemetrySource& s, double now_s) {
     if (Result<std::size_t> kv = AddVllmKvCaches(s.server, *t); !kv) return kv.error();
   if (t && t->queries) {
     const TelemetryQueries& q = *t->queries;
+    // Printed even with -q: the plan may rest on partial data (plan.json prometheus_warnings).
+    for (const QueryNotice& n : q.notices)
+      std::fprintf(stderr, "gpufit: warning: prometheus %s on query %s: %s\n", n.kind.c_str(),
+                   QuoteForMessage(n.query, 200).c_str(), QuoteForMessage(n.text, 300).c_str());
     if (!Quiet())
       std::fprintf(stderr,
                    "gpufit: prometheus: %zu requests (%zu queries, %zu split into parts under the %.0f MiB answer cap, "

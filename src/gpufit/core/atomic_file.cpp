@@ -59,6 +59,11 @@ Result<std::string> WriteTemporary(const fs::path& path, std::string_view conten
     const int err = errno;
     close(fd);
     std::remove(tmp.c_str());
+    // EFBIG: past RLIMIT_FSIZE (main ignores SIGXFSZ, so the write fails instead of killing us).
+    if (err == EFBIG)
+      return Error{Code::kFailedPrecondition,
+                   fmt::format("{}: file too large (the file-size limit, ulimit -f): {} bytes not written",
+                               path.string(), contents.size())};
     return Internal("{}: {}: {}", path.string(), what, std::strerror(err));
   };
   std::size_t done = 0;
@@ -136,6 +141,9 @@ void Recover(const fs::path& dir, const std::set<std::string>& targets) {
 Result<void> CheckOutputDir(const fs::path& dir, std::string_view flag) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
+  if (!fs::exists(st) && fs::is_symlink(fs::symlink_status(dir, ec)))
+    return InvalidArgument("{} {}: is a symbolic link to {}, which does not exist", flag, dir.string(),
+                           fs::read_symlink(dir, ec).string());
   if (fs::exists(st)) {
     if (!fs::is_directory(st)) return InvalidArgument("{} {}: is a file, not a directory", flag, dir.string());
     if (access(dir.c_str(), W_OK | X_OK) != 0)

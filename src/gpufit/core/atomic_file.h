@@ -18,7 +18,12 @@ namespace gpufit {
 // directory, or it does not exist yet and its nearest existing ancestor is a writable
 // directory (so that creating it will work). `flag` names the option in the message
 // ("--out"). Errors (kInvalidArgument): "--out X: is a file, not a directory", "--out X:
-// cannot create it: Y is not a directory", "... Y is not writable".
+// cannot create it: Y is not a directory", "... Y is not writable", "--out X: is a symbolic
+// link to Y, which does not exist" (a dangling link: creating X would fail, "File exists").
+//
+// Concurrent runs into one folder: WriteFilesAtomically alone does not keep them apart (its
+// renames are atomic per file); callers hold an OutputLock (output_lock.h) on the folders
+// from listing an earlier run's files to the end of the commit.
 Result<void> CheckOutputDir(const std::filesystem::path& dir, std::string_view flag);
 
 // Writes every file of one run and removes `removals` (files an earlier run wrote that this

@@ -1,10 +1,12 @@
 #include "gpufit/core/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -155,6 +157,43 @@ TEST(CheckOutputDir, NamesTheFlagAndWhatIsWrong) {
   ASSERT_FALSE(under.has_value());
   EXPECT_EQ(under.error().message, "--emit-manifests " + (dir / "file" / "sub").string() +
                                        ": cannot create it: " + (dir / "file").string() + " is not a directory");
+  fs::remove_all(dir);
+}
+
+// Issue 40: a dangling --out link said "File exists" when the run came to create it.
+TEST(CheckOutputDir, ADanglingSymbolicLinkIsNamedWithItsTarget) {
+  const fs::path dir = FreshDir("dangling");
+  fs::create_symlink(dir / "gone", dir / "out");
+  const Result<void> r = CheckOutputDir(dir / "out", "--out");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+  EXPECT_EQ(r.error().message, "--out " + (dir / "out").string() + ": is a symbolic link to " +
+                                   (dir / "gone").string() + ", which does not exist");
+  fs::create_directories(dir / "gone");
+  EXPECT_TRUE(CheckOutputDir(dir / "out", "--out").has_value()) << "a link to a folder is a folder";
+  fs::remove_all(dir);
+}
+
+TEST(WriteFilesAtomically, PastTheFileSizeLimitIsAnErrorNamingTheFileAndNothingIsLeft) {
+  const fs::path dir = fs::temp_directory_path() / ("gpufit-atomic-fsize-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // In a child: the limit and the ignored SIGXFSZ (as main sets it) stay out of this process.
+  const pid_t child = fork();
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{.rlim_cur = 1000, .rlim_max = RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    const Result<void> r =
+        WriteFilesAtomically({{dir / "plan.md", "small"}, {dir / "plan.json", std::string(5000, 'x')}});
+    const std::string want =
+        (dir / "plan.json").string() + ": file too large (the file-size limit, ulimit -f): 5000 bytes not written";
+    _exit(!r.has_value() && r.error().code == Code::kFailedPrecondition && r.error().message == want ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the error was not the file-size message";
+  EXPECT_TRUE(fs::is_empty(dir)) << "no temporary left behind, nothing committed";
   fs::remove_all(dir);
 }
 

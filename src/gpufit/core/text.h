@@ -1,5 +1,5 @@
 // Small text helpers for list-valued fields and flags, and for quoting untrusted text in
-// error messages.
+// error messages and in Markdown reports.
 #pragma once
 
 #include <cstdio>
@@ -74,6 +74,44 @@ inline std::string QuoteForMessage(std::string_view text, std::size_t max = 80) 
     return out;
   }
   return out + "'";
+}
+
+// `text` (untrusted input: a pod, namespace, workload, node or model name from a file or a
+// server) made safe to put in Markdown, in running text or a table cell, so that it shows as
+// itself and cannot add markup: `&`, `<`, `>` as HTML entities (no tag or entity reaches a
+// renderer that passes HTML through), a backslash, a backtick, `|` (a table cell's end), `[`
+// and `]` (a link) and `*` escaped with a backslash, and line breaks and other control
+// characters as a space (a newline would end a table row). MarkdownText("<b>|x") is
+// "&lt;b&gt;\|x" (a backslash before the bar).
+inline std::string MarkdownText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\\':
+      case '`':
+      case '|':
+      case '[':
+      case ']':
+      case '*':
+        out += '\\';
+        out += ch;
+        break;
+      default:
+        out += c < 0x20 || c == 0x7F ? ' ' : ch;
+    }
+  }
+  return out;
 }
 
 }  // namespace gpufit

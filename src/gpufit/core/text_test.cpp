@@ -45,5 +45,16 @@ TEST(QuoteForMessage, TruncatesLongTextAndSaysHowLong) {
             "'ab\xC3\xA9'... (5 bytes)");
 }
 
+// Issue 40: plan.md printed untrusted names raw (<script>, a | that split a table row).
+TEST(MarkdownText, EscapesEverythingThatIsMarkup) {
+  EXPECT_EQ(MarkdownText("ml/llama-0"), "ml/llama-0") << "ordinary names unchanged";
+  EXPECT_EQ(MarkdownText("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
+  EXPECT_EQ(MarkdownText("a|b"), "a\\|b");
+  EXPECT_EQ(MarkdownText("`rm -rf`"), "\\`rm -rf\\`");
+  EXPECT_EQ(MarkdownText("x\ny\rz"), "x y z");
+  EXPECT_EQ(MarkdownText("[click](http://e)"), "\\[click\\](http://e)");
+  EXPECT_EQ(MarkdownText("&amp; \\"), "&amp;amp; \\\\");
+}
+
 }  // namespace
 }  // namespace gpufit

@@ -128,6 +128,14 @@ inline bool IsMigDevice(std::string_view device) {
 
 // How the Prometheus reader fetched the telemetry (ingest/prometheus/split.h,
 // ingest/prometheus/telemetry.h): what the plan reports in telemetry.queries.
+// A warning or info Prometheus sent with an answer (its `warnings`, `infos`): the data may be
+// partial ("partial result: store gateway down").
+struct QueryNotice {
+  std::string query;  // PromQL
+  std::string kind;   // "warning" or "info"
+  std::string text;
+};
+
 struct TelemetryQueries {
   std::size_t requests = 0;            // HTTP requests answered (range chunks and series look-ups)
   std::size_t series_lookups = 0;      // /api/v1/series look-ups that sized the queries
@@ -141,6 +149,7 @@ struct TelemetryQueries {
   std::size_t max_points_per_series = 0;
   std::string step_rule;  // why the step is what it is, for the reader of the plan
   std::string scope;      // the --namespace / --selector matchers added to every query ("" = none)
+  std::vector<QueryNotice> notices;  // what the server warned of, each once
 };
 
 struct Telemetry {

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufit/core/text.h"
 #include "gpufit/plan/ancillary_plan.h"
 
 namespace gpufit {
@@ -97,8 +98,9 @@ std::string NetworkReportToMarkdown(const NetworkReport& r) {
          "peer-to-peer saves |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n";
     for (const NetworkLoad& l : r.loads) {
       if (!l.network_bound) continue;
-      s += fmt::format("| {} | {} | {} | {:.0f} s | {:.0f} MiB | {:.3g} GB/s | {:.1f} s | {} | 0 s |\n", l.pod, l.node,
-                       Gbit(l.link_bytes_per_s), l.seconds, l.model_mib, l.mean_bytes_per_s / 1e9, l.cache_saved_s,
+      s += fmt::format("| {} | {} | {} | {:.0f} s | {:.0f} MiB | {:.3g} GB/s | {:.1f} s | {} | 0 s |\n",
+                       MarkdownText(l.pod), MarkdownText(l.node), Gbit(l.link_bytes_per_s), l.seconds, l.model_mib,
+                       l.mean_bytes_per_s / 1e9, l.cache_saved_s,
                        l.faster_link_bytes_per_s > 0
                            ? fmt::format("{:.1f} s ({})", l.faster_link_saved_s, Gbit(l.faster_link_bytes_per_s))
                            : std::string("- (no faster node)"));

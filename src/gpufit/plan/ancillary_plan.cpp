@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gpufit/core/text.h"
 #include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit {
@@ -351,9 +352,11 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
     std::size_t shown = 0;
     for (const ContainerRecommendation& c : a.containers) {
       if (++shown > 20) break;
-      s += fmt::format("| {}/{} | {} | {} | {} -> {}m | {} -> {}Mi | {:.2f} |\n", c.pod, c.container, ToString(c.kind),
-                       c.rates.gpu_node ? (c.rates.node.empty() ? "GPU (assumed)" : c.rates.node + " (GPU)")
-                                        : (c.rates.node.empty() ? "?" : c.rates.node),
+      s += fmt::format("| {}/{} | {} | {} | {} -> {}m | {} -> {}Mi | {:.2f} |\n", MarkdownText(c.pod),
+                       MarkdownText(c.container), ToString(c.kind),
+                       c.rates.gpu_node
+                           ? (c.rates.node.empty() ? "GPU (assumed)" : MarkdownText(c.rates.node) + " (GPU)")
+                           : (c.rates.node.empty() ? "?" : MarkdownText(c.rates.node)),
                        Cpu(c.cpu_request_now), c.cpu_request.value, Mem(c.memory_request_now), c.memory_request.value,
                        c.usd_per_month_saving());
     }
@@ -369,8 +372,8 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
     s += "\n### Duplicated agents per node (consolidate into one DaemonSet pod)\n\n| node | agent | copies | USD/month "
          "saved |\n|---|---|---:|---:|\n";
     for (const AgentConsolidation& g : a.duplicated_agents)
-      s += fmt::format("| {} | {} ({}) | {} | {:.2f} |\n", g.node, g.image_repository, ToString(g.kind),
-                       g.copies.size(), g.usd_per_month_saving);
+      s += fmt::format("| {} | {} ({}) | {} | {:.2f} |\n", MarkdownText(g.node), MarkdownText(g.image_repository),
+                       ToString(g.kind), g.copies.size(), g.usd_per_month_saving);
   }
   if (a.model_loading) {
     const ModelLoadingReport& m = *a.model_loading;
@@ -411,9 +414,9 @@ std::string AncillaryPlanToMarkdown(const AncillaryPlan& a) {
       s += "No night trough to lend.";
     }
     for (const LentJob& l : t.jobs)
-      s += fmt::format("\n- lend to {} ({} GPUs): checkpoint every {:.0f} s, {} nights", l.name, l.gpus,
+      s += fmt::format("\n- lend to {} ({} GPUs): checkpoint every {:.0f} s, {} nights", MarkdownText(l.name), l.gpus,
                        l.checkpoint_interval.count(), l.nights);
-    for (const std::string& n : t.not_lent) s += "\n- not lent: " + n;
+    for (const std::string& n : t.not_lent) s += "\n- not lent: " + MarkdownText(n);
     s += fmt::format(
         "\n\nReplay of inference plus lent GPUs over {} samples ({} lending): {} over capacity, at least {} GPUs spare "
         "-> {}.\n",

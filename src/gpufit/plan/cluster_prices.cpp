@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufit/core/text.h"
 #include "gpufit/plan/kube_manifests.h"
 
 namespace gpufit {
@@ -171,7 +172,8 @@ std::string ClusterPricesToMarkdown(const ClusterPrices* prices, const std::stri
     const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : std::string("-"); };
     for (const NodePrice& n : prices->nodes) {
       const auto gpu = prices->node_gpu.find(n.node);
-      s += fmt::format("| {} | {} | {} | {} | {} | {} |\n", n.node, gpu == prices->node_gpu.end() ? "-" : gpu->second,
+      s += fmt::format("| {} | {} | {} | {} | {} | {} |\n", MarkdownText(n.node),
+                       gpu == prices->node_gpu.end() ? "-" : MarkdownText(gpu->second),
                        n.gpus ? fmt::format("{}", *n.gpus) : "-", num(n.usd_per_gpu_hour), num(n.usd_per_core_hour),
                        num(n.usd_per_gib_hour));
     }

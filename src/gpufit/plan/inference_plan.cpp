@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
+
+#include "gpufit/core/text.h"
 
 namespace gpufit {
 
@@ -114,7 +115,8 @@ std::string InferencePlanToMarkdown(const std::vector<InferenceStudy>& studies, 
     const double clairvoyant = s.Policy("clairvoyant").replay.gpu_hours;
     const double peak = s.Policy("static peak").replay.gpu_hours;
     const std::vector<ScheduleRun> runs = ScheduleRuns(s);
-    md += fmt::format("\n## {} ({}/{})\n\n", p.spec.name, p.spec.kube_namespace, p.spec.deployment);
+    md += fmt::format("\n## {} ({}/{})\n\n", MarkdownText(p.spec.name), MarkdownText(p.spec.kube_namespace),
+                      MarkdownText(p.spec.deployment));
     md +=
         fmt::format("- {} requests over {:.2f} h; per-{:g}-s window mean/peak {:.3f}\n", p.demand.trace.requests.size(),
                     p.demand.trace.Duration() / 3600, p.spec.window_s, p.window_mean_to_peak);

@@ -407,6 +407,14 @@ std::string PlanToJson(const Plan& plan) {
     }
     j["preallocated_servers"] = servers;
   }
+  // What Prometheus warned of while the telemetry was read ("partial result: ..."): the plan
+  // may rest on partial data. Present (maybe empty) when the telemetry came from Prometheus.
+  if (plan.queries) {
+    json notices = json::array();
+    for (const QueryNotice& n : plan.queries->notices)
+      notices.push_back({{"query", n.query}, {"kind", n.kind}, {"warning", n.text}});
+    j["prometheus_warnings"] = std::move(notices);
+  }
   j["workload_replay"] = nullptr;
   if (plan.workload_replay)
     j["workload_replay"] = {{"memory_overflows", plan.workload_replay->memory_overflows},

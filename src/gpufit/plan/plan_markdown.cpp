@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "gpufit/core/text.h"
 #include "gpufit/plan/plan_writers.h"
 
 namespace gpufit {
@@ -32,9 +33,10 @@ std::string LpNote(const GpuLowerBound& b) {
   return fmt::format("LP relaxation {:.2f}", b.lp_value);
 }
 
-// Long pod names keep their head and their tail (where replicas differ).
+// Long pod names keep their head and their tail (where replicas differ); escaped as Markdown
+// (MarkdownText: a name is input, and must not add markup to the report).
 std::string Short(const std::string& pod) {
-  return pod.size() > 48 ? pod.substr(0, 30) + "…" + pod.substr(pod.size() - 14) : pod;
+  return MarkdownText(pod.size() > 48 ? pod.substr(0, 30) + "…" + pod.substr(pod.size() - 14) : pod);
 }
 
 // Containers with cAdvisor data: usage against requests and limits (up to 30 rows).
@@ -52,9 +54,9 @@ std::string ContainersToMarkdown(const std::vector<ContainerProfile>& containers
       Out(s, "\n{} more in the JSON.\n", containers.size() - 30);
       break;
     }
-    Out(s, "| {} | {} | {:.2f} | {:.2f} | {} | {} | {:.0f}% | {:.0f} | {} | {} |\n", c.pod, c.container,
-        c.cpu_cores.p95, c.cpu_cores.peak, opt(c.cpu_request), opt(c.cpu_limit), 100 * c.cpu_throttled_ratio.p95,
-        c.memory_working_set_mib.peak, opt(c.memory_request), opt(c.memory_limit));
+    Out(s, "| {} | {} | {:.2f} | {:.2f} | {} | {} | {:.0f}% | {:.0f} | {} | {} |\n", Short(c.pod),
+        MarkdownText(c.container), c.cpu_cores.p95, c.cpu_cores.peak, opt(c.cpu_request), opt(c.cpu_limit),
+        100 * c.cpu_throttled_ratio.p95, c.memory_working_set_mib.peak, opt(c.memory_request), opt(c.memory_limit));
   }
   return s;
 }
@@ -87,14 +89,20 @@ std::string PlanToMarkdown(const Plan& plan) {
   const PlanTotals& t = plan.totals;
   std::string s;
   Out(s, "# gpufit plan\n\n");
-  Out(s, "Telemetry: {} ({} pods, {} samples every {:.0f} s, {:.1f} h).", plan.source, plan.pod_names.size(),
-      plan.samples, plan.step_s, plan.window_hours);
+  Out(s, "Telemetry: {} ({} pods, {} samples every {:.0f} s, {:.1f} h).", MarkdownText(plan.source),
+      plan.pod_names.size(), plan.samples, plan.step_s, plan.window_hours);
   if (!plan.skipped.empty()) Out(s, " Left out: {} (see telemetry.skipped in the JSON).", plan.skipped.size());
   if (plan.queries)
     Out(s, " Read in {} Prometheus requests ({} of {} queries split under the {:.0f} MiB answer cap{}); {}.",
         plan.queries->requests, plan.queries->split_queries, plan.queries->queries,
         static_cast<double>(plan.queries->max_answer_bytes) / (1 << 20),
         plan.queries->scope.empty() ? "" : ", scope " + plan.queries->scope, plan.queries->step_rule);
+  if (plan.queries && !plan.queries->notices.empty()) {
+    Out(s, "\n\n**Prometheus warned** while the telemetry was read (the plan may rest on partial data):\n");
+    for (const QueryNotice& n : plan.queries->notices)
+      Out(s, "\n- {} on query {}: {}", n.kind, MarkdownText(n.query), MarkdownText(n.text));
+    Out(s, "\n");
+  }
   if (!plan.ended.empty()) {
     std::size_t dropped = 0;
     for (const PodEnd& e : plan.ended) dropped += e.dropped_samples;
@@ -114,13 +122,13 @@ std::string PlanToMarkdown(const Plan& plan) {
         break;
       }
       Out(s, "{} {} ({} samples after {:.0f} s, {})", shown == 1 ? "" : ";", Short(e.pod), e.dropped_samples, e.end_s,
-          e.source);
+          MarkdownText(e.source));
     }
     Out(s, ".");
   }
   for (const ReservedGpu& r : plan.reserved_gpus) {
-    Out(s, "\nGPU {}{}: {} MiB used outside any pod (peak), so {:.0f} MiB for pods; ", r.reserved.gpu,
-        r.reserved.host.empty() ? "" : " on " + r.reserved.host, r.reserved.peak.value, r.capacity_mib);
+    Out(s, "\nGPU {}{}: {} MiB used outside any pod (peak), so {:.0f} MiB for pods; ", MarkdownText(r.reserved.gpu),
+        r.reserved.host.empty() ? "" : " on " + MarkdownText(r.reserved.host), r.reserved.peak.value, r.capacity_mib);
     if (r.group)
       Out(s, "takes co-location GPU {} (below).", *r.group);
     else if (plan.current.id != plan.target.id)
@@ -234,8 +242,9 @@ std::string PlanToMarkdown(const Plan& plan) {
   for (std::size_t i = 0; i < plan.pod_names.size(); ++i) {
     const RightSizing& r = plan.right_sizing[i];
     const PodProfile& p = plan.profiles[i];
-    Out(s, "| {} | {} | {} | {:.0f} | {:.0f}% | {:.0f}% | {} |\n", Short(plan.pod_names[i]), r.current_gpu,
-        r.recommended_gpu.value_or("none"), p.fb_used_mib.peak, p.gpu_util_pct.p95, 100 * p.idle_share, r.reason);
+    Out(s, "| {} | {} | {} | {:.0f} | {:.0f}% | {:.0f}% | {} |\n", Short(plan.pod_names[i]),
+        MarkdownText(r.current_gpu), MarkdownText(r.recommended_gpu.value_or("none")), p.fb_used_mib.peak,
+        p.gpu_util_pct.p95, 100 * p.idle_share, r.reason);
   }
   Out(s,
       "\n## Co-location on {} ({} GPUs)\n\n| GPU | pods | peak MiB | mean duty | collisions "
@@ -250,7 +259,8 @@ std::string PlanToMarkdown(const Plan& plan) {
   if (!plan.too_big.empty()) {
     Out(s, "\nToo big for {} (each gets its own right-sized GPU):", plan.target.id);
     for (std::size_t p : plan.too_big) {
-      Out(s, " {} ({})", plan.pod_names[p], plan.right_sizing[p].recommended_gpu.value_or(plan.current.id));
+      Out(s, " {} ({})", Short(plan.pod_names[p]),
+          MarkdownText(plan.right_sizing[p].recommended_gpu.value_or(plan.current.id)));
     }
     Out(s, "\n");
   }
@@ -305,7 +315,7 @@ std::string PlanToMarkdown(const Plan& plan) {
 
 std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const std::vector<ContainerProfile>& containers,
                                const std::vector<std::string>& skipped, const std::string& source) {
-  std::string s = fmt::format("# gpufit analyze\n\nTelemetry: {} ({} pods)\n\n", source, profiles.size());
+  std::string s = fmt::format("# gpufit analyze\n\nTelemetry: {} ({} pods)\n\n", MarkdownText(source), profiles.size());
   s +=
       "| pod | mem peak | p99 | p95 | p50 MiB | duty peak | p99 | p95 | p50 % | idle | GPU-h alloc | used | wasted |\n";
   s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -324,7 +334,7 @@ std::string ProfilesToMarkdown(const std::vector<PodProfile>& profiles, const st
                    allocated - used, allocated > 0 ? 100 * (allocated - used) / allocated : 0.0);
   if (!skipped.empty()) {
     s += "\nLeft out:\n";
-    for (const std::string& why : skipped) s += "- " + why + "\n";
+    for (const std::string& why : skipped) s += "- " + MarkdownText(why) + "\n";
   }
   return s + ContainersToMarkdown(containers);
 }

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "gpufit/core/text.h"
+
 namespace gpufit {
 namespace {
 
@@ -565,10 +567,11 @@ std::string PlanRollupsMarkdown(std::string_view summary_json, std::size_t top) 
         title, title);
     for (std::size_t i = 0; i < std::min(top, rows.size()); ++i) {
       const json& r = rows[i];
-      md += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} / {:.1f} | {} | {} |\n", r["key"].get<std::string>(),
-                        Num(r, "pods"), Num(r, "gpus_shared"), Grouped(Num(r, "peak_fb_used_mib")),
-                        Num(r, "mean_duty_pct"), Num(r, "gpu_hours_used"), Num(r, "gpu_hours_allocated"),
-                        Dollars(Num(r, "usd_per_month_current")), Dollars(Num(r, "usd_per_month_right_sized")));
+      md += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} / {:.1f} | {} | {} |\n",
+                        MarkdownText(r["key"].get<std::string>()), Num(r, "pods"), Num(r, "gpus_shared"),
+                        Grouped(Num(r, "peak_fb_used_mib")), Num(r, "mean_duty_pct"), Num(r, "gpu_hours_used"),
+                        Num(r, "gpu_hours_allocated"), Dollars(Num(r, "usd_per_month_current")),
+                        Dollars(Num(r, "usd_per_month_right_sized")));
     }
     if (rows.size() > top) md += fmt::format("\n{} more in plan.json `summary.rollups`.\n", rows.size() - top);
   };

@@ -59,6 +59,30 @@ TEST(BuildPlan, JsonCarriesTheDocumentedFields) {
   EXPECT_EQ(j["groups"].size(), plan->replay.gpus.size());
 }
 
+// Issue 40: Prometheus's warnings ("partial result: ...") were ignored; a plan on partial data
+// must say so in plan.json and plan.md.
+TEST(BuildPlan, PrometheusWarningsReachTheJsonAndTheMarkdown) {
+  Telemetry t = Demo();
+  t.queries = TelemetryQueries{};
+  t.queries->notices = {{.query = "max_over_time(DCGM_FI_DEV_FB_USED[60s])",
+                         .kind = "warning",
+                         .text = "partial result: store gateway <down>"}};
+  const Result<Plan> plan = BuildPlan(t, GpuCatalog::Embedded(), Options(), "demo");
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  const nlohmann::json j = nlohmann::json::parse(PlanToJson(*plan));
+  ASSERT_EQ(j["prometheus_warnings"].size(), 1u);
+  EXPECT_EQ(j["prometheus_warnings"][0]["query"], "max_over_time(DCGM_FI_DEV_FB_USED[60s])");
+  EXPECT_EQ(j["prometheus_warnings"][0]["kind"], "warning");
+  EXPECT_EQ(j["prometheus_warnings"][0]["warning"], "partial result: store gateway <down>");
+  EXPECT_THAT(PlanToMarkdown(*plan),
+              HasSubstr("**Prometheus warned** while the telemetry was read (the plan may rest on partial data):\n\n"
+                        "- warning on query max_over_time(DCGM_FI_DEV_FB_USED\\[60s\\]): partial result: store "
+                        "gateway &lt;down&gt;\n"));
+  // From files: no Prometheus, no field.
+  EXPECT_FALSE(nlohmann::json::parse(PlanToJson(*BuildPlan(Demo(), GpuCatalog::Embedded(), Options(), "demo")))
+                   .contains("prometheus_warnings"));
+}
+
 // Pod 3 of the demo gets a container that is CPU-bound: capped at 2 cores, CFS-throttled,
 // its GPU at 100 x 2 / 6 % of the time. It must keep its current GPU, alone: the plan
 // never shrinks or shares the GPU of a pod that waits on its CPU.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpufit/core/rfc3339.h"
+#include "gpufit/core/text.h"
 
 namespace gpufit {
 
@@ -225,12 +226,13 @@ std::string TrainingPlanToMarkdown(const TrainingPlan& plan) {
   for (const TrainingRecommendation& r : plan.jobs) {
     const TrainingJob& job = plan.workload.jobs[r.job];
     const RunOutlook& o = r.decision.choice == SpotChoice::kOnDemand ? r.decision.on_demand : r.decision.spot;
-    md += fmt::format(
-        "| {} | {} | {} | {} | {:.1f} min | {:.2f} h | {:.2f} | {:.2f} USD | {:.2f} USD | {:.2g} |\n", job.name,
-        job.pods > 1 ? fmt::format("{} pods x {}", job.pods, job.gpu_count) : std::to_string(job.gpu_count),
-        CheckpointingName(job.checkpointing), SpotChoiceName(r.decision.choice), r.interval.count() / 60,
-        o.expected_wall.count() / 3600, o.expected_lost_gpu_hours, o.expected_cost.value,
-        r.decision.expected_saving.value, r.decision.miss_risk);
+    md +=
+        fmt::format("| {} | {} | {} | {} | {:.1f} min | {:.2f} h | {:.2f} | {:.2f} USD | {:.2f} USD | {:.2g} |\n",
+                    MarkdownText(job.name),
+                    job.pods > 1 ? fmt::format("{} pods x {}", job.pods, job.gpu_count) : std::to_string(job.gpu_count),
+                    CheckpointingName(job.checkpointing), SpotChoiceName(r.decision.choice), r.interval.count() / 60,
+                    o.expected_wall.count() / 3600, o.expected_lost_gpu_hours, o.expected_cost.value,
+                    r.decision.expected_saving.value, r.decision.miss_risk);
   }
   if (!plan.workload.origins.empty()) {
     md += "\nWhere the figures came from";
@@ -242,17 +244,20 @@ std::string TrainingPlanToMarkdown(const TrainingPlan& plan) {
       const TrainingJob& job = plan.workload.jobs[r.job];
       const std::optional<JobOrigin>& o = plan.workload.origins[r.job];
       if (!o) {
-        md += fmt::format("| {} | workload file | | | | {:.2f} h | {:.0f} s / {:.0f} s | the file |\n", job.name,
-                          job.work.count() / 3600, job.checkpoint_write.count(), job.restore.count());
+        md += fmt::format("| {} | workload file | | | | {:.2f} h | {:.0f} s / {:.0f} s | the file |\n",
+                          MarkdownText(job.name), job.work.count() / 3600, job.checkpoint_write.count(),
+                          job.restore.count());
         continue;
       }
       std::string sources;
-      for (const auto& [field, from] : o->sources) sources += (sources.empty() ? "" : "; ") + field + ": " + from;
+      for (const auto& [field, from] : o->sources)
+        sources += (sources.empty() ? "" : "; ") + field + ": " + MarkdownText(from);
       std::string nodes;
-      for (const std::string& n : o->nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+      for (const std::string& n : o->nodes) nodes += (nodes.empty() ? "" : ", ") + MarkdownText(n);
       md += fmt::format("| {} | {}/{} ({}) | {} ({}) | {} | {:.2f} h | {:.2f} h | {:.0f} s / {:.0f} s | {} |\n",
-                        job.name, o->namespace_name, o->owner, fmt::format("{} pods", o->pods.size()), nodes,
-                        o->capacity, o->started_s ? FormatRfc3339(*o->started_s) : "unknown", o->runtime_so_far_h,
+                        MarkdownText(job.name), MarkdownText(o->namespace_name), MarkdownText(o->owner),
+                        fmt::format("{} pods", o->pods.size()), nodes, o->capacity,
+                        o->started_s ? FormatRfc3339(*o->started_s) : "unknown", o->runtime_so_far_h,
                         job.work.count() / 3600, job.checkpoint_write.count(), job.restore.count(), sources);
     }
   }

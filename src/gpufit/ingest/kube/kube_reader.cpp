@@ -449,9 +449,34 @@ Result<KubeNode> ParseNode(const Where& w, const Json& item, const Json& meta, K
   return node;
 }
 
-Result<void> Load(const std::string& path, Json& out) {
+// Whether `text` reads as kubectl's YAML (-o yaml) rather than JSON: its first line that is
+// not blank or a comment is "---" or starts with a key kubectl writes first.
+bool LooksLikeKubectlYaml(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
+    if (!line.empty() && line.front() != '#')
+      return line.starts_with("---") || line.starts_with("apiVersion:") || line.starts_with("kind:") ||
+             line.starts_with("items:") || line.starts_with("metadata:");
+    if (eol == std::string_view::npos) break;
+    text.remove_prefix(eol + 1);
+  }
+  return false;
+}
+
+// `kubectl_get`: the command that writes the file as JSON ("kubectl get pods -A -o json").
+Result<void> Load(const std::string& path, Json& out, std::string_view kubectl_get) {
   if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
-  Result<Json> doc = ReadJsonFile(path);
+  const Result<std::string> text = ReadJsonText(path);
+  if (!text) return text.error();
+  Result<Json> doc = ParseJson(*text, path);
+  // YAML is named, not read: a YAML 1.1 reader (yaml-cpp) types unquoted scalars by guesswork
+  // (on/yes as booleans, 0755 as octal) where kubectl's JSON says what each value is.
+  if (!doc && LooksLikeKubectlYaml(*text))
+    return InvalidArgument("{}: this is YAML (kubectl -o yaml); gpufit reads kubectl's JSON: write it with {}", path,
+                           kubectl_get);
   if (!doc) return doc.error();
   out = std::move(*doc);
   return {};
@@ -678,13 +703,13 @@ Result<std::vector<KubePod>> ParseKubePodList(const nlohmann::json& doc, const s
 
 Result<std::vector<KubeNode>> ReadKubeNodes(const std::string& path) {
   Json doc;
-  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+  if (Result<void> ok = Load(path, doc, "kubectl get nodes -o json"); !ok) return ok.error();
   return ParseKubeNodeList(std::move(doc), path);
 }
 
 Result<std::vector<KubePod>> ReadKubePods(const std::string& path) {
   Json doc;
-  if (Result<void> ok = Load(path, doc); !ok) return ok.error();
+  if (Result<void> ok = Load(path, doc, "kubectl get pods -A -o json"); !ok) return ok.error();
   return ParseKubePodList(doc, path);
 }
 

@@ -428,6 +428,16 @@ TEST(KubeReaderTest, BadInputNamesTheFileItemAndField) {
   Json no_containers = MinimalPod("n", Json::array());
   const std::vector<ErrorCase> cases = {
       {.name = "malformed JSON", .text = "{\"kind\": \"List\", \"items\": [", .expected = {"malformed JSON at byte"}},
+      // Issue 40: kubectl's YAML said "malformed JSON" without a word of YAML.
+      {.name = "pods as kubectl YAML",
+       .text = "apiVersion: v1\nitems:\n- kind: Pod\n  metadata:\n    name: p\nkind: List\n",
+       .expected = {"this is YAML (kubectl -o yaml); gpufit reads kubectl's JSON: write it with kubectl get pods -A -o "
+                    "json"}},
+      {.name = "nodes as kubectl YAML after a comment",
+       .text = "# kubectl get nodes -o yaml\n---\napiVersion: v1\nkind: List\n",
+       .nodes = true,
+       .expected = {"this is YAML (kubectl -o yaml); gpufit reads kubectl's JSON: write it with kubectl get nodes -o "
+                    "json"}},
       {.name = "pods file read as nodes",
        .text = List(Json::array({MinimalPod("p", Json::array({ok_container}))})).dump(),
        .nodes = true,

@@ -79,7 +79,7 @@ struct Span {
 
 // The envelope's fields and the spans of data.result's elements, or the first syntax error.
 struct Skeleton {
-  Span status, error_type, error, data, result_type, result;
+  Span status, error_type, error, data, result_type, result, warnings, infos;
   std::vector<Span> elements;  // of data.result, when it is an array
 };
 
@@ -110,6 +110,8 @@ class Scanner {
                                   : key == "errorType" ? &s.error_type
                                   : key == "error"     ? &s.error
                                   : key == "data"      ? &s.data
+                                  : key == "warnings"  ? &s.warnings
+                                  : key == "infos"     ? &s.infos
                                                        : nullptr;
                      return Value(depth, into);
                    });
@@ -463,6 +465,12 @@ class SeriesReader {
 }  // namespace
 
 Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where) {
+  PromAnswerNotes ignored;
+  return ParseQueryRangeAnswer(body, where, ignored);
+}
+
+Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where,
+                                                      PromAnswerNotes& notes) {
   const std::string source = "prometheus " + where;
   const auto bad = [&](const std::string& path, std::string_view what) {
     return InvalidArgument("{}: {}: {}", source, path, what);
@@ -510,6 +518,29 @@ Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, c
   if (!s.result.found()) return bad("data.result", "missing");
   if (body[s.result.begin] != '[')
     return bad("data.result", fmt::format("expected an array, got {}", TypeOfFirstByte(body[s.result.begin])));
+  // warnings and infos: arrays of strings (Prometheus web/api/v1/api.go, `Warnings`, `Infos`).
+  const auto strings_of = [&](const Span& span, const char* name, std::vector<std::string>& into) -> Result<void> {
+    if (!span.found()) return {};
+    dom::element e;
+    if (auto error = reader.Parse(span).get(e))
+      return InvalidArgument("{}: malformed JSON at byte {}: {}", source, span.begin, simdjson::error_message(error));
+    dom::array items;
+    if (e.get_array().get(items)) {
+      if (e.is_null()) return {};
+      return bad(name, fmt::format("expected an array of strings, got {}", TypeName(e.type())));
+    }
+    std::size_t k = 0;
+    for (const dom::element item : items) {
+      std::string_view text;
+      if (item.get_string().get(text))
+        return bad(fmt::format("{}[{}]", name, k), fmt::format("expected a string, got {}", TypeName(item.type())));
+      into.emplace_back(text);
+      ++k;
+    }
+    return {};
+  };
+  if (Result<void> r = strings_of(s.warnings, "warnings", notes.warnings); !r) return r.error();
+  if (Result<void> r = strings_of(s.infos, "infos", notes.infos); !r) return r.error();
   std::vector<PromSeries> out(s.elements.size());
   SeriesReader series(reader, source);
   for (std::size_t i = 0; i < s.elements.size(); ++i) {
@@ -521,6 +552,13 @@ Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, c
 
 Result<std::vector<std::map<std::string, std::string>>> ParseSeriesAnswer(const std::string& body,
                                                                           const std::string& where) {
+  PromAnswerNotes ignored;
+  return ParseSeriesAnswer(body, where, ignored);
+}
+
+Result<std::vector<std::map<std::string, std::string>>> ParseSeriesAnswer(const std::string& body,
+                                                                          const std::string& where,
+                                                                          PromAnswerNotes& notes) {
   // Label sets only (no samples): small beside a range answer, parsed whole.
   const std::string source = "prometheus " + where;
   if (Result<void> depth = CheckJsonDepth(body); !depth)
@@ -536,6 +574,15 @@ Result<std::vector<std::map<std::string, std::string>>> ParseSeriesAnswer(const 
     if (doc["errorType"].get_string().get(type)) type = "?";
     if (doc["error"].get_string().get(error)) error = "?";
     return InvalidArgument("{}: status '{}': {}: {}", source, Excerpt(status), Excerpt(type, 300), Excerpt(error, 300));
+  }
+  for (const auto& [name, into] : {std::pair<const char*, std::vector<std::string>*>{"warnings", &notes.warnings},
+                                   std::pair<const char*, std::vector<std::string>*>{"infos", &notes.infos}}) {
+    dom::array items;
+    if (doc[name].get_array().get(items)) continue;  // absent or null: none
+    for (const dom::element item : items) {
+      std::string_view text;
+      if (!item.get_string().get(text)) into->emplace_back(text);
+    }
   }
   dom::array data;
   if (doc["data"].get_array().get(data)) return InvalidArgument("{}: data: missing or not an array", source);

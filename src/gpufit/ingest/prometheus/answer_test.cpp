@@ -80,5 +80,31 @@ TEST(ParseQueryRangeAnswer, EmptyResultAndSyntaxErrors) {
   }
 }
 
+// Issue 40: an answer's warnings were ignored, so a plan was made on partial data in silence.
+// The answer as Prometheus 3 writes it (web/api/v1/api.go: warnings and infos beside data).
+TEST(ParseQueryRangeAnswer, KeepsTheAnswersWarningsAndInfos) {
+  const std::string body =
+      R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"a"},"values":[[1,"2"]]}]},)"
+      R"("warnings":["partial result: store gateway down"],"infos":["PromQL info: metric might not be a counter"]})";
+  PromAnswerNotes notes;
+  const Result<std::vector<PromSeries>> r = ParseQueryRangeAnswer(body, "srv", notes);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->size(), 1u);
+  EXPECT_EQ(notes.warnings, std::vector<std::string>{"partial result: store gateway down"});
+  EXPECT_EQ(notes.infos, std::vector<std::string>{"PromQL info: metric might not be a counter"});
+}
+
+TEST(ParseQueryRangeAnswer, WarningsOfAnotherShapeAreErrors) {
+  PromAnswerNotes notes;
+  const auto r = ParseQueryRangeAnswer(
+      R"({"status":"success","warnings":[7],"data":{"resultType":"matrix","result":[]}})", "srv", notes);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "prometheus srv: warnings[0]: expected a string, got number");
+  PromAnswerNotes none;
+  EXPECT_TRUE(ParseQueryRangeAnswer(
+      R"({"status":"success","warnings":null,"data":{"resultType":"matrix","result":[]}})", "srv", none));
+  EXPECT_TRUE(none.warnings.empty());
+}
+
 }  // namespace
 }  // namespace gpufit

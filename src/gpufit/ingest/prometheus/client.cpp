@@ -5,12 +5,17 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <ctime>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "gpufit/core/json_input.h"
@@ -55,23 +60,104 @@ constexpr double kMaxBackoffS = 30;
 struct Attempt {
   bool retryable = false;
   Error error;
-  std::string body;  // the answer when error.message is empty
+  std::string body;                     // the answer when error.message is empty
+  std::optional<double> retry_after_s;  // a 429 or 503's Retry-After, seconds from now
 };
 
+// The reason phrase of the statuses a Prometheus (or a proxy before it) answers with.
+std::string_view StatusText(int status) {
+  static constexpr std::pair<int, std::string_view> kReasons[] = {{400, "Bad Request"},
+                                                                  {401, "Unauthorized"},
+                                                                  {403, "Forbidden"},
+                                                                  {404, "Not Found"},
+                                                                  {405, "Method Not Allowed"},
+                                                                  {413, "Payload Too Large"},
+                                                                  {422, "Unprocessable Entity"},
+                                                                  {429, "Too Many Requests"},
+                                                                  {500, "Internal Server Error"},
+                                                                  {502, "Bad Gateway"},
+                                                                  {503, "Service Unavailable"},
+                                                                  {504, "Gateway Timeout"}};
+  for (const auto& [code, reason] : kReasons)
+    if (code == status) return reason;
+  return "";
+}
+
+// The body of a refusal in words: Prometheus's "errorType: error" when its JSON envelope
+// has them, else an excerpt of the text.
+std::string RefusalDetail(const std::string& body) {
+  if (const Result<nlohmann::json> j = ParseJson(body, "answer"); j && j->is_object()) {
+    const auto text = [&](const char* key) {
+      const auto it = j->find(key);
+      return it != j->end() && it->is_string() ? Excerpt(it->get<std::string>(), 300) : std::string();
+    };
+    const std::string type = text("errorType"), error = text("error");
+    if (!type.empty() || !error.empty()) return type.empty() ? error : error.empty() ? type : type + ": " + error;
+  }
+  std::string_view text = body;
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  return text.empty() ? "(no body)" : Excerpt(text, 300);
+}
+
+}  // namespace
+
+std::optional<double> ParseRetryAfter(std::string_view value, std::chrono::system_clock::time_point now) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  if (value.empty()) return std::nullopt;
+  if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (value.size() > 9) return std::nullopt;  // over 30 years: not a wait anyone means
+    return std::stod(std::string(value));
+  }
+  // An HTTP-date: IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT", RFC 9110 section 5.6.7).
+  std::tm tm{};
+  const std::string text(value);
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  const auto at = std::chrono::system_clock::from_time_t(timegm(&tm));
+  return std::max(0.0, std::chrono::duration<double>(at - now).count());
+}
+
+namespace {
+
+// One GET, bounded as a whole: connect, headers and body within `timeout_s` (cpp-httplib's
+// timeouts are per read, so a server trickling a byte at a time would never trip them: a
+// watchdog thread shuts the socket down at the deadline) and within max_bytes.
 Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib::Params& params, double timeout_s,
                 std::uint64_t max_bytes) {
-  // The whole answer must arrive within the timeout (a server trickling bytes would
-  // otherwise reset the per-read timeout forever) and within max_bytes.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  bool too_slow = false, too_big = false;
+  bool too_big = false;
   std::string body;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  std::atomic<bool> expired{false};
+  std::thread watchdog([&] {
+    std::unique_lock lock(mu);
+    if (cv.wait_until(lock, deadline, [&] { return finished; })) return;
+    expired = true;
+    // Again until the request returns: a stop() while it is still connecting finds no socket
+    // to shut down.
+    while (!cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return finished; })) client.stop();
+  });
+  // Stopped here too: stop() is only noticed when the client next reads or writes.
+  const auto past_deadline = [&] {
+    if (std::chrono::steady_clock::now() < deadline) return false;
+    expired = true;
+    return true;
+  };
   const httplib::Result res = client.Get(path, params, httplib::Headers{}, [&](const char* data, std::size_t length) {
     too_big = body.size() + length > max_bytes;
-    too_slow = std::chrono::steady_clock::now() > deadline;
-    if (too_big || too_slow) return false;
+    if (too_big || past_deadline()) return false;
     body.append(data, length);
     return true;
   });
+  {
+    std::lock_guard lock(mu);
+    finished = true;
+  }
+  cv.notify_one();
+  watchdog.join();
   if (!res) {
     const httplib::Error e = res.error();
     const bool tls = e == httplib::Error::SSLConnection || e == httplib::Error::SSLServerVerification ||
@@ -81,66 +167,103 @@ Attempt GetOnce(httplib::Client& client, const std::string& path, const httplib:
               .error = InvalidArgument("{} {} bytes ({:.1f} MiB): narrow --since/--until, --namespace or "
                                        "--selector, or widen --step",
                                        kTooBigWords, max_bytes, static_cast<double>(max_bytes) / (1 << 20)),
-              .body = ""};
+              .body = "",
+              .retry_after_s = std::nullopt};
     std::string why =
-        too_slow                    ? fmt::format("no complete answer within {} s", timeout_s)
+        expired                     ? fmt::format("no complete answer within {} s", timeout_s)
         : e == httplib::Error::Read ? fmt::format("the connection broke, or no answer came within {} s", timeout_s)
         : e == httplib::Error::ConnectionTimeout ? fmt::format("no connection within {} s", timeout_s)
         : tls ? "TLS failed (" + httplib::to_string(e) + "; check --ca-file or the URL's scheme)"
         : e == httplib::Error::Connection ? "cannot connect (server down, unreachable, or its name does not resolve)"
                                           : "request failed (" + httplib::to_string(e) + ")";
-    return {.retryable = !tls, .error = Unavailable("{}", why), .body = ""};
+    return {.retryable = !tls, .error = Unavailable("{}", why), .body = "", .retry_after_s = std::nullopt};
   }
   if (res->status == 200) {
     // Room after the text lets the parser read the answer in place (simdjson reads up to
     // SIMDJSON_PADDING = 64 bytes past what it parses); usually within the capacity already.
     body.reserve(body.size() + 64);
-    return {.retryable = false, .error = {}, .body = std::move(body)};
+    return {.retryable = false, .error = {}, .body = std::move(body), .retry_after_s = std::nullopt};
   }
-  // Prometheus explains refusals in its JSON envelope; fall back to the raw body.
-  std::string detail = Excerpt(body, 300);
-  if (const Result<nlohmann::json> j = ParseJson(body, "answer"); j && j->is_object()) {
-    const auto text = [&](const char* key) {
-      const auto it = j->find(key);
-      return it != j->end() && it->is_string() ? Excerpt(it->get<std::string>(), 300) : std::string("?");
-    };
-    detail = fmt::format("{}: {}", text("errorType"), text("error"));
-  }
+  // "HTTP 429 Too Many Requests: <Prometheus's error or the body>[, Retry-After N s]"
+  const std::string_view reason = StatusText(res->status);
+  std::string detail =
+      fmt::format("HTTP {}{}{}: {}", res->status, reason.empty() ? "" : " ", reason, RefusalDetail(body));
   if (res->status == 401 || res->status == 403) detail += " (check --bearer-token-file)";
+  std::optional<double> retry_after;
+  if ((res->status == 429 || res->status == 503) && res->has_header("Retry-After")) {
+    const std::string header = res->get_header_value("Retry-After");
+    retry_after = ParseRetryAfter(header, std::chrono::system_clock::now());
+    detail += retry_after
+                  ? fmt::format(", Retry-After {:g} s", std::ceil(*retry_after))
+                  : fmt::format(", Retry-After '{}' (not a number of seconds or an HTTP date)", Excerpt(header));
+  }
   const bool server_side = res->status == 429 || res->status >= 500;
-  Error error = server_side ? Unavailable("HTTP {}: {}", res->status, detail)
-                            : InvalidArgument("HTTP {}: {}", res->status, detail);
-  return {.retryable = server_side, .error = std::move(error), .body = ""};
+  Error error = server_side ? Unavailable("{}", detail) : InvalidArgument("{}", detail);
+  return {.retryable = server_side, .error = std::move(error), .body = "", .retry_after_s = retry_after};
 }
 
 // One GET with retries; `parse` reads the answer. `where` names the request in errors.
+// A 429 or 503 with Retry-After is retried after the wait the server asks for, not the
+// back-off, whatever --prometheus-retries says, as long as the retry can finish within the
+// request's deadline: `timeout_s` for each try the retries allow (timeout_s x (retries + 1))
+// from the first; a wait past it fails at once, saying so.
 template <class Parse>
 auto GetWithRetries(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
                     const httplib::Params& params, const std::string& where, PrometheusQueryStats& stats, Parse&& parse)
     -> decltype(parse(std::string(), where)) {
   double backoff = o.backoff_s;
   const auto started = std::chrono::steady_clock::now();
+  const auto request_deadline = started + std::chrono::duration<double>(o.timeout_s * (o.retries + 1));
   const auto report = [&](std::uint64_t bytes, const std::string& error) {
     if (o.on_request)
       o.on_request(where, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), bytes,
                    error);
   };
+  int counted = 0;          // retries spent of o.retries (Retry-After waits are not)
+  bool after_wait = false;  // this attempt follows a Retry-After: it ends by request_deadline
   for (int attempt = 0;; ++attempt) {
-    Attempt a = GetOnce(client, path, params, o.timeout_s, o.max_answer_bytes);
+    const double left_s = std::chrono::duration<double>(request_deadline - std::chrono::steady_clock::now()).count();
+    Attempt a = GetOnce(client, path, params, after_wait ? std::clamp(left_s, 0.001, o.timeout_s) : o.timeout_s,
+                        o.max_answer_bytes);
+    after_wait = false;
     if (a.error.message.empty()) {
       ++stats.requests;
       stats.answer_bytes += a.body.size();
       report(a.body.size(), "");
       return parse(a.body, where);
     }
-    if (!a.retryable || attempt >= o.retries) {
+    const auto give_up = [&](const std::string& why) -> decltype(parse(std::string(), where)) {
       const std::string tries = attempt > 0 ? fmt::format(" (after {} attempts)", attempt + 1) : "";
-      report(0, a.error.message + tries);
-      return Error{a.error.code, fmt::format("prometheus {}: {}{}", where, a.error.message, tries)};
+      report(0, a.error.message + why + tries);
+      return Error{a.error.code, fmt::format("prometheus {}: {}{}{}", where, a.error.message, why, tries)};
+    };
+    if (a.retry_after_s) {
+      const auto retry_at = std::chrono::steady_clock::now() + std::chrono::duration<double>(*a.retry_after_s);
+      if (retry_at >= request_deadline)
+        return give_up(fmt::format(" (past the request's deadline of {} s: --prometheus-timeout x (retries + 1))",
+                                   o.timeout_s * (o.retries + 1)));
+      std::this_thread::sleep_until(retry_at);
+      after_wait = true;
+      continue;
     }
+    if (!a.retryable || counted >= o.retries) return give_up("");
+    ++counted;
     std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
     backoff = std::min(2 * backoff, kMaxBackoffS);
   }
+}
+
+// The warnings and infos of an answer to `query`, each (query, kind, text) once.
+void AddNotices(const std::string& query, const PromAnswerNotes& notes, PrometheusQueryStats& stats) {
+  const auto note = [&](const char* kind, const std::string& text) {
+    PrometheusNotice n{.query = query, .kind = kind, .text = text};
+    if (std::none_of(stats.notices.begin(), stats.notices.end(), [&](const PrometheusNotice& m) {
+          return m.query == n.query && m.kind == n.kind && m.text == n.text;
+        }))
+      stats.notices.push_back(std::move(n));
+  };
+  for (const std::string& w : notes.warnings) note("warning", w);
+  for (const std::string& i : notes.infos) note("info", i);
 }
 
 Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const PrometheusOptions& o, const std::string& path,
@@ -158,7 +281,12 @@ Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const Promet
       {"nocache", "1"},   {"deny_partial_response", "1"}, {"partial_response", "false"}};
   const std::string where = fmt::format("{}{} (query '{}', {} to {} step {} s)", o.url, kQueryRangePath, q.query,
                                         Seconds(q.start_s), Seconds(q.end_s), q.step_s);
-  return GetWithRetries(client, o, path, params, where, stats, ParseQueryRangeAnswer);
+  PromAnswerNotes notes;
+  Result<std::vector<PromSeries>> out = GetWithRetries(
+      client, o, path, params, where, stats,
+      [&notes](const std::string& body, const std::string& w) { return ParseQueryRangeAnswer(body, w, notes); });
+  if (out) AddNotices(q.query, notes, stats);
+  return out;
 }
 
 // A client for the server of `o`, or the error in its options.
@@ -241,7 +369,12 @@ Result<std::vector<std::map<std::string, std::string>>> QuerySeries(const Promet
   const std::string where =
       fmt::format("{}{} (match[] '{}', {} to {})", o.url, kSeriesPath, selector, Seconds(start_s), Seconds(end_s));
   ++stats.series_lookups;
-  return GetWithRetries(*c->client, o, c->path_prefix + kSeriesPath, params, where, stats, ParseSeriesAnswer);
+  PromAnswerNotes notes;
+  Result<std::vector<std::map<std::string, std::string>>> out = GetWithRetries(
+      *c->client, o, c->path_prefix + kSeriesPath, params, where, stats,
+      [&notes](const std::string& body, const std::string& w) { return ParseSeriesAnswer(body, w, notes); });
+  if (out) AddNotices(selector, notes, stats);
+  return out;
 }
 
 Result<std::vector<PromSeries>> QueryRange(const PrometheusOptions& o, const RangeQuery& q) {

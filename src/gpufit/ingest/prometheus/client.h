@@ -17,7 +17,12 @@
 //
 // Failures: a refused connection, a timeout, HTTP 429 and HTTP 5xx are retried `retries`
 // times with exponential back-off (backoff_s, 2 backoff_s, ..., at most 30 s); anything else
-// fails at once. `timeout_s` bounds the connection and the whole answer of each attempt;
+// fails at once. A 429 or 503 with Retry-After (seconds or an HTTP date) is retried after
+// that wait instead, while the retry can end within timeout_s x (retries + 1) of the first
+// try. `timeout_s` bounds each attempt as a whole, connection, headers and body (a watchdog
+// closes the connection at the deadline: a server trickling bytes never trips a per-read timeout);
+// refusals read "HTTP 429 Too Many Requests: <Prometheus's errorType: error, or the body>,
+// Retry-After N s";
 // an answer over `max_answer_bytes` (256 MiB) is refused with kInvalidArgument "the answer exceeds N MiB"
 // (AnswerTooBig tells it apart; prometheus_split.h splits such queries). Every error names the URL, the query and
 // the cause: kUnavailable when the server is down, too slow or keeps failing; kInvalidArgument for a refused query,
@@ -27,9 +32,11 @@
 // envelope, simdjson for each series), so a parse holds about its output besides the text.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,7 +64,7 @@ struct PrometheusOptions {
   std::string bearer_token;                       // sent as "Authorization: Bearer <token>" when set
   std::string ca_file;                            // PEM bundle that signs the server's certificate (https)
   bool insecure_skip_verify = false;              // https without certificate verification
-  double timeout_s = 30;                          // connect and read timeout of one request, seconds
+  double timeout_s = 30;                          // each attempt, connect to last byte, seconds
   int retries = 3;                                // retries after the first attempt
   double backoff_s = 1;                           // first back-off, seconds; doubles on each retry
   int max_points = kPrometheusMaxPoints;          // evaluation times per request and series
@@ -78,6 +85,15 @@ struct PrometheusOptions {
   std::vector<LabelMatcher> ScopeMatchers() const;
 };
 
+// A warning or info a Prometheus answer carried beside its data ("partial result: store
+// gateway down"; Prometheus 2.x `warnings`, 3.x also `infos`): the answer may be partial or
+// approximate, and whoever reads a plan made from it must be told.
+struct PrometheusNotice {
+  std::string query;  // the PromQL asked
+  std::string kind;   // "warning" or "info"
+  std::string text;   // as the server wrote it
+};
+
 // Requests sent and bytes read, summed over the queries of one read (a log line and the
 // plan's telemetry section report them). Retries are not counted as requests.
 struct PrometheusQueryStats {
@@ -87,6 +103,7 @@ struct PrometheusQueryStats {
   std::size_t split_queries = 0;   // of those, split by namespace or pod batch
   std::size_t parts = 0;           // range queries sent after splitting (before point chunks)
   std::uint64_t answer_bytes = 0;  // bytes of all answers
+  std::vector<PrometheusNotice> notices;  // each (query, kind, text) once, in the order first seen
 };
 
 // One answer series. time_s ascending; values as Prometheus printed them, parsed (NaN and
@@ -116,6 +133,10 @@ Result<std::vector<std::map<std::string, std::string>>> QuerySeries(const Promet
                                                                     const std::string& selector, double start_s,
                                                                     double end_s, PrometheusQueryStats& stats);
 
+// A Retry-After header's wait in seconds from `now`: delay-seconds ("120") or an HTTP-date
+// ("Sun, 06 Nov 1994 08:49:37 GMT", in the past: 0); nullopt when it is neither.
+std::optional<double> ParseRetryAfter(std::string_view value, std::chrono::system_clock::time_point now);
+
 // Whether `error` is QueryRange's "the answer exceeds options.max_answer_bytes".
 bool AnswerTooBig(const Error& error);
 
@@ -124,14 +145,25 @@ bool AnswerTooBig(const Error& error);
 // number of seconds ("60", "0.5"), in seconds. Errors (kInvalidArgument) quote the text.
 Result<double> ParsePrometheusDuration(std::string_view text);
 
-// Parses one query_range answer body (exposed for tests). `where` names it in errors.
+// The warnings and infos of one answer, as the server wrote them.
+struct PromAnswerNotes {
+  std::vector<std::string> warnings, infos;
+};
+
+// Parses one query_range answer body (exposed for tests). `where` names it in errors. The
+// overload with `notes` adds the answer's `warnings` and `infos` there.
 // Shapes and errors: the envelope above; errors give the JSON path of the field
 // ("data.result[3].values[7][1]: expected a string, got number") or the byte where the
 // syntax broke ("malformed JSON at byte N: ...").
 Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where);
+Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where,
+                                                      PromAnswerNotes& notes);
 
 // Parses one /api/v1/series answer ({"status":"success","data":[{label: value}, ...]}).
 Result<std::vector<std::map<std::string, std::string>>> ParseSeriesAnswer(const std::string& body,
                                                                           const std::string& where);
+Result<std::vector<std::map<std::string, std::string>>> ParseSeriesAnswer(const std::string& body,
+                                                                          const std::string& where,
+                                                                          PromAnswerNotes& notes);
 
 }  // namespace gpufit

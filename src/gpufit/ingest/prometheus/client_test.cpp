@@ -13,6 +13,7 @@
 
 #include "gpufit/core/test_support.h"
 #include "prometheus_server.h"
+#include "trickle_server.h"
 
 namespace gpufit {
 namespace {
@@ -151,7 +152,7 @@ TEST(QueryRange, Http500IsRetriedThenReported) {
   const auto r = QueryRange(Fast(server.url()), Query());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Code::kUnavailable);
-  EXPECT_THAT(r.error().message, HasSubstr("HTTP 500: internal meltdown"));
+  EXPECT_THAT(r.error().message, HasSubstr("HTTP 500 Internal Server Error: internal meltdown"));
   EXPECT_EQ(server.requests(), 3);  // 1 + 2 retries
 }
 
@@ -183,7 +184,7 @@ TEST(QueryRange, SlowServerTimesOut) {
   const auto r = QueryRange(o, Query());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Code::kUnavailable);
-  EXPECT_THAT(r.error().message, HasSubstr("no answer came within 0.3 s"));
+  EXPECT_THAT(r.error().message, HasSubstr("within 0.3 s"));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1400));
 }
 
@@ -205,6 +206,107 @@ TEST(QueryRange, TricklingServerHitsTheWholeAnswerTimeout) {
   ASSERT_FALSE(r);
   EXPECT_THAT(r.error().message, HasSubstr("no complete answer within 1 s"));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(2500));
+}
+
+// Issue 40: cpp-httplib's read timeout is per read, so headers trickled a byte at a time
+// never tripped it; the deadline covers connect, headers and body.
+TEST(QueryRange, HeaderTricklingServerHitsTheDeadline) {
+  testing::HeaderTrickleServer server(std::chrono::milliseconds(100));
+  PrometheusOptions o = Fast(server.url());
+  o.timeout_s = 0.5;
+  o.retries = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = QueryRange(o, Query());
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnavailable);
+  EXPECT_THAT(r.error().message, HasSubstr("query 'up', 1767225600.000 to 1767225660.000 step 60 s): no complete "
+                                           "answer within 0.5 s"));
+  EXPECT_LT(took, 1.5);
+}
+
+TEST(QueryRange, Http429SaysTheStatusTheErrorAndRetryAfter) {
+  testing::FakeHttpServer server([](const httplib::Request&, httplib::Response& res) {
+    res.status = 429;
+    res.set_header("Retry-After", "120");
+    res.set_content(R"({"status":"error","errorType":"unavailable","error":"too many queries in flight"})",
+                    "application/json");
+  });
+  PrometheusOptions o = Fast(server.url());
+  o.timeout_s = 2;
+  o.retries = 1;
+  const auto r = QueryRange(o, Query());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kUnavailable);
+  EXPECT_EQ(r.error().message,
+            fmt::format("prometheus {}/api/v1/query_range (query 'up', 1767225600.000 to 1767225660.000 step 60 s): "
+                        "HTTP 429 Too Many Requests: unavailable: too many queries in flight, Retry-After 120 s (past "
+                        "the request's deadline of 4 s: --prometheus-timeout x (retries + 1))",
+                        server.url()));
+  EXPECT_EQ(server.requests(), 1) << "a wait past the deadline is not waited";
+}
+
+TEST(QueryRange, Http429WithoutAnEnvelopeQuotesTheBody) {
+  testing::FakeHttpServer server([](const httplib::Request&, httplib::Response& res) {
+    res.status = 429;
+    res.set_content("slow down\n", "text/plain");
+  });
+  PrometheusOptions o = Fast(server.url());
+  o.retries = 0;
+  const auto r = QueryRange(o, Query());
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, ::testing::EndsWith("): HTTP 429 Too Many Requests: slow down"));
+}
+
+TEST(QueryRange, RetryAfterIsHonouredWithinTheDeadlineEvenWithoutRetries) {
+  std::atomic<int> calls{0};
+  testing::FakeHttpServer server([&calls](const httplib::Request&, httplib::Response& res) {
+    if (calls++ == 0) {
+      res.status = 503;
+      res.set_header("Retry-After", "1");
+      res.set_content("restarting", "text/plain");
+      return;
+    }
+    res.set_content(kOneSeries, "application/json");
+  });
+  PrometheusOptions o = Fast(server.url());
+  o.timeout_s = 3;
+  o.retries = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = QueryRange(o, Query());
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(server.requests(), 2);
+  EXPECT_GE(took, 1.0) << "the server's wait, not the 0.01 s back-off";
+}
+
+TEST(QueryRange, WarningsOfTheAnswersAreCollectedOncePerQuery) {
+  testing::FakeHttpServer server([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"success","data":{"resultType":"matrix","result":[]},)"
+                    R"("warnings":["partial result: store gateway down"]})",
+                    "application/json");
+  });
+  PrometheusOptions o = Fast(server.url());
+  o.max_points = 1;  // two chunks, two answers with the same warning
+  PrometheusQueryStats stats;
+  const auto r = QueryRange(o, Query(60, 60), stats);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(server.requests(), 2);
+  ASSERT_EQ(stats.notices.size(), 1u);
+  EXPECT_EQ(stats.notices[0].query, "up");
+  EXPECT_EQ(stats.notices[0].kind, "warning");
+  EXPECT_EQ(stats.notices[0].text, "partial result: store gateway down");
+}
+
+TEST(ParseRetryAfter, SecondsOrAnHttpDate) {
+  const auto now = std::chrono::system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
+  EXPECT_EQ(ParseRetryAfter("120", now), 120.0);
+  EXPECT_EQ(ParseRetryAfter(" 0 ", now), 0.0);
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 1994 08:50:07 GMT", now), 30.0);
+  EXPECT_EQ(ParseRetryAfter("Sun, 06 Nov 1994 08:00:00 GMT", now), 0.0) << "a date in the past: now";
+  EXPECT_FALSE(ParseRetryAfter("soon", now));
+  EXPECT_FALSE(ParseRetryAfter("-5", now));
+  EXPECT_FALSE(ParseRetryAfter("", now));
 }
 
 TEST(QueryRange, MalformedJsonFailsAtOnce) {

@@ -49,7 +49,24 @@ std::string Describe(const char* metric, const Labels& l) {
   return fmt::format("{}{{pod=\"{}\", UUID/gpu=\"{}\"}}", metric, PodName(l), GpuIdentity(l));
 }
 
-bool NoData(double v) { return !std::isfinite(v) || v >= kDcgmBlankSentinel; }
+// DCGM's blank sentinels: no sample, skipped. As doubles the int64 blanks (2^63 - 16 to
+// 2^63 - 1) are all 2^63; anything larger (1e308) is a value out of range, not a blank, and
+// NaN and +/-Inf are errors too (NotFinite).
+bool NoData(double v) { return v >= kDcgmBlankSentinel && v <= 9223372036854775808.0; }
+
+// NaN, +Inf or -Inf in a DCGM series is an error naming the series and the time, as the same
+// value in a telemetry CSV is ("'NaN' is not a finite number"): dropped in silence, the gap
+// was filled from its neighbours and the plan made on samples nobody measured.
+Result<void> NotFinite(const char* metric, const Labels& labels, double time_s, double v) {
+  if (std::isfinite(v)) return {};
+  return InvalidArgument(
+      "{} at {}: value {} is not a finite number (a broken exporter or recording rule; a "
+      "telemetry CSV with it is refused too)",
+      Describe(metric, labels), time_s,
+      std::isnan(v) ? "NaN"
+      : v > 0       ? "+Inf"
+                    : "-Inf");
+}
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -179,6 +196,7 @@ Result<void> Collect(const std::vector<PromSeries>& series, const char* metric, 
     }
     for (std::size_t i = 0; i < s.time_s.size(); ++i) {
       const double v = s.value[i] * scale;
+      if (Result<void> finite = NotFinite(metric, s.labels, s.time_s[i], s.value[i]); !finite) return finite;
       if (NoData(s.value[i])) continue;
       if (v < 0 || v > max_value)
         return InvalidArgument("{} at {}: value {} is out of range [0, {}]", Describe(metric, s.labels), s.time_s[i],
@@ -360,6 +378,8 @@ Result<std::vector<ReservedGpuMemory>> ReservedGpuMemoryFromDcgm(const std::vect
   for (const PromSeries& s : fb_used) {
     if (!PodKeyFromLabels(s.labels, labels).empty()) continue;
     for (std::size_t i = 0; i < s.time_s.size() && i < s.value.size(); ++i) {
+      if (Result<void> finite = NotFinite(kDcgmFbUsed, s.labels, s.time_s[i], s.value[i]); !finite)
+        return finite.error();
       if (NoData(s.value[i])) continue;
       if (grid && (s.time_s[i] < grid->start_s - grid->step_s / 2 ||
                    s.time_s[i] >= grid->start_s + (static_cast<double>(grid->samples) - 0.5) * grid->step_s))
@@ -487,6 +507,8 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
   if (Result<void> r = AddPrometheusContainers(options, *grid, *tel, stats); !r) return r.error();
   std::string scope;
   for (const LabelMatcher& m : options.ScopeMatchers()) scope += (scope.empty() ? "" : ",") + m.ToPromQL();
+  std::vector<QueryNotice> notices;
+  for (const PrometheusNotice& n : stats.notices) notices.push_back({.query = n.query, .kind = n.kind, .text = n.text});
   tel->queries = TelemetryQueries{
       .requests = stats.requests,
       .series_lookups = stats.series_lookups,
@@ -504,7 +526,8 @@ Result<Telemetry> ReadPrometheusTelemetry(const PrometheusOptions& options, cons
                                      "(the smallest multiple under that): memory is each step's maximum (peaks "
                                      "stay exact), duty each step's mean",
                                      range.max_points, range.step_s, read.step_s),
-      .scope = scope};
+      .scope = scope,
+      .notices = std::move(notices)};
   return tel;
 }
 

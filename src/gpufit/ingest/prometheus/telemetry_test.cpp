@@ -97,8 +97,8 @@ TEST(TelemetryFromDcgmSeries, EngineActiveStandsInForUtilAndNoDataIsDropped) {
   mig["GPU_I_ID"] = "2";
   mig["GPU_I_PROFILE"] = "2g.20gb";
   mig["GPU_I_PROFILE"] = "3g.40gb";
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  const std::vector<PromSeries> fb = {Series(mig, {0, 60, 120, 180}, {1000, nan, 1200, 9223372036854775794.0})};
+  const double blank = 9223372036854775794.0;  // DCGM's sentinel for a field it has no value of
+  const std::vector<PromSeries> fb = {Series(mig, {0, 60, 120, 180}, {1000, blank, 1200, blank})};
   const std::vector<PromSeries> engine = {Series(mig, {0, 60, 120, 180}, {0.25, 0.5, 0.75, 1})};
   const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, {}, engine, {}, {}, "srv");
   ASSERT_TRUE(t) << t.error().message;
@@ -162,6 +162,38 @@ TEST(TelemetryFromDcgmSeries, RejectsOutOfRangeValuesNamingTheSeries) {
   ASSERT_FALSE(t);
   EXPECT_THAT(t.error().message, HasSubstr("DCGM_FI_DEV_GPU_UTIL{pod=\"ml/p\", UUID/gpu=\"GPU-a\"} at 0"));
   EXPECT_THAT(t.error().message, HasSubstr("out of range [0, 100]"));
+}
+
+// Issue 40: NaN and +/-Inf were dropped and the gap filled, where the CSV reader refuses them.
+TEST(TelemetryFromDcgmSeries, NonFiniteSamplesAreErrorsNamingTheSeriesAndTime) {
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* name;
+    double fb, util;
+    std::string message;
+  } cases[] = {
+      {"NaN memory", std::numeric_limits<double>::quiet_NaN(), 1,
+       "DCGM_FI_DEV_FB_USED{pod=\"ml/p\", UUID/gpu=\"GPU-a\"} at 60: value NaN is not a finite number (a "
+       "broken exporter or recording rule; a telemetry CSV with it is refused too)"},
+      {"+Inf duty", 1, inf,
+       "DCGM_FI_DEV_GPU_UTIL{pod=\"ml/p\", UUID/gpu=\"GPU-a\"} at 60: value +Inf is not a finite number (a "
+       "broken exporter or recording rule; a telemetry CSV with it is refused too)"},
+      {"-Inf memory", -inf, 1,
+       "DCGM_FI_DEV_FB_USED{pod=\"ml/p\", UUID/gpu=\"GPU-a\"} at 60: value -Inf is not a finite number (a "
+       "broken exporter or recording rule; a telemetry CSV with it is refused too)"},
+      {"1e308 memory (above 1 TiB)", 1e308, 1,
+       "DCGM_FI_DEV_FB_USED{pod=\"ml/p\", UUID/gpu=\"GPU-a\"} at 60: value 1e+308 is out of range [0, "
+       "1048576]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<PromSeries> fb = {Series(Gpu("GPU-a", "p"), {0, 60}, {1, c.fb})};
+    const std::vector<PromSeries> util = {Series(Gpu("GPU-a", "p"), {0, 60}, {1, c.util})};
+    const Result<Telemetry> t = TelemetryFromDcgmSeries(fb, util, {}, {}, {}, "srv");
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error().code, Code::kInvalidArgument);
+    EXPECT_EQ(t.error().message, c.message);
+  }
 }
 
 TEST(GridFor, StepsCoverTheRangeFromSinceOn) {
@@ -352,6 +384,32 @@ TEST(ReadPrometheusTelemetry, DcgmExporterOneIsDiagnosedAndReadWithItsLabelNames
   EXPECT_EQ(t->samples, 10u);
   EXPECT_THAT(t->pods[0].fb_used_mib, ElementsAre(1000, 1010, 1020, 1030, 1040, 1050, 1060, 1070, 1080, 1090));
   EXPECT_THAT(t->pods[0].gpu_util_pct, ElementsAre(0, 5, 10, 15, 20, 25, 30, 35, 40, 45));
+}
+
+// Issue 40: a +Inf duty sample (a broken exporter) stored in and answered by a real
+// Prometheus is an error naming the series and the time, as in a CSV.
+TEST(ReadPrometheusTelemetry, ANonFiniteSampleFromARealServerIsAnError) {
+  const auto t = [](int k) { return static_cast<long long>(testing::kFixtureT0) + 60 * k; };
+  const std::string labels = R"(UUID="GPU-a",Hostname="node-a",gpu="0",pod="trainer-0",namespace="ml")";
+  std::string fb = "# TYPE DCGM_FI_DEV_FB_USED gauge\n", util = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+  for (int k = 0; k < 10; ++k) {
+    fb += fmt::format("DCGM_FI_DEV_FB_USED{{{}}} {} {}\n", labels, 1000 + 10 * k, t(k));
+    util += fmt::format("DCGM_FI_DEV_GPU_UTIL{{{}}} {} {}\n", labels, k == 4 ? "+Inf" : "5", t(k));
+  }
+  testing::TempDir dir;
+  auto server = testing::PrometheusServer::Start(fb + util + "# EOF\n", dir.path());
+  ASSERT_TRUE(server) << server.error().message;
+  PrometheusOptions o;
+  o.url = (*server)->url();
+  const TelemetryRange range{
+      .since_s = testing::kFixtureT0 - 60, .until_s = testing::kFixtureT0 + 9 * 60, .step_s = 60};
+  const Result<Telemetry> r = ReadPrometheusTelemetry(o, range);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+  EXPECT_THAT(r.error().message,
+              HasSubstr(fmt::format("DCGM_FI_DEV_GPU_UTIL{{pod=\"ml/trainer-0\", UUID/gpu=\"GPU-a\"}} at {}: value "
+                                    "+Inf is not a finite number",
+                                    t(4))));
 }
 
 TEST(ReadPrometheusTelemetry, RealServerGivesTheSameGridAsTheCsv) {
