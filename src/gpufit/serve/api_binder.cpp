@@ -59,6 +59,14 @@ Result<ApiServerBinder> ApiServerBinder::Make(const ApiServerOptions& options) {
       url.size() == scheme_end + 3 || url.find('/', scheme_end + 3) != std::string::npos) {
     return InvalidArgument("--kube-api: expected http(s)://host[:port] without a path, got '{}'", url);
   }
+  if (!https && !options.token_file.empty()) {  // the token would cross the network in clear text
+    const std::string host = url.substr(scheme_end + 3, url.find(':', scheme_end + 3) - scheme_end - 3);
+    if (host != "127.0.0.1" && host != "localhost" && !url.starts_with("http://[::1]"))
+      return InvalidArgument(
+          "--kube-token-file with an http:// --kube-api ({}) would send the token in clear text: use https:// "
+          "(http:// only on loopback, e.g. kubectl proxy)",
+          url);
+  }
   if (!options.token_file.empty()) {
     if (Result<std::string> token = ReadToken(options.token_file); !token)
       return InvalidArgument("--kube-token-file: {}", token.error().message);

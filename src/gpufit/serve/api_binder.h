@@ -45,7 +45,7 @@ std::string BindingJson(const BindingArgs& args);
 class ApiServerBinder {
  public:
   // Errors: kInvalidArgument for a URL that is not http:// or https:// host[:port] (no path),
-  // a token or CA file that cannot be read.
+  // a token or CA file that cannot be read, a token with an http:// URL that is not loopback.
   static Result<ApiServerBinder> Make(const ApiServerOptions& options);
 
   // Errors, by whether the Binding may exist:

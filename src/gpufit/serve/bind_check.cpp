@@ -99,6 +99,8 @@ Result<void> CheckPending(const Json& pod, const BindingArgs& args) {
                               QuoteForMessage(uid), QuoteForMessage(args.pod_uid));
   if (!StringAt(pod, "/metadata/deletionTimestamp").empty())
     return FailedPrecondition("{}: the pod is being deleted", who);
+  if (const Json& gates = At(pod, "/spec/schedulingGates", Json::value_t::array); !gates.empty())
+    return FailedPrecondition("{}: the pod has {} scheduling gates (it is not to be scheduled yet)", who, gates.size());
   if (const std::string node = StringAt(pod, "/spec/nodeName"); !node.empty())
     return FailedPrecondition("{}: the pod is already bound to {}", who, QuoteForMessage(node));
   if (const std::string phase = StringAt(pod, "/status/phase"); !phase.empty() && phase != "Pending")

@@ -5,7 +5,9 @@
 // CheckPending: the pod is still to be bound, and is the pod the scheduler decided on:
 //  * `.metadata.uid` equals the bind's PodUID (kube-scheduler always sends it; an empty PodUID is
 //    refused), so a pod deleted and created again under the same name is not bound in its place;
-//  * no `.metadata.deletionTimestamp`, no `.spec.nodeName`, `.status.phase` Pending (or absent).
+//  * no `.metadata.deletionTimestamp`, no `.spec.schedulingGates` (the API server refuses a
+//    Binding of a gated pod with 409, which would otherwise read as "may be bound"), no
+//    `.spec.nodeName`, `.status.phase` Pending (or absent).
 //
 // CheckNodeAdmits: the node satisfies the pod's constraints as kube-scheduler's filters decide
 // them (the parts gpufit's placement does not: GPU, CPU and memory room are the extender's):

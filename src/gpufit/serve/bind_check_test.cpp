@@ -50,6 +50,10 @@ TEST(BindCheck, AnotherUidAnEmptyUidABoundPodAndAnEndedPodAreRefused) {
   Json deleting = PendingPod();
   deleting["metadata"]["deletionTimestamp"] = "2026-12-06T00:00:00Z";
   EXPECT_EQ(Why(CheckPending(deleting, kArgs)), "bind ml/p: the pod is being deleted");
+  Json gated = PendingPod();
+  gated["spec"]["schedulingGates"] = Json::parse(R"([{"name": "example.com/quota"}])");
+  EXPECT_EQ(Why(CheckPending(gated, kArgs)),
+            "bind ml/p: the pod has 1 scheduling gates (it is not to be scheduled yet)");
   const Result<void> r = CheckPending(bound, kArgs);
   EXPECT_EQ(r.error().code, Code::kFailedPrecondition);
 }

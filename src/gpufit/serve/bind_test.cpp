@@ -258,6 +258,12 @@ TEST(Bind, BinderRefusesBadUrlsFilesAndNames) {
   const Result<ApiServerBinder> no_token = ApiServerBinder::Make({.url = "http://127.0.0.1:1", .token_file = "/nonexistent/token"});
   ASSERT_FALSE(no_token);
   EXPECT_THAT(no_token.error().message, HasSubstr("--kube-token-file: /nonexistent/token: cannot read the API token"));
+  // A token goes over http:// only to loopback (kubectl proxy); elsewhere it would cross in clear.
+  const Result<ApiServerBinder> clear = ApiServerBinder::Make({.url = "http://10.0.0.1:8001", .token_file = "/t"});
+  ASSERT_FALSE(clear);
+  EXPECT_EQ(clear.error().message,
+            "--kube-token-file with an http:// --kube-api (http://10.0.0.1:8001) would send the token in clear text: "
+            "use https:// (http:// only on loopback, e.g. kubectl proxy)");
   const Result<ApiServerBinder> ok = ApiServerBinder::Make({.url = "http://127.0.0.1:1"});
   ASSERT_TRUE(ok);
   const Result<void> path = ok->Bind({.pod_name = "../../nodes/x", .pod_namespace = "ml", .pod_uid = "", .node = "n1"});

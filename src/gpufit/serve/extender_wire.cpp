@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "gpufit/core/json_input.h"
+#include "gpufit/core/text.h"
 #include "gpufit/ingest/kube/kube_reader.h"
 
 namespace gpufit::serve {
@@ -174,9 +175,30 @@ void AppendFailedNodes(std::string& out, const ExtenderArgs& args, const std::ve
 
 }  // namespace
 
+namespace {
+
+// The pod is remembered by its UID and name until bind (extender.h, kMaxRemembered entries): a
+// name or UID of any length would make that memory unbounded in bytes. The API server's are
+// DNS-1123 subdomains (253 bytes at most) and RFC 4122 UUIDs (36 bytes); 128 leaves room.
+constexpr std::size_t kMaxUidBytes = 128;
+
+Result<ExtenderArgs> Checked(Result<ExtenderArgs> args, std::string_view source) {
+  if (!args) return args;
+  const KubePod& pod = args->pod;
+  if (!IsDnsSubdomain(pod.namespace_name) || !IsDnsSubdomain(pod.name))
+    return InvalidArgument("{}: Pod: namespace {} and name {} must be DNS-1123 subdomains", source,
+                           QuoteForMessage(pod.namespace_name), QuoteForMessage(pod.name));
+  if (pod.uid.size() > kMaxUidBytes)
+    return InvalidArgument("{}: Pod: metadata.uid of {} bytes (at most {})", source, pod.uid.size(), kMaxUidBytes);
+  return args;
+}
+
+}  // namespace
+
 Result<ExtenderArgs> ParseExtenderArgs(std::string_view body, std::string_view source) {
-  if (std::optional<Result<ExtenderArgs>> fast = ParseNodeNamesWithSimdjson(body, source)) return std::move(*fast);
-  return ParseWithNlohmann(body, source);
+  if (std::optional<Result<ExtenderArgs>> fast = ParseNodeNamesWithSimdjson(body, source))
+    return Checked(std::move(*fast), source);
+  return Checked(ParseWithNlohmann(body, source), source);
 }
 
 std::string WriteFilterResult(const ExtenderArgs& args, const FilterResult& result) {

@@ -18,7 +18,8 @@
 //
 // Errors (kInvalidArgument) name the request and the JSON path: malformed JSON (with the
 // byte offset), a document past core/json_input.h's bounds, no Pod, neither Nodes nor
-// NodeNames, a node name that is not a string, a Pod that kube_reader.h refuses.
+// NodeNames, a node name that is not a string, a Pod that kube_reader.h refuses, a Pod whose
+// namespace or name is not a DNS-1123 subdomain or whose UID is above 128 bytes.
 #pragma once
 
 #include <cstdint>

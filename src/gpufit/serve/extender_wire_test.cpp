@@ -35,6 +35,25 @@ TEST(ExtenderWire, NodeNamesInNodeNamesOut) {
 }
 
 // nodeCacheCapable: false. The kept Node objects come back as sent, in the request's order.
+// What the extender remembers per pod is bounded in bytes: a 4 MiB UID, or a name that is not a
+// DNS-1123 subdomain, is refused in either reader (NodeNames by simdjson, Nodes by nlohmann).
+TEST(ExtenderWire, LongUidsAndNamesThatAreNotDnsNamesAreRefused) {
+  Json pod = PodJson("p", "1", "1Gi", 1);
+  pod["metadata"]["uid"] = std::string(129, 'u');
+  for (const Json& body :
+       {Json{{"Pod", pod}, {"NodeNames", {"n1"}}}, Json{{"Pod", pod}, {"Nodes", {{"items", Json::array()}}}}}) {
+    const Result<ExtenderArgs> r = ParseExtenderArgs(body.dump(), "filter request");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, "filter request: Pod: metadata.uid of 129 bytes (at most 128)");
+  }
+  pod["metadata"]["uid"] = std::string(128, 'u');
+  EXPECT_TRUE(ParseExtenderArgs(Json{{"Pod", pod}, {"NodeNames", {"n1"}}}.dump(), "filter request"));
+  pod["metadata"]["name"] = "Not_A_Name";
+  const Result<ExtenderArgs> r = ParseExtenderArgs(Json{{"Pod", pod}, {"NodeNames", {"n1"}}}.dump(), "filter request");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "filter request: Pod: namespace 'ml' and name 'Not_A_Name' must be DNS-1123 subdomains");
+}
+
 TEST(ExtenderWire, NodesInKeptNodeObjectsOut) {
   const Json a = NodeJson("a", 16, "64Gi", 1, "NVIDIA-A100-SXM4-80GB");
   const Json b = NodeJson("b", 32, "128Gi", 2, "NVIDIA-H100-80GB-HBM3");

@@ -28,6 +28,7 @@ using Seconds = std::chrono::duration<double>;
 namespace {
 
 constexpr std::size_t kTrimAboveBytes = std::size_t{1} << 20;  // malloc_trim after a body above 1 MiB
+constexpr std::size_t kUnbudgetedRouteBytes = std::size_t{1} << 20;  // routes this small skip the body budget
 
 Clock::time_point After(Clock::time_point t, double s) {
   return t + std::chrono::duration_cast<Clock::duration>(Seconds(s));
@@ -169,7 +170,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     if (server_.stopping) return Close();
     connection_start_ = Clock::now();
     if constexpr (kTls) {
-      Arm(After(connection_start_, limits().head_s), "head_timeout");
+      // The handshake is the connection's first bytes: it gets the first-byte deadline, not the
+      // whole head's (a socket that never starts TLS would otherwise hold a slot three times longer).
+      Arm(After(connection_start_, limits().first_byte_s), "head_timeout");
       stream_.async_handshake(asio::ssl::stream_base::server,
                               [self = this->shared_from_this()](beast::error_code ec) { self->OnHandshake(ec); });
     } else {
@@ -180,7 +183,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void OnHandshake(beast::error_code ec) {
     if (ec) {
       if (expired_ == "head_timeout")
-        ClosedBy("head_timeout", fmt::format("TLS handshake not done within {} s", limits().head_s));
+        ClosedBy("head_timeout", fmt::format("TLS handshake not done within {} s", limits().first_byte_s));
       return Close();
     }
     if constexpr (kTls) {
@@ -269,7 +272,12 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     route_limit_ = limit;
     if (parser_->content_length() && *parser_->content_length() > limit)
       return Refuse(413, "too_large", fmt::format("request body above {} bytes", limit));
-    const std::size_t reserve = parser_->chunked() ? limit : static_cast<std::size_t>(parser_->content_length().value_or(0));
+    // Small routes (bind: 64 KiB) stay out of the budget: the connection caps bound them (1,024
+    // connections x 64 KiB), and a few chunked filters holding the budget must not stop binds.
+    const std::size_t reserve =
+        limit <= kUnbudgetedRouteBytes
+            ? 0
+            : (parser_->chunked() ? limit : static_cast<std::size_t>(parser_->content_length().value_or(0)));
     if (reserve > 0 && !server_.Reserve(reserve))
       return Refuse(503, "busy",
                     fmt::format("{} of request bodies are being read already; try again",
