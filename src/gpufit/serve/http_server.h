@@ -28,7 +28,8 @@
 //    1 KiB; 8 KiB is Apache's and Go's per-line habit), at most 100 header lines, 64 KiB in
 //    all (the most one connection holds while its head arrives): 414 for the target, else 431.
 //  * time: the first byte within `read_timeout_s` of the connection's start or its previous
-//    answer (an idle connection is closed, reason "idle"); the whole head within
+//    answer, and the TLS handshake within `read_timeout_s` of the start (an idle connection is
+//    closed, reason "idle"; a handshake not done, "head_timeout"); the whole head within
 //    `read_timeout_s + body_timeout_s` of the same (closed, "head_timeout", logged); the body
 //    within `body_timeout_s` of its head (408); the answer taken within `body_timeout_s`.
 //  * body: filter and prioritize at most `max_body_bytes` (413 by Content-Length before it is
@@ -36,7 +37,9 @@
 //    `node_cache_capable` is false (else 400 naming why), and then at most
 //    `max_nodes_body_bytes`; bind at most `max_bind_body_bytes`; GET none (a GET body is
 //    refused with 413). Bodies read and handled at once hold at most `body_budget_bytes`
-//    (one more gets 503; kube-scheduler tries the pod again); after a body above 1 MiB the
+//    (one more gets 503; kube-scheduler tries the pod again; a chunked body counts its route's
+//    whole limit); routes of at most 1 MiB (bind) are not counted, so that filters cannot
+//    starve binds: the connection caps bound them; after a body above 1 MiB the
 //    heap is trimmed (malloc_trim) so the memory goes back to the system.
 //  * connections: at most `max_connections` open, `max_connections_per_peer` from one IP;
 //    one more is accepted and closed at once ("too_many_connections", "too_many_from_peer"),
