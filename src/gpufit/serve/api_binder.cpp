@@ -124,36 +124,24 @@ Result<std::unique_ptr<httplib::Client>> ApiServerBinder::Client(const BindingAr
   return client;
 }
 
-Result<nlohmann::json> ApiServerBinder::Get(const BindingArgs& args, const std::string& path) const {
-  Result<std::unique_ptr<httplib::Client>> client = Client(args);
-  if (!client) return client.error();
-  const httplib::Result res = (*client)->Get(path);
-  if (!res)
-    return Unavailable("bind {}/{}: GET {}{}: no answer within {} s (cpp-httplib: {})", args.pod_namespace,
-                       args.pod_name, options_.url, path, options_.timeout_s, httplib::to_string(res.error()));
-  if (res->status != 200) {
-    const std::string message = fmt::format("bind {}/{}: GET {}{}: the API server answered {}: {}", args.pod_namespace,
-                                            args.pod_name, options_.url, path, res->status, StatusMessage(res->body));
-    if (res->status == 404 || res->status == 403 || res->status == 401) return FailedPrecondition("{}", message);
-    return Unavailable("{}", message);
-  }
-  try {
-    return Json::parse(res->body);
-  } catch (const Json::exception& e) {
-    return Unavailable("bind {}/{}: GET {}{}: not JSON ({})", args.pod_namespace, args.pod_name, options_.url, path,
-                       e.what());
-  }
-}
-
 Result<KubePod> ApiServerBinder::Verify(const BindingArgs& args) const {
   if (!IsDnsSubdomain(args.pod_namespace) || !IsDnsSubdomain(args.pod_name) || !IsDnsSubdomain(args.node)) {
     return FailedPrecondition("bind: pod '{}/{}' to node '{}': namespace, name and node must be DNS-1123 subdomains",
                               args.pod_namespace, args.pod_name, args.node);
   }
-  Result<Json> pod = Get(args, fmt::format("/api/v1/namespaces/{}/pods/{}", args.pod_namespace, args.pod_name));
+  Result<kube_api::KubeClient> client = ReadClient();
+  if (!client) return Unavailable("bind {}/{}: {}", args.pod_namespace, args.pod_name, client.error().message);
+  // A pod or node the API server does not have (404), or will not show (401, 403), is not
+  // bindable for certain; no answer, a 5xx or a 429 may pass.
+  const auto get = [&](const std::string& path) -> Result<Json> {
+    Result<Json> got = client->Get(path);
+    if (got || got.error().code == Code::kUnavailable) return got;
+    return FailedPrecondition("bind {}/{}: {}", args.pod_namespace, args.pod_name, got.error().message);
+  };
+  Result<Json> pod = get(fmt::format("/api/v1/namespaces/{}/pods/{}", args.pod_namespace, args.pod_name));
   if (!pod) return pod.error();
   if (Result<void> pending = CheckPending(*pod, args); !pending) return pending.error();
-  Result<Json> node = Get(args, fmt::format("/api/v1/nodes/{}", args.node));
+  Result<Json> node = get(fmt::format("/api/v1/nodes/{}", args.node));
   if (!node) return node.error();
   if (Result<void> admits = CheckNodeAdmits(*pod, *node, args); !admits) return admits.error();
   Result<KubePod> parsed =
@@ -162,7 +150,7 @@ Result<KubePod> ApiServerBinder::Verify(const BindingArgs& args) const {
   return parsed;
 }
 
-Result<std::vector<KubePod>> ApiServerBinder::ListPods() const {
+Result<kube_api::KubeClient> ApiServerBinder::ReadClient() const {
   kube_api::KubeConnection connection;
   connection.server = options_.url;
   connection.source = "--kube-api";
@@ -180,7 +168,12 @@ Result<std::vector<KubePod>> ApiServerBinder::ListPods() const {
   }
   kube_api::KubeClientOptions bounds;
   bounds.connect_timeout_s = options_.timeout_s;
-  Result<kube_api::KubeClient> client = kube_api::KubeClient::Make(connection, bounds);
+  bounds.read_timeout_s = options_.timeout_s;
+  return kube_api::KubeClient::Make(connection, bounds);
+}
+
+Result<std::vector<KubePod>> ApiServerBinder::ListPods() const {
+  Result<kube_api::KubeClient> client = ReadClient();
   if (!client) return client.error();
   Result<Json> list = client->List("/api/v1/pods");
   if (!list) return list.error();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpufit/core/result.h"
+#include "gpufit/ingest/kube_api/kube_client.h"
 #include "gpufit/model/kube_cluster.h"
 #include "gpufit/serve/extender_wire.h"
 
@@ -74,7 +75,8 @@ class ApiServerBinder {
 
  private:
   Result<std::unique_ptr<httplib::Client>> Client(const BindingArgs& args) const;
-  Result<nlohmann::json> Get(const BindingArgs& args, const std::string& path) const;
+  // The read-only client (ingest/kube_api/kube_client.h) for the same server, token and CA.
+  Result<kube_api::KubeClient> ReadClient() const;
   explicit ApiServerBinder(ApiServerOptions options) : options_(std::move(options)) {}
   ApiServerOptions options_;
 };
