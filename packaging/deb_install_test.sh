@@ -58,7 +58,7 @@ echo "installed files:"
 dpkg --root="$root" -L gpufit | grep -E '/(bin/|man1/|share/gpufit/|examples/[^/]*$)' | sed 's/^/  /'
 for f in usr/bin/gpufit usr/share/man/man1/gpufit.1.gz usr/share/gpufit/gpu_catalog.yaml \
          usr/share/gpufit/mig_profiles.yaml usr/share/doc/gpufit/README.md \
-         usr/share/doc/gpufit/examples/training-jobs.yaml usr/share/doc/gpufit/docs/architecture.md; do
+         usr/share/doc/gpufit/examples/training-jobs.yaml usr/share/doc/gpufit/docs/internals/architecture.md; do
   [ -f "$root/$f" ] || fail "not installed: /$f"
 done
 [ "$(readlink "$root/usr/bin/kubectl-gpufit")" = gpufit ] || fail "/usr/bin/kubectl-gpufit is not a link to gpufit"
