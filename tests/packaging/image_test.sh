@@ -68,7 +68,8 @@ if [ "$(id -u)" -eq 0 ]; then
   got_user=$(chroot --userspec=65532:65532 "$rootfs" /usr/bin/gpufit --version) || fail "gpufit --version as 65532 failed"
   [ "$got_user" = "$want" ] || fail "as user 65532 the image says '$got_user', the binary '$want'"
 else
-  command -v unshare >/dev/null || fail "not root and no unshare"
+  command -v unshare >/dev/null || fail "not root and no unshare (util-linux)"
+  unshare -r true 2>/dev/null || fail "not root, and unshare -r is refused (user namespaces are off here): run the test as root"
   got=$(unshare -r chroot "$rootfs" /usr/bin/gpufit --version) || fail "gpufit --version failed in the image (unshare -r chroot)"
 fi
 [ "$got" = "$want" ] || fail "the image says '$got', the binary '$want'"
