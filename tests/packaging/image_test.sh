@@ -3,7 +3,8 @@
 # built binary (packaging/image/build-image.sh), unpacks it with umoci as a runtime would, and runs
 # `gpufit --version` from the unpacked root filesystem alone under chroot, as root and as the
 # image's user 65532 (under `unshare -r` when not root). Checks the image's configuration
-# (entry point, user), its names in index.json (docker load, ctr import) and prints its size.
+# (entry point, user), its names in index.json (docker load, ctr import), runs the demo's plan
+# from it (the same bytes as the binary's) and prints its size.
 # Usage: image_test.sh BUILD_IMAGE_SCRIPT GPUFIT_BINARY VERSION
 set -euo pipefail
 script=$1 binary=$2 version=$3
@@ -74,8 +75,15 @@ else
 fi
 [ "$got" = "$want" ] || fail "the image says '$got', the binary '$want'"
 echo "image runs: $got"
-# Nothing outside the root filesystem: every library the binary needs resolves inside it.
+# A real job from the image's files alone, as its user: the demo's plan (the embedded synthetic
+# cluster), the same bytes as the binary's own.
+demo=(demo --search-budget 0 -f json)
+"$binary" "${demo[@]}" > "$tmp/demo-host.json" || fail "gpufit ${demo[*]} failed outside the image"
 if [ "$(id -u)" -eq 0 ]; then
-  chroot "$rootfs" /usr/bin/gpufit --help > /dev/null || fail "gpufit --help failed in the image"
+  chroot --userspec=65532:65532 "$rootfs" /usr/bin/gpufit "${demo[@]}" > "$tmp/demo-image.json" || fail "gpufit ${demo[*]} failed in the image"
+else
+  unshare -r chroot "$rootfs" /usr/bin/gpufit "${demo[@]}" > "$tmp/demo-image.json" || fail "gpufit ${demo[*]} failed in the image"
 fi
+cmp "$tmp/demo-host.json" "$tmp/demo-image.json" || fail "the image's demo plan differs from the binary's"
+echo "image runs gpufit ${demo[*]}: $(stat -c %s "$tmp/demo-image.json") bytes, the same as the binary's"
 echo "image size: archive $(stat -c %s "$archive") bytes; root filesystem $(du -sb "$rootfs" | cut -f1) bytes"
