@@ -39,9 +39,12 @@ mkdir "$tmp/unpacked"
 tar -xzf "$tmp/out/$name.tar.gz" -C "$tmp/unpacked"
 cmp "$tmp/unpacked/$name/gpufit" "$tmp/unpacked/$name/kubectl-gpufit" || fail "kubectl-gpufit is not the same binary as gpufit"
 cmp "$top/README.md" "$tmp/unpacked/$name/README.md" || fail "README.md differs from the checkout's"
+# Under the plugin's name the binary may name itself differently; the version it prints is the
+# project's, the same as the built binary's.
 want_version=$("$binary" --version)
+[[ "$want_version" == *" $version"* ]] || fail "the binary's --version '$want_version' does not name $version"
 got_version=$(cd "$tmp" && "$tmp/unpacked/$name/kubectl-gpufit" --version) || fail "kubectl-gpufit --version failed"
-[ "$got_version" = "$want_version" ] || fail "kubectl-gpufit --version says '$got_version', the binary '$want_version'"
+[[ "$got_version" == *" $version"* ]] || fail "kubectl-gpufit --version says '$got_version', want version $version"
 echo "tarball runs: $got_version"
 
 # The manifest, read as krew reads it (krew.sigs.k8s.io/docs/developer-guide/plugin-manifest).
