@@ -8,13 +8,15 @@
 #   tests: all but the whole-trace acceptance runs, which the Release run of make test covers and
 #   the sanitizer build does not build), make bench,
 #   make fuzz (libFuzzer targets of fuzz/, built with clang in build-fuzz, run briefly: scripts/fuzz),
-#   make package (the Debian package build/gpufit_<version>_<arch>.deb: cmake/packaging.cmake).
+#   make package (the Debian package build/gpufit_<version>_<arch>.deb: cmake/packaging.cmake),
+#   make image (the OCI image build/image/gpufit-<version>.oci.tar: packaging/image/build-image.sh),
+#   make release (build/release/: the tarball, SHA256SUMS and krew manifest: packaging/release.sh).
 # Every build compiles through ccache when it is installed (CMakeLists.txt says how).
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build build-gpufit demo test check asan-build asan-test fuzz bench package clean
+.PHONY: setup build build-gpufit demo test check asan-build asan-test fuzz bench package image release clean
 
 setup:
 	bash scripts/bootstrap
@@ -55,6 +57,15 @@ fuzz: setup
 package: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target gpufit gpufit_man
 	cd $(BUILD) && cpack -G DEB
+
+# The version is the project's (CMakeLists.txt), as `gpufit --version` prints it.
+VERSION = $(shell sed -n 's/^project.gpufit VERSION \([0-9.]*\) .*/\1/p' CMakeLists.txt)
+
+image: build-gpufit
+	bash packaging/image/build-image.sh $(BUILD)/apps/gpufit/gpufit $(VERSION) $(BUILD)/image
+
+release: build-gpufit
+	bash packaging/release.sh $(BUILD)/apps/gpufit/gpufit $(VERSION) $(BUILD)/release
 
 bench: build
 	$(BUILD)/bench/plan_bench
