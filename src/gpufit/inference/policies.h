@@ -107,7 +107,7 @@ PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in);
 // fewer replicas than needed), only dearer.
 double ReplicaHoldSeconds(const ReplicaPolicyInput& in);
 
-// gpufit's per-window counts expanded to steps with prewarm and keep-alive (exposed for
+// gpufit's per-window counts expanded to steps with prewarm and the hold (exposed for
 // tests): `per_window` counts, `steps_per_window` steps each; a rise at step s starts
 // `lead_steps` earlier; then, at every level, a dip of at most `keep_steps` steps between
 // steps at or above it is filled, and a run at or above it that ends before the series
