@@ -40,8 +40,10 @@ TEST(PoliciesTest, ExpandScheduleHoldsAShortPeakByHand) {
 // The hold, checked by brute force: for every level and every pair of steps, no dip below
 // the level of at most keep steps between two steps at or above it, and no run at or above
 // it of at most keep steps that ends before the series does; never below the prewarmed
-// counts, never above their peak. And no schedule with those properties costs less by more
-// than the hold (the brute-force minimum over every schedule between the counts and the peak).
+// counts, never above their peak. And it costs at most one hold per level more than the
+// cheapest schedule with those properties (the brute-force minimum over every schedule
+// between the counts and the peak; lengthening a run at its end is not always the cheapest
+// way, so the two can differ).
 TEST(PoliciesTest, ExpandScheduleNeverFlapsFasterThanTheHoldOracle) {
   Rng rng(41);
   for (int trial = 0; trial < 300; ++trial) {

@@ -380,8 +380,13 @@
             grid: {left: 60, right: 60, top: 70, bottom: 60},
             xAxis: {type: 'category', data: labels, axisLabel: {rotate: labels.length > 6 ? 30 : 0}},
             yAxis: [
-              {type: 'value', name: 'count', minInterval: 1},
-              {type: 'value', name: '% of samples', min: 0, splitLine: {show: false}}
+              {type: 'value', name: 'count', minInterval: 1}, {
+                type: 'value',
+                name: '% of samples',
+                min: 0,
+                splitLine: {show: false},
+                max: allowed !== null ? (v) => Math.max(v.max, allowed) * 1.1 : undefined
+              }
             ],
             series: [
               {name: 'memory overflow samples', type: 'bar', data: b.splits.map((s) => s.colocation.overflow_samples)},
