@@ -500,7 +500,7 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
       md.insert(title + 15, "**" + backtest->Guarantee() +
                                 "** (`gpufit backtest` also runs the reversed split of a short "
                                 "window and the GPUs-vs-overflow trade-off.)\n\n");
-    md += BacktestToMarkdown(*backtest);
+    md += BacktestToMarkdown(*backtest, nullptr, GuaranteeAt::kSummaryLead);
   } else if (!backtest_note.empty()) {
     md += "\n" + backtest_note + "\n";
   }

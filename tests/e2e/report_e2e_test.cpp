@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -77,6 +78,70 @@ TEST(Report, DemoShowsEveryStrategy) {
   const std::string md = Slurp(dir / "out" / "plan.md");
   EXPECT_EQ(md.find("# gpufit plan\n\n**Saving: $"), 0u) << md.substr(0, 300);
   EXPECT_NE(md.find("Recommended:\n1. "), std::string::npos);
+  // The backtest's guarantee is said once in each document: the page's headline, and the
+  // bold paragraph under plan.md's summary (not again in its backtest section).
+  const std::string guarantee = plan["backtest"]["guarantee"];
+  EXPECT_EQ(c.summary["guarantee_count"], 1) << c.summary.dump();
+  std::size_t in_md = 0;
+  for (std::size_t at = md.find(guarantee); at != std::string::npos; at = md.find(guarantee, at + 1)) ++in_md;
+  EXPECT_EQ(in_md, 1u) << md;
+  EXPECT_LT(md.find(guarantee), md.find("## Backtest"));
+}
+
+// The demo's page with its data cut to one backtest split and two hours of the lending
+// curve without a sample (null): the one split still draws its counts, each labelled (a 0
+// reads "0"), and its collision share beside the allowed one; the hours without data are
+// labelled "no data", not drawn as 0 GPUs; no table needs the page wider than it is.
+TEST(Report, OneSplitAndHoursWithoutData) {
+  const fs::path dir = Scratch("report-one-split");
+  const fs::path demo = dir / "demo.html";
+  const CliRun run = Gpufit("demo --report " + demo.string() + " -f json", dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string page = Slurp(demo);
+  const std::string open = "<script type=\"application/json\" id=\"gpufit-data\">";
+  const std::size_t from = page.find(open);
+  ASSERT_NE(from, std::string::npos);
+  const std::size_t begin = from + open.size(), end = page.find("</script>", begin);
+  nlohmann::json data = nlohmann::json::parse(page.substr(begin, end - begin));
+  nlohmann::json& splits = data["result"]["backtest"]["splits"];
+  ASSERT_GE(splits.size(), 1u);
+  splits = nlohmann::json::array({splits[0]});
+  nlohmann::json& hours = data["result"]["ancillary"]["time_multiplexing"]["gpus_needed_by_hour_utc"];
+  ASSERT_EQ(hours.size(), 24u);
+  hours[0] = nullptr;
+  hours[5] = nullptr;
+  std::string text = data.dump();
+  for (std::size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at))
+    text.replace(at, 1, "\\u003c");
+  page.replace(begin, end - begin, text);
+  const fs::path report = dir / "one-split.html";
+  std::ofstream(report) << page;
+  const Check c = CheckReport(report, {"backtest", "lending"}, dir / "shots");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto section = [&](const std::string& id) {
+    for (const nlohmann::json& s : c.summary["sections"])
+      if (s["id"] == id) return s;
+    return nlohmann::json();
+  };
+  const nlohmann::json backtest = section("backtest"), lending = section("lending");
+  ASSERT_EQ(backtest["svg_text"].size(), 1u);
+  const std::string drawn = backtest["svg_text"][0];
+  // The worst GPU's collision share, labelled in percent as the page writes it (two decimals,
+  // trailing zeros dropped), and the allowed share beside it.
+  std::ostringstream share;
+  share << std::fixed << std::setprecision(2) << splits[0]["colocation"]["max_collision_share"].get<double>() * 100;
+  std::string worst = share.str();
+  while (worst.back() == '0') worst.pop_back();
+  if (worst.back() == '.') worst.pop_back();
+  for (const std::string& label : std::vector<std::string>{
+           "on the hold-out of " + splits[0]["split"].get<std::string>(), "|worst GPU|allowed|", "|" + worst + "%|"})
+    EXPECT_NE(drawn.find(label), std::string::npos) << label << " not in " << drawn;
+  EXPECT_FALSE(backtest["table_scrolls"].get<bool>());
+  EXPECT_FALSE(backtest["overflows"].get<bool>());
+  const std::string curve = lending["svg_text"][0];
+  std::size_t gaps = 0;
+  for (std::size_t at = curve.find("no data"); at != std::string::npos; at = curve.find("no data", at + 1)) ++gaps;
+  EXPECT_EQ(gaps, 2u) << curve;
 }
 
 TEST(Report, GenTd26PlanUnderFiveMegabytes) {
@@ -92,9 +157,15 @@ TEST(Report, GenTd26PlanUnderFiveMegabytes) {
   ExpectScreenshots(dir / "shots", sections);
   // Every GenTD26 pod is a row of the right-sizing table (the first view: pods).
   int rows = -1;
-  for (const nlohmann::json& s : c.summary["sections"])
+  for (const nlohmann::json& s : c.summary["sections"]) {
     if (s["id"] == "rightsizing") rows = s["rows"].get<int>();
+    // The backtest's table fits the page (its headers wrap): no column behind the right edge.
+    if (s["id"] == "backtest") {
+      EXPECT_FALSE(s["table_scrolls"].get<bool>()) << s.dump();
+    }
+  }
   EXPECT_EQ(rows, 143);
+  EXPECT_EQ(c.summary["guarantee_count"], 1) << c.summary.dump();
 }
 
 TEST(Report, InferenceStudy) {

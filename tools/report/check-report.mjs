@@ -6,7 +6,8 @@
 //
 //   node check-report.mjs REPORT.html [--expect headline,cost,...] [--screenshots DIR]
 //
-// Prints a JSON summary {sections: [{id, charts, svg_shapes: [...]}], requests, errors} on
+// Prints a JSON summary {sections: [{id, charts, svg_shapes: [...], rows, svg_text: [...],
+// overflows, table_scrolls}], guarantee_count, requests, errors} on
 // stdout; exit 0 when every check holds, 1 when one fails (the reasons on stderr), 2 on usage.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -48,8 +49,23 @@ try {
         return svg ? svg.querySelectorAll('path, rect, circle, polyline, polygon').length : 0;
       }),
       rows: s.querySelectorAll('tbody tr').length,
+      // The labels each chart drew (its SVG's text), and whether anything in the section is
+      // wider than it (a table cut off at the right edge instead of wrapping or scrolling).
+      svg_text: [...s.querySelectorAll('[data-chart]')].map((c) => [...c.querySelectorAll('svg text')].map((t) => t.textContent).join('|')),
+      overflows: s.scrollWidth > s.clientWidth,
+      table_scrolls: [...s.querySelectorAll('.table-wrap')].some((w) => w.scrollWidth > w.clientWidth + 1),
     }));
-    return { errors: r.errors, sections };
+    // How many times the page says the backtest's guarantee (once, in the headline).
+    let guarantee = null;
+    try {
+      const data = JSON.parse(document.getElementById('gpufit-data').textContent);
+      guarantee = data.result && data.result.backtest && data.result.backtest.guarantee;
+    } catch (e) {
+      guarantee = null;  // no data element (a broken page): the checks below say what failed
+    }
+    const main = document.getElementById('report');
+    const guarantee_count = guarantee && main ? main.innerText.split(guarantee).length - 1 : null;
+    return { errors: r.errors, sections, guarantee_count };
   });
   for (const e of state.errors) failures.push('report script: ' + e);
   for (const e of consoleErrors) failures.push('console: ' + e);
@@ -62,7 +78,7 @@ try {
     fs.mkdirSync(shots, { recursive: true });
     for (const s of state.sections) await page.locator('#s-' + s.id).screenshot({ path: path.join(shots, s.id + '.png') });
   }
-  console.log(JSON.stringify({ sections: state.sections, requests: foreign, errors: consoleErrors }));
+  console.log(JSON.stringify({ sections: state.sections, guarantee_count: state.guarantee_count, requests: foreign, errors: consoleErrors }));
 } finally {
   await browser.close();
 }

@@ -124,9 +124,9 @@ std::string Backtest::Guarantee() const {
   double fit = 0;
   for (const SplitOutcome& s : splits) fit = std::max(fit, s.fit_hours);
   return fmt::format(
-      "Backtest on {} splits (each plan fitted on the earlier part, at most {:.1f} h, and replayed on a later part it "
+      "Backtest on {} split{} (each plan fitted on the earlier part, at most {:.1f} h, and replayed on a later part it "
       "never saw): {}. It covers the pods seen in both parts, not new pods or load beyond what the data showed.",
-      splits.size(), fit, fmt::join(verdicts, ", "));
+      splits.size(), splits.size() == 1 ? "" : "s", fit, fmt::join(verdicts, ", "));
 }
 
 Result<Backtest> RunBacktest(const Telemetry& telemetry, const GpuCatalog& catalog, const PlanOptions& options) {

@@ -108,6 +108,11 @@ Result<std::vector<TradeoffRow>> RunTradeoff(const Telemetry& telemetry, const G
                                              const std::vector<WalkForwardSplit>& splits);
 
 std::string BacktestToJson(const Backtest& backtest, const std::vector<TradeoffRow>* tradeoff = nullptr);
-std::string BacktestToMarkdown(const Backtest& backtest, const std::vector<TradeoffRow>* tradeoff = nullptr);
+// Where the Markdown states the guarantee (Backtest::Guarantee), which is said once per
+// document: at the head of the backtest section (`gpufit backtest`, where the section is the
+// document), or not in it because the document's summary already leads with it (`plan`).
+enum class GuaranteeAt { kSection, kSummaryLead };
+std::string BacktestToMarkdown(const Backtest& backtest, const std::vector<TradeoffRow>* tradeoff = nullptr,
+                               GuaranteeAt guarantee = GuaranteeAt::kSection);
 
 }  // namespace gpufit

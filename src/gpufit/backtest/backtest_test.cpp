@@ -65,6 +65,27 @@ TEST(Backtest, InSampleRuleOverflowsOnTheHeldOutHalf) {
   EXPECT_NE(b->Guarantee().find("colocation did not hold"), std::string::npos) << b->Guarantee();
 }
 
+// The guarantee is said once per document: at the section's head for `gpufit backtest`,
+// not at all in the section when the plan's summary leads with it. One split: "1 split".
+TEST(Backtest, MarkdownStatesTheGuaranteeOnce) {
+  const Result<Backtest> b = RunBacktest(Spikes(), GpuCatalog::Embedded(), Options(false), kHalves);
+  ASSERT_TRUE(b) << b.error().message;
+  const std::string guarantee = b->Guarantee();
+  EXPECT_EQ(guarantee.rfind("Backtest on 1 split (each plan", 0), 0u) << guarantee;
+  const auto count = [&](const std::string& md) {
+    std::size_t n = 0;
+    for (std::size_t at = md.find(guarantee); at != std::string::npos; at = md.find(guarantee, at + 1)) ++n;
+    return n;
+  };
+  const std::string section = BacktestToMarkdown(*b);
+  const std::string in_plan = BacktestToMarkdown(*b, nullptr, GuaranteeAt::kSummaryLead);
+  EXPECT_EQ(count(section), 1u) << section;
+  EXPECT_EQ(count(in_plan), 0u) << in_plan;
+  // The rest of the section is the same: the verdicts and the table.
+  EXPECT_EQ(section.size(), in_plan.size() + guarantee.size() + 2);
+  EXPECT_NE(in_plan.find("| first half -> second half |"), std::string::npos) << in_plan;
+}
+
 // The fit half's own halves (samples 0-1 and 2-3) show surprises of 0.3 M (a: 0.6 -> 0.3,
 // b: 0.3 -> 0.6), so 0.3 M stays free: 0.6 M + 0.3 M > 0.7 M, one GPU each, no overflow.
 TEST(Backtest, LearnedMarginHoldsOnTheHeldOutHalf) {

@@ -101,9 +101,10 @@ std::string BacktestToJson(const Backtest& b, const std::vector<TradeoffRow>* tr
   return j.dump(2) + "\n";
 }
 
-std::string BacktestToMarkdown(const Backtest& b, const std::vector<TradeoffRow>* tradeoff) {
+std::string BacktestToMarkdown(const Backtest& b, const std::vector<TradeoffRow>* tradeoff, GuaranteeAt guarantee) {
   std::string md;
-  Out(md, "\n## Backtest (walk-forward: fit on earlier telemetry, replay later telemetry)\n\n{}\n\n", b.Guarantee());
+  Out(md, "\n## Backtest (walk-forward: fit on earlier telemetry, replay later telemetry)\n\n");
+  if (guarantee == GuaranteeAt::kSection) Out(md, "{}\n\n", b.Guarantee());
   for (const StrategyStatus& s : Statuses(b)) Out(md, "- **{}: {}**: {}.\n", s.strategy, VerdictName(s.verdict), s.why);
   Out(md, "\n");
   Out(md, "{}", kHeader);

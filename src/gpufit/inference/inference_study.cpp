@@ -180,7 +180,8 @@ ReplicaPolicyInput PolicyInput(const PreparedService& service) {
           .slo = service.spec.slo,
           .window_s = service.spec.window_s,
           .step_s = 5,
-          .max_replicas = 100000};
+          .max_replicas = 100000,
+          .hold_s = -1};
 }
 
 ReplicaPolicyInput InferenceStudy::Input() const { return PolicyInput(service); }

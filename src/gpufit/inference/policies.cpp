@@ -193,6 +193,7 @@ PolicyOutcome HpaLike(const ReplicaPolicyInput& in, const HpaSettings& hpa) {
 std::vector<int> ExpandSchedule(const std::vector<int>& per_window, int steps_per_window, int lead_steps,
                                 int keep_steps) {
   const std::size_t n = per_window.size() * static_cast<std::size_t>(steps_per_window);
+  const auto keep = static_cast<std::size_t>(std::max(0, keep_steps));
   std::vector<int> x(n), y(n);
   for (std::size_t s = 0; s < n; ++s) x[s] = per_window[s / static_cast<std::size_t>(steps_per_window)];
   // Prewarm: the count at s is the highest of the next lead_steps (a rise starts early).
@@ -201,22 +202,47 @@ std::vector<int> ExpandSchedule(const std::vector<int>& per_window, int steps_pe
     for (std::size_t k = 1; k <= static_cast<std::size_t>(lead_steps) && s + k < n; ++k)
       y[s] = std::max(y[s], x[s + k]);
   }
-  // Keep-alive: at each level, a gap of at most keep_steps between steps at or above it
-  // is filled (the replicas stay warm instead of restarting).
+  // The hold, level by level from the top, so that each level's set of steps contains the
+  // one above it: at a level, the steps at or above it (`high`) get every gap of at most
+  // keep steps between two of them filled (the dip is not taken), then every run that ends
+  // before the series does is lengthened to keep + 1 steps (the level, once reached, is held;
+  // HPA's scale-down stabilization), then gaps the lengthening shortened are filled again.
   const int top = n ? *std::max_element(y.begin(), y.end()) : 0;
   std::vector<int> z = y;
-  for (int level = 1; level <= top; ++level) {
-    std::size_t last_high = n;  // last step with y >= level before the current gap
+  std::vector<char> high(n, 0);
+  const auto fill_gaps = [&]() {
+    std::size_t last_high = n;  // last high step before the current gap
     for (std::size_t s = 0; s < n; ++s) {
-      if (y[s] < level) continue;
-      if (last_high != n && s - last_high - 1 <= static_cast<std::size_t>(keep_steps)) {
-        for (std::size_t g = last_high + 1; g < s; ++g) z[g] = std::max(z[g], level);
-      }
+      if (!high[s]) continue;
+      if (last_high != n && s - last_high - 1 <= keep)
+        for (std::size_t g = last_high + 1; g < s; ++g) high[g] = 1;
       last_high = s;
     }
+  };
+  for (int level = top; level >= 1; --level) {
+    for (std::size_t s = 0; s < n; ++s) high[s] = high[s] || y[s] >= level;
+    fill_gaps();
+    for (std::size_t s = 0; s < n;) {
+      if (!high[s]) {
+        ++s;
+        continue;
+      }
+      std::size_t end = s;
+      while (end < n && high[end]) ++end;
+      if (end < n && end - s < keep + 1) {
+        for (std::size_t g = end; g < std::min(n, s + keep + 1); ++g) high[g] = 1;
+        while (end < n && high[end]) ++end;  // the run, merged with any it reached
+      }
+      s = end;
+    }
+    fill_gaps();
+    for (std::size_t s = 0; s < n; ++s)
+      if (high[s]) z[s] = std::max(z[s], level);
   }
   return z;
 }
+
+double ReplicaHoldSeconds(const ReplicaPolicyInput& in) { return std::max(0.0, in.cold_start_s) + in.window_s; }
 
 PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
   const double step = std::min(in.step_s, in.window_s);
@@ -226,7 +252,11 @@ PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in) {
   const int steps_per_window = static_cast<int>(std::clamp<double>(
       std::round(in.window_s / step), 1, std::max(1.0, std::floor(kMostSteps / static_cast<double>(windows.size())))));
   const auto lead = static_cast<int>(std::ceil(in.cold_start_s / (in.window_s / steps_per_window)));
-  const int keep = lead;  // break-even keep-alive: one cold start's replica-seconds
+  // The hold (ReplicaHoldSeconds): a level is kept through dips shorter than it and held at
+  // least that long once reached.
+  const double step_len = in.window_s / steps_per_window;
+  const int keep = in.hold_s >= 0 ? static_cast<int>(std::ceil(in.hold_s / step_len - 1e-9))
+                                  : static_cast<int>(std::ceil(ReplicaHoldSeconds(in) / step_len - 1e-9));
   // Plan with a quarter of the miss allowance in reserve: the schedule is fitted to one
   // sample of the service's traffic and must hold on the next.
   const double planning = ReachableTarget(in, 1 - (1 - in.slo.target) * 0.75);

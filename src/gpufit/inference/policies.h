@@ -13,9 +13,11 @@
 //  * gpufit: a replica count per decision window. The analytic M/M/c model
 //    (optimize/queueing.h) gives each window's count from its arrival rate and mean service
 //    time (servers = replicas * concurrency, P(wait > budget) <= the miss allowance); the
-//    counts rise ahead of time by the cold start (prewarm); dips shorter than the
-//    break-even keep-alive are filled (ski rental, formulas.md section 3: a cold start
-//    costs cold_start_s replica-seconds, keeping a replica warm costs the gap). The replay
+//    counts rise ahead of time by the cold start (prewarm); then each level is held for
+//    at least the hold time (ReplicaHoldSeconds below): a dip shorter than it is not taken
+//    and a level, once reached, is kept at least that long, so the schedule does not flap
+//    (ski rental's break-even, formulas.md section 3; the same role as the Kubernetes HPA's
+//    scale-down stabilization window). The replay
 //    then judges: windows that miss more than their share of the allowance get a replica
 //    more until the SLO holds, then passes take a replica from every window that can spare
 //    it (the SLO still holds overall and within that window's share, so the allowance is
@@ -56,6 +58,7 @@ struct ReplicaPolicyInput {
   double window_s = 60;  // decision window of gpufit and the clairvoyant reference
   double step_s = 5;     // schedule resolution (prewarm lead), divides window_s
   int max_replicas = 100000;
+  double hold_s = -1;  // gpufit's minimum hold per level, seconds; negative: ReplicaHoldSeconds
 };
 
 struct HpaSettings {
@@ -91,9 +94,26 @@ PolicyOutcome HpaLike(const ReplicaPolicyInput& in, const HpaSettings& hpa);
 PolicyOutcome GpufitSchedule(const ReplicaPolicyInput& in);
 PolicyOutcome Clairvoyant(const ReplicaPolicyInput& in);
 
-// gpufit's per-window counts expanded to steps with prewarm and keep-alive (exposed for
+// The minimum time gpufit's schedule holds a replica level, seconds: the break-even of
+// ski rental. Scaling from n down to n - 1 replicas for t seconds saves t x p (p: the GPU's
+// price per second); coming back up costs a cold start: cold_start_s x p of a GPU paid
+// while it loads, plus the latency risk that the need returns earlier than the schedule
+// says. The schedule knows a rise only to its decision window (a window's count is an
+// estimate from its arrivals), so to carry no more risk than holding the level the replica
+// must be back up to a window early: window_s x p more. The dip pays off when
+// t x p > (cold_start_s + window_s) x p, so the hold is cold_start_s + window_s (the price
+// cancels: it is the same GPU either way). A dip shorter than the hold is filled; a level
+// reached is kept at least as long; holding a level is always safe for the SLO (never
+// fewer replicas than needed), only dearer.
+double ReplicaHoldSeconds(const ReplicaPolicyInput& in);
+
+// gpufit's per-window counts expanded to steps with prewarm and the hold (exposed for
 // tests): `per_window` counts, `steps_per_window` steps each; a rise at step s starts
-// `lead_steps` earlier; a dip of at most `keep_steps` steps between higher levels is filled.
+// `lead_steps` earlier; then, at every level, a dip of at most `keep_steps` steps between
+// steps at or above it is filled, and a run at or above it that ends before the series
+// does lasts at least keep_steps + 1 steps (lengthened at its end). The result is never
+// below the prewarmed counts, never above their maximum, and per level has no interior
+// gap and no run (but the last) of keep_steps steps or fewer.
 std::vector<int> ExpandSchedule(const std::vector<int>& per_window, int steps_per_window, int lead_steps,
                                 int keep_steps);
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
 
 #include "gpufit/core/rng.h"
 
@@ -14,10 +17,98 @@ TEST(PoliciesTest, ExpandScheduleByHand) {
   // Two steps per window; counts 1, 3, 1, 1, 2. Lead 1 step: rises start a step early.
   // Keep 2 steps: the dip to 1 between 3 and 2 lasts 3 steps (> 2) so it stays.
   EXPECT_EQ(ExpandSchedule({1, 3, 1, 1, 2}, 2, 1, 2), (std::vector<int>{1, 3, 3, 3, 1, 1, 1, 2, 2, 2}));
-  // Keep 3 steps: now the dip (3 steps at level 2..3) is filled up to the lower side, 2.
-  EXPECT_EQ(ExpandSchedule({1, 3, 1, 1, 2}, 2, 1, 3), (std::vector<int>{1, 3, 3, 3, 2, 2, 2, 2, 2, 2}));
+  // Keep 3 steps: now the dip (3 steps at level 2..3) is filled up to the lower side, 2, and
+  // level 3, reached at step 1, is held 4 steps (1..4) before it falls to 2.
+  EXPECT_EQ(ExpandSchedule({1, 3, 1, 1, 2}, 2, 1, 3), (std::vector<int>{1, 3, 3, 3, 3, 2, 2, 2, 2, 2}));
   // No lead, no keep: the counts themselves.
   EXPECT_EQ(ExpandSchedule({0, 2, 0}, 1, 0, 0), (std::vector<int>{0, 2, 0}));
+}
+
+TEST(PoliciesTest, ExpandScheduleHoldsAShortPeakByHand) {
+  // One step per window, no lead, keep 2: a level must last 3 steps once reached, and a dip
+  // of 1 or 2 steps is not taken. Counts 1 4 1 1 1 1 2 1 1 2 2 2:
+  //  levels 4 and 3 are reached at step 1 for one step: held through steps 1..3;
+  //  at level 2 the gaps 4..5 (after the held peak) and 7..8 are 2 steps each: filled.
+  EXPECT_EQ(ExpandSchedule({1, 4, 1, 1, 1, 1, 2, 1, 1, 2, 2, 2}, 1, 0, 2),
+            (std::vector<int>{1, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2}));
+  // The same with keep 1: level 4 held 2 steps (1, 2); the level-2 gap 3..5 (3 steps) stays;
+  // level 2 reached at 6 is held through 7, which leaves a 1-step gap at 8: filled.
+  EXPECT_EQ(ExpandSchedule({1, 4, 1, 1, 1, 1, 2, 1, 1, 2, 2, 2}, 1, 0, 1),
+            (std::vector<int>{1, 4, 4, 1, 1, 1, 2, 2, 2, 2, 2, 2}));
+}
+
+// The hold, checked by brute force: for every level and every pair of steps, no dip below
+// the level of at most keep steps between two steps at or above it, and no run at or above
+// it of at most keep steps that ends before the series does; never below the prewarmed
+// counts, never above their peak. And it costs at most one hold per level more than the
+// cheapest schedule with those properties (the brute-force minimum over every schedule
+// between the counts and the peak; lengthening a run at its end is not always the cheapest
+// way, so the two can differ).
+TEST(PoliciesTest, ExpandScheduleNeverFlapsFasterThanTheHoldOracle) {
+  Rng rng(41);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 3 + static_cast<int>(rng.Unit() * 6);  // 3..8 steps
+    const int keep = static_cast<int>(rng.Unit() * 4);   // 0..3
+    const int lead = static_cast<int>(rng.Unit() * 2);   // 0..1
+    std::vector<int> counts(static_cast<std::size_t>(n));
+    for (int& c : counts) c = static_cast<int>(rng.Unit() * 4);  // 0..3
+    const std::vector<int> z = ExpandSchedule(counts, 1, lead, keep);
+    ASSERT_EQ(z.size(), counts.size());
+    // The prewarmed need, computed here from its definition.
+    std::vector<int> need(counts.size());
+    for (int s = 0; s < n; ++s)
+      for (int k = 0; k <= lead && s + k < n; ++k) need[s] = std::max(need[s], counts[s + k]);
+    const int peak = *std::max_element(need.begin(), need.end());
+    const auto flaps = [&](const std::vector<int>& x) {
+      for (int level = 1; level <= peak; ++level)
+        for (int i = 0; i < n; ++i)
+          for (int j = i + 1; j < n; ++j) {
+            bool inside_low = true, inside_high = true;
+            for (int m = i + 1; m < j; ++m) inside_low = inside_low && x[m] < level;
+            for (int m = i; m < j; ++m) inside_high = inside_high && x[m] >= level;
+            // A dip: i and j at or above, everything between below, j - i - 1 <= keep steps.
+            if (x[i] >= level && x[j] >= level && j > i + 1 && inside_low && j - i - 1 <= keep) return true;
+            // A run i..j-1 at or above, ended by j below, entered at i from below (or at 0).
+            if (inside_high && x[j] < level && (i == 0 || x[i - 1] < level) && j - i <= keep) return true;
+          }
+      return false;
+    };
+    for (int s = 0; s < n; ++s) {
+      ASSERT_GE(z[s], need[s]) << "trial " << trial;
+      ASSERT_LE(z[s], peak) << "trial " << trial;
+    }
+    ASSERT_FALSE(flaps(z)) << "trial " << trial;
+    // Brute force: every schedule between need and peak without a flap; the cheapest.
+    int best = std::numeric_limits<int>::max();
+    std::vector<int> x = need;
+    for (bool more = true; more;) {
+      if (!flaps(x)) best = std::min(best, std::accumulate(x.begin(), x.end(), 0));
+      more = false;
+      for (int s = 0; s < n && !more; ++s) {
+        if (x[s] < peak) {
+          ++x[s];
+          more = true;
+        } else {
+          x[s] = need[s];
+        }
+      }
+    }
+    const int cost = std::accumulate(z.begin(), z.end(), 0);
+    ASSERT_GE(cost, best) << "trial " << trial;
+    EXPECT_LE(cost, best + peak * keep) << "trial " << trial;
+  }
+}
+
+TEST(PoliciesTest, HoldIsTheColdStartPlusADecisionWindow) {
+  Demand d;
+  ReplicaPolicyInput in;
+  in.demand = &d;
+  in.cold_start_s = 20;
+  in.window_s = 300;
+  EXPECT_DOUBLE_EQ(ReplicaHoldSeconds(in), 320);
+  in.cold_start_s = 0;
+  in.window_s = 60;
+  EXPECT_DOUBLE_EQ(ReplicaHoldSeconds(in), 60);
 }
 
 Demand PoissonDemand(const std::vector<double>& rate_per_minute, double mean_service_s, std::uint64_t seed) {

@@ -26,7 +26,8 @@ ReplicaPolicyInput InputFor(const LogDay& day, const WalkForwardOptions& o) {
           .slo = o.slo,
           .window_s = o.window_s,
           .step_s = kStepS,
-          .max_replicas = 100000};
+          .max_replicas = 100000,
+          .hold_s = -1};
 }
 
 ReplicaSchedule Steps(std::vector<int> counts) { return {.window_s = kStepS, .replicas = std::move(counts)}; }
@@ -110,13 +111,17 @@ std::vector<ScheduleRule> CandidateRules(const Basis& b) {
   return rules;
 }
 
-std::vector<int> Apply(const ScheduleRule& rule, const Basis& b) {
+// The rule applied to the base, then each level held (policies.h, ReplicaHoldSeconds): the
+// highest of several days' schedules, and the floors, dip where none of them did.
+std::vector<int> Apply(const ScheduleRule& rule, const Basis& b, const WalkForwardOptions& o) {
   std::vector<int> steps(kSteps);
   for (std::size_t s = 0; s < kSteps; ++s) {
     const int floor = b.base[s] > 0 ? rule.live_floor : rule.idle_floor;
     steps[s] = std::max(floor, static_cast<int>(std::ceil(b.growth * b.base[s] - 1e-9)));
   }
-  return steps;
+  const LogDay none;
+  const double hold_s = ReplicaHoldSeconds(InputFor(none, o));
+  return ExpandSchedule(steps, 1, 0, static_cast<int>(std::ceil(hold_s / kStepS - 1e-9)));
 }
 
 std::vector<CacheRequest> CacheRequests(const LogDay& day) {
@@ -244,7 +249,7 @@ Result<WalkForwardResult> RunWalkForward(const RequestLog& log, const WalkForwar
     for (std::size_t r = 0; r < rules.size(); ++r) {
       std::pair<std::size_t, double> score{0, 0};
       for (std::size_t i = 0; i < inner.size(); ++i) {
-        const std::vector<int> steps = Apply(rules[r], bases[i]);
+        const std::vector<int> steps = Apply(rules[r], bases[i], o);
         const double hours = ProvisionedHours(steps);
         score.second += hours;
         score.first += Judge(days[inner[i]], o, Steps(steps), hours).slo_attainment >= planning ? 1 : 0;
@@ -258,7 +263,7 @@ Result<WalkForwardResult> RunWalkForward(const RequestLog& log, const WalkForwar
     t.rule = rules[best];
     t.rule_days_met = static_cast<int>(best_score.first);
     t.rule_days_tried = static_cast<int>(inner.size());
-    const std::vector<int> steps = Apply(t.rule, basis);
+    const std::vector<int> steps = Apply(t.rule, basis, o);
     const ReplicaSchedule schedule = Steps(steps);
     for (std::size_t d = 0; d < k; ++d) t.static_replicas = std::max(t.static_replicas, fits[d].static_replicas);
     t.gpufit = Judge(test, o, schedule, ProvisionedHours(steps), &t.cold_starts);

@@ -11,7 +11,7 @@
 // The fitted schedule, per 5 s step of the day (a schedule that repeats daily, as KEDA's
 // cron triggers run it):
 //  1. each fit day gets gpufit's own schedule (policies.h: M/M/c per window, prewarm,
-//     keep-alive, repair and trim by replay), fitted to that day alone;
+//     the hold, repair and trim by replay), fitted to that day alone;
 //  2. the base is, per step, the highest of these over the last `recent_days` fit days
 //     (the busiest recent day at that time of day: load moves by minutes between days,
 //     and a week covers the weekly cycle);
@@ -29,7 +29,10 @@
 //     above, from the days before it; the rule meeting the SLO with a quarter of the
 //     allowance in reserve (gpufit's planning margin) on the most of those days wins, the
 //     fewest GPU-hours breaking ties. Floors tried: 0 up to the recent fit days' highest
-//     static peak, scaled by g.
+//     static peak, scaled by g;
+//  5. each level of the result is held for ReplicaHoldSeconds (policies.h: a dip shorter
+//     than the hold is filled, a level reached is kept that long), since the highest of
+//     several days' schedules, and the floors, can dip where none of them did.
 // References on the test day: static peak = the constant count sized from the fit days
 // (the highest of each fit day's fewest constant replicas meeting the SLO), replayed on the
 // test day; clairvoyant = policies.h's reference computed on the test day itself (knows

@@ -83,7 +83,7 @@ std::string InferencePlanToJson(const std::vector<InferenceStudy>& studies, cons
                                 {"min_replicas", MinReplicas(runs)},
                                 {"max_replicas", MaxReplicas(s, runs)},
                                 {"scale_to_zero", MinReplicas(runs) == 0},
-                                {"keep_alive_s", p.cold_start_s},
+                                {"keep_alive_s", ReplicaHoldSeconds(s.Input())},  // the hold: inference/policies.h
                                 {"keda_cron_triggers", CronFits(s)},
                                 {"constant_as_static_peak", s.Policy("gpufit").fell_back_to_static},
                                 {"hpa_target_requests_per_second_per_replica", TargetRps(s).per_s}}},

@@ -167,7 +167,9 @@
       });
     }
     cards(body, items);
-    if (result.backtest && result.backtest.guarantee) body.append(el('p', { text: result.backtest.guarantee }));
+    // The guarantee is stated here once (the Backtest section refers to it).
+    if (result.backtest && result.backtest.guarantee)
+      body.append(el('p', {class: 'guarantee', text: result.backtest.guarantee}));
     for (const [key, title] of [
              ['warnings', 'Warnings'], ['actions', 'Recommended'], ['provisional', 'Provisional'],
              ['not_recommended', 'Not recommended']]) {
@@ -304,25 +306,122 @@
   function backtest() {
     const b = result.backtest;
     if (!b || !b.splits || !b.splits.length) return;
-    const body = section('backtest', 'Backtest on held-out telemetry',
-      'The plan rebuilt on the earlier part of the window and replayed on the later part it never saw (docs/backtest.md). ' + (b.guarantee || ''));
+    const body = section(
+        'backtest', 'Backtest on held-out telemetry',
+        'The plan rebuilt on the earlier part of the window and replayed on the later part it never saw (docs/backtest.md); ' +
+            'what that guarantees is stated in the headline.');
     const labels = b.splits.map((s) => s.split);
-    chart(body, {
-      tooltip: { trigger: 'axis' },
-      legend: { top: 0 },
-      grid: { left: 60, right: 60, top: 70, bottom: 60 },
-      xAxis: { type: 'category', data: labels, axisLabel: { rotate: labels.length > 6 ? 30 : 0 } },
-      yAxis: [{ type: 'value', name: 'count', minInterval: 1 }, { type: 'value', name: '% of samples', min: 0, splitLine: { show: false } }],
-      series: [
-        { name: 'memory overflow samples', type: 'bar', data: b.splits.map((s) => s.colocation.overflow_samples) },
-        { name: 'right-sized pods outgrown', type: 'bar', data: b.splits.map((s) => (s.right_sizing.outgrown || []).length) },
-        { name: 'GPUs over the collision limit', type: 'bar', data: b.splits.map((s) => s.colocation.gpus_over_collision_limit || 0) },
-        { name: 'lending samples over capacity', type: 'bar', data: b.splits.map((s) => (s.lending ? s.lending.over_capacity_samples : 0)) },
-        { name: 'worst GPU collision share (%)', type: 'line', yAxisIndex: 1, data: b.splits.map((s) => Number((s.colocation.max_collision_share * 100).toFixed(2))),
-          markLine: num(result.options && result.options.max_collision_share) ? { symbol: 'none', label: { formatter: 'allowed' },
-            data: [{ yAxis: result.options.max_collision_share * 100 }], lineStyle: { color: '#c23b22' } } : undefined },
-      ],
-    }, 'short');
+    const allowed =
+        num(result.options && result.options.max_collision_share) ? result.options.max_collision_share * 100 : null;
+    if (b.splits.length === 1) {
+      // One split: no line between splits to draw. Each count is a bar labelled with its value
+      // (a 0 reads "0", not an empty plot), and the worst GPU's collision share a bar beside
+      // the allowed share.
+      const s = b.splits[0];
+      const worst = Number((s.colocation.max_collision_share * 100).toFixed(2));
+      const counts = [
+        ['memory overflow samples', s.colocation.overflow_samples],
+        ['right-sized pods outgrown', (s.right_sizing.outgrown || []).length],
+        ['GPUs over the collision limit', s.colocation.gpus_over_collision_limit || 0],
+      ];
+      if (s.lending && s.lending.planned)
+        counts.push(['lending samples over capacity', s.lending.over_capacity_samples]);
+      const shares = [{value: worst, itemStyle: {color: allowed !== null && worst > allowed ? '#c23b22' : '#1f8a4c'}}];
+      if (allowed !== null) shares.push({value: Number(allowed.toFixed(2)), itemStyle: {color: '#7f7f7f'}});
+      const label = (fmt) => ({show: true, position: 'right', formatter: (p) => fmt(p.value)});
+      chart(
+          body, {
+            tooltip: {trigger: 'item'},
+            title: [
+              {text: 'on the hold-out of ' + s.split, left: 0, top: 0, textStyle: {fontSize: 12, fontWeight: 'normal'}},
+              {text: 'worst GPU collision share', left: '62%', top: 0, textStyle: {fontSize: 12, fontWeight: 'normal'}},
+            ],
+            grid: [{left: 200, right: '44%', top: 30, bottom: 30}, {left: '70%', right: 60, top: 30, bottom: 30}],
+            xAxis: [
+              {type: 'value', gridIndex: 0, minInterval: 1, max: (v) => Math.max(1, Math.ceil(v.max * 1.25))},
+              {type: 'value', gridIndex: 1, name: '%', max: (v) => Math.max(0.01, v.max * 1.3)},
+            ],
+            yAxis: [
+              {type: 'category', gridIndex: 0, inverse: true, data: counts.map((c) => c[0])},
+              {
+                type: 'category',
+                gridIndex: 1,
+                inverse: true,
+                data: allowed !== null ? ['worst GPU', 'allowed'] : ['worst GPU']
+              },
+            ],
+            series: [
+              {
+                name: 'count',
+                type: 'bar',
+                xAxisIndex: 0,
+                yAxisIndex: 0,
+                barMaxWidth: 22,
+                data: counts.map((c) => c[1]),
+                label: label(String)
+              },
+              {
+                name: 'collision share (%)',
+                type: 'bar',
+                xAxisIndex: 1,
+                yAxisIndex: 1,
+                barMaxWidth: 22,
+                data: shares,
+                label: label((v) => v + '%')
+              },
+            ],
+          },
+          'short');
+    } else
+      chart(
+          body, {
+            tooltip: {trigger: 'axis'},
+            legend: {top: 0},
+            grid: {left: 60, right: 60, top: 70, bottom: 60},
+            xAxis: {type: 'category', data: labels, axisLabel: {rotate: labels.length > 6 ? 30 : 0}},
+            yAxis: [
+              {type: 'value', name: 'count', minInterval: 1}, {
+                type: 'value',
+                name: '% of samples',
+                min: 0,
+                splitLine: {show: false},
+                max: allowed !== null ? (v) => Math.max(v.max, allowed) * 1.1 : undefined
+              }
+            ],
+            series: [
+              {name: 'memory overflow samples', type: 'bar', data: b.splits.map((s) => s.colocation.overflow_samples)},
+              {
+                name: 'right-sized pods outgrown',
+                type: 'bar',
+                data: b.splits.map((s) => (s.right_sizing.outgrown || []).length)
+              },
+              {
+                name: 'GPUs over the collision limit',
+                type: 'bar',
+                data: b.splits.map((s) => s.colocation.gpus_over_collision_limit || 0)
+              },
+              {
+                name: 'lending samples over capacity',
+                type: 'bar',
+                data: b.splits.map((s) => (s.lending ? s.lending.over_capacity_samples : 0))
+              },
+              {
+                name: 'worst GPU collision share (%)',
+                type: 'line',
+                yAxisIndex: 1,
+                showSymbol: true,
+                data: b.splits.map((s) => Number((s.colocation.max_collision_share * 100).toFixed(2))),
+                markLine: allowed !== null ? {
+                  symbol: 'none',
+                  label: {formatter: 'allowed'},
+                  data: [{yAxis: allowed}],
+                  lineStyle: {color: '#c23b22'}
+                } :
+                                             undefined
+              },
+            ],
+          },
+          'short');
     table(
         body,
         [
@@ -461,17 +560,44 @@
     const body = section('lending', 'Day and night: lending idle GPUs to training',
       (tm.evidence || '') + ' Fleet: ' + tm.fleet_gpus + ' GPUs; lent at night: ' + (tm.gpus_lent || 0) + '.');
     const hours = tm.gpus_needed_by_hour_utc.map((_, h) => String(h).padStart(2, '0'));
-    chart(body, {
-      tooltip: { trigger: 'axis' },
-      legend: { top: 0 },
-      grid: { left: 60, right: 30, top: 40, bottom: 40 },
-      xAxis: { type: 'category', data: hours, name: 'hour (UTC)', nameLocation: 'middle', nameGap: 26 },
-      yAxis: { type: 'value', name: 'GPUs' },
-      series: [
-        { name: 'GPUs the services need', type: 'bar', data: tm.gpus_needed_by_hour_utc },
-        { name: 'fleet', type: 'line', showSymbol: false, data: hours.map(() => tm.fleet_gpus) },
-      ],
-    }, 'short');
+    // An hour with no sample is null in the data: a shaded gap labelled "no data", never a 0.
+    const gaps = [];
+    tm.gpus_needed_by_hour_utc.forEach((v, h) => {
+      if (v === null || v === undefined) gaps.push([{name: 'no data', xAxis: hours[h]}, {xAxis: hours[h]}]);
+    });
+    if (gaps.length)
+      body.append(el('p', {class: 'note', text: gaps.length + ' hour(s) had no sample: shaded, no bar (not 0 GPUs).'}));
+    chart(
+        body, {
+          tooltip: {
+            trigger: 'axis',
+            formatter: (ps) =>
+                ps.map(
+                      (p) => p.seriesName + ': ' +
+                          (p.value === null || p.value === undefined || p.value === '-' ? 'no data' : p.value))
+                    .join('<br>')
+          },
+          legend: {top: 0},
+          grid: {left: 60, right: 30, top: 40, bottom: 40},
+          xAxis: {type: 'category', data: hours, name: 'hour (UTC)', nameLocation: 'middle', nameGap: 26},
+          yAxis: {type: 'value', name: 'GPUs'},
+          series: [
+            {
+              name: 'GPUs the services need',
+              type: 'bar',
+              data: tm.gpus_needed_by_hour_utc,
+              markArea: gaps.length ? {
+                silent: true,
+                itemStyle: {color: 'rgba(91,101,118,0.12)'},
+                label: {show: true, position: 'insideTop', color: '#5b6576', fontSize: 9},
+                data: gaps
+              } :
+                                      undefined
+            },
+            {name: 'fleet', type: 'line', showSymbol: false, data: hours.map(() => tm.fleet_gpus)},
+          ],
+        },
+        'short');
   }
 
   function ancillaryTable(a) {
