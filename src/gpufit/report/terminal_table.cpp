@@ -178,9 +178,10 @@ Result<std::string> RenderTerminalTable(const std::string& plan_json, const Term
     for (const Json& s : summary["strategies"]) {
       const double saved = NumberOr(s, "usd_saved", 0);
       const std::string status = TextOr(s, "status");
-      const std::string line = ShortenMiddle(
-          fmt::format("{}: {}/month saved, {} ({})", TextOr(s, "strategy"), Dollars(saved), status, TextOr(s, "basis")),
-          width);
+      // The basis only where it fits: the strategy, the dollars and the status matter more.
+      const std::string head = fmt::format("{}: {}/month saved, {}", TextOr(s, "strategy"), Dollars(saved), status);
+      const std::string full = fmt::format("{} ({})", head, TextOr(s, "basis"));
+      const std::string line = ShortenMiddle(DisplayWidth(full) <= width ? full : head, width);
       out += o.colour ? std::string(VerdictColour(status)) + line + "\x1b[0m\n" : line + "\n";
     }
   const std::size_t shown = o.max_rows == 0 ? rows->size() : std::min(o.max_rows, rows->size());
@@ -190,7 +191,7 @@ Result<std::string> RenderTerminalTable(const std::string& plan_json, const Term
     std::string gpu, cap, saved;
   };
   std::vector<Cells> cells;
-  std::size_t w_gpu = 14, w_cap = 7, w_saved = 10, w_verdict = 7, w_workload = 8;  // the headers' widths
+  std::size_t w_gpu = 14, w_cap = 7, w_saved = 10, w_verdict = 7, w_workload = 8, w_shares_wanted = 11;  // headers
   for (std::size_t i = 0; i < shown; ++i) {
     const TerminalRow& r = (*rows)[i];
     Cells c;
@@ -203,6 +204,7 @@ Result<std::string> RenderTerminalTable(const std::string& plan_json, const Term
     w_saved = std::max(w_saved, DisplayWidth(c.saved));
     w_verdict = std::max(w_verdict, DisplayWidth(r.verdict));
     w_workload = std::max(w_workload, DisplayWidth(r.workload));
+    w_shares_wanted = std::max(w_shares_wanted, DisplayWidth(SharesCell(r.shares_with, 1000)));
     cells.push_back(std::move(c));
   }
   w_gpu = std::min<std::size_t>(w_gpu, 27);
@@ -222,24 +224,23 @@ Result<std::string> RenderTerminalTable(const std::string& plan_json, const Term
   }
   const std::size_t fixed = w_gpu + w_cap + w_saved + w_verdict + kGaps;
   const std::size_t rest = width > fixed + kMinRest ? width - fixed : kMinRest;
-  w_workload =
-      std::clamp<std::size_t>(w_workload, 8, rest - std::max<std::size_t>(6, std::min<std::size_t>(rest / 3, 24)));
-  const std::size_t w_shares = rest - w_workload;
+  w_workload = std::clamp<std::size_t>(
+      w_workload, 8, rest - std::max<std::size_t>(6, std::min<std::size_t>({rest / 3, 24, w_shares_wanted})));
+  const std::size_t w_shares = std::min(rest - w_workload, std::max<std::size_t>(w_shares_wanted, 6));
   const auto line = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
                         const std::string& e, const std::string& verdict, bool colour_verdict) {
-    const std::string v = Pad(verdict, w_verdict);
-    std::string text = Pad(a, w_workload) + "  " + Pad(b, w_gpu) + "  " + Pad(c, w_cap, true) + "  " +
-                       Pad(d, w_shares) + "  " + Pad(e, w_saved, true) + "  " +
-                       (colour_verdict ? colour(VerdictColour(verdict), v) : v);
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    return text + "\n";
+    const std::string v = ShortenMiddle(verdict, w_verdict);
+    return Pad(a, w_workload) + "  " + Pad(b, w_gpu) + "  " + Pad(c, w_cap, true) + "  " + Pad(d, w_shares) + "  " +
+           Pad(e, w_saved, true) + "  " + (colour_verdict ? colour(VerdictColour(verdict), v) : v);
   };
   out +=
-      colour("\x1b[1m", line("WORKLOAD", "GPU NOW → PLAN", "MEM CAP", "SHARES WITH", "$/MO SAVED", "VERDICT", false));
+      colour("\x1b[1m", line("WORKLOAD", "GPU NOW → PLAN", "MEM CAP", "SHARES WITH", "$/MO SAVED", "VERDICT", false)) +
+      "\n";
   for (std::size_t i = 0; i < shown; ++i) {
     const TerminalRow& r = (*rows)[i];
     out += line(r.workload, cells[i].gpu, cells[i].cap, SharesCell(r.shares_with, w_shares), cells[i].saved, r.verdict,
-                true);
+                true) +
+           "\n";
     if (o.reasons && !r.reason.empty()) out += ShortenMiddle("    why: " + r.reason, width) + "\n";
   }
   if (shown < rows->size())
