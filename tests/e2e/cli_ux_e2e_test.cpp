@@ -269,7 +269,7 @@ TEST(ConfigFile, BadValuesAreExit2WithTheirLine) {
   const Case cases[] = {
       {"not a number", "[plan]\ngpu = \"h100-80gb\"\nheadroom = \"abc\"\n", ":3: Could not convert: --headroom = abc"},
       {"not a choice", "[plan]\nformat = \"jsn\"\n",
-       ":2: --format: jsn not in {text,json,yaml,csv,html} (did you mean json?)"},
+       ":2: --format: jsn not in {text,md,json,yaml,csv,html,table,wide} (did you mean json?)"},
       {"a flag's count", "verbose = \"x\"\n[plan]\n", ":1: Could not convert: --verbose = x"},
       {"a list for one number", "[plan]\nheadroom = [0.1, 0.2]\n", ":2: headroom takes one value, not a list"},
   };
