@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <new>
 #include <string_view>
 
+#include "cli_common.h"
 #include "completion.h"
 #include "config_file.h"
 #include "progress.h"
@@ -46,6 +48,43 @@ std::string ConfigArgument(int argc, char** argv) {
   return {};
 }
 
+// "unknown command 'mig chek' (did you mean 'mig check'?; commands: check, free, ...)", the
+// word `arg` given where `cmd` takes a command.
+std::string UnknownCommandMessage(const CLI::App& cmd, const std::string& arg) {
+  std::vector<std::string> names;
+  for (const CLI::App* s : cmd.get_subcommands([](const CLI::App*) { return true; })) names.push_back(s->get_name());
+  const std::string path = CommandPath(cmd), closest = ClosestName(arg, names);
+  const std::string prefix = path.empty() ? "" : path + " ";
+  return "unknown command '" + prefix + arg + "' (" +
+         (closest.empty() ? "" : "did you mean '" + prefix + closest + "'?; ") +
+         "commands: " + CLI::detail::join(names, ", ") + ")";
+}
+
+// The first word of argv that stands where a command is expected and names none (as
+// UnknownCommandMessage), else "". Option values are skipped (an option taking a value, as
+// its command or a parent declares it); an unknown option stops the scan (the parse reports it).
+std::string UnknownCommandInArgv(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* cmd = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") return {};
+    if (arg.size() > 1 && arg[0] == '-') {
+      if (arg.find('=') != std::string::npos || (arg[1] != '-' && arg.size() > 2)) continue;  // value attached
+      const CLI::Option* o = nullptr;
+      for (const CLI::App* a = cmd; a != nullptr && o == nullptr; a = a->get_parent()) o = a->get_option_no_throw(arg);
+      if (o == nullptr) return {};
+      if (o->get_expected_min() > 0) ++i;
+      continue;
+    }
+    const auto subs = cmd->get_subcommands([](const CLI::App*) { return true; });
+    if (subs.empty()) return {};  // a positional argument of the command
+    const auto next = std::find_if(subs.begin(), subs.end(), [&](const CLI::App* s) { return s->check_name(arg); });
+    if (next == subs.end()) return UnknownCommandMessage(*cmd, arg);
+    cmd = *next;
+  }
+  return {};
+}
+
 // "unknown option --telemtry (did you mean --telemetry?)" for the first unknown option of the
 // run command, "unknown command 'mig chek' (did you mean 'mig check'?)" for a word where a
 // command has subcommands, or "" for other arguments left over.
@@ -53,22 +92,13 @@ std::string UnknownOptionMessage(const CLI::App& app) {
   const CLI::App* cmd = RunCommand(app);
   const auto subs = cmd->get_subcommands([](const CLI::App*) { return true; });
   for (const std::string& arg : app.remaining(true)) {
-    if (!subs.empty() && !arg.empty() && arg[0] != '-') {
-      std::vector<std::string> names;
-      for (const CLI::App* s : subs) names.push_back(s->get_name());
-      const std::string path = CommandPath(*cmd), closest = ClosestName(arg, names);
-      const std::string prefix = path.empty() ? "" : path + " ";
-      return "unknown command '" + prefix + arg + "' (" +
-             (closest.empty() ? "commands: " + CLI::detail::join(names, ", ")
-                              : "did you mean '" + prefix + closest + "'?") +
-             ")";
-    }
+    if (!subs.empty() && !arg.empty() && arg[0] != '-') return UnknownCommandMessage(*cmd, arg);
     if (arg.size() < 2 || arg[0] != '-' || arg == "--") continue;
     const std::string name = arg.substr(0, arg.find('='));
     const std::string path = CommandPath(*cmd);
     const std::string closest = ClosestName(name, AcceptedOptions(*cmd));
     if (!closest.empty()) return "unknown option " + name + " (did you mean " + closest + "?)";
-    return "unknown option " + name + " (see gpufit " + (path.empty() ? "" : path + " ") + "--help)";
+    return "unknown option " + name + " (see " + ProgramName() + " " + (path.empty() ? "" : path + " ") + "--help)";
   }
   return {};
 }
@@ -161,6 +191,12 @@ void AddCompletionCommand(CLI::App& app, int& rc) {
 }
 
 int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const int& rc) {
+  const char* prog = ProgramName().c_str();
+  // An unknown command is an error even with --help (CLI11 would print the parent's help).
+  if (const std::string unknown = UnknownCommandInArgv(app, argc, argv); !unknown.empty()) {
+    std::fprintf(stderr, "%s: error: %s\n", prog, unknown.c_str());
+    return 2;
+  }
   // The console is set up once the options are read, before the command's callback runs.
   app.parse_complete_callback([&app, &g, argc, argv] {
     ConfigureConsole({.verbosity = g.verbosity, .quiet = g.quiet});
@@ -180,7 +216,7 @@ int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const
   if (!g.config.empty()) {
     Result<std::vector<ConfigLine>> lines = CheckConfigFile(app, g.config);
     if (!lines) {
-      std::fprintf(stderr, "gpufit: error: %s\n", lines.error().message.c_str());
+      std::fprintf(stderr, "%s: error: %s\n", prog, lines.error().message.c_str());
       return 2;
     }
     config_lines = std::move(*lines);
@@ -199,25 +235,25 @@ int ParseCommandLine(CLI::App& app, GlobalFlags& g, int argc, char** argv, const
     // An unknown option is the likely cause of any other complaint (a required flag misspelt).
     if (const std::string unknown = UnknownOptionMessage(app); !unknown.empty()) {
       EndPhases();
-      std::fprintf(stderr, "gpufit: error: %s\n", unknown.c_str());
+      std::fprintf(stderr, "%s: error: %s\n", prog, unknown.c_str());
       return 2;
     }
     // Errors CLI11 finds in a --config file (CheckConfigFile found none) name the file, and
     // the line when the error is about a value the file gave.
     const std::string what = e.what();
     if (const ConfigLine* line = ConfigLineOf(config_lines, what, OnCommandLine(app, FlagOfMessage(what), argc, argv)))
-      std::fprintf(stderr, "gpufit: error: --config %s:%d: %s%s\n", g.config.c_str(), line->line, what.c_str(),
+      std::fprintf(stderr, "%s: error: --config %s:%d: %s%s\n", prog, g.config.c_str(), line->line, what.c_str(),
                    ChoiceSuggestion(what).c_str());
     else if (dynamic_cast<const CLI::ConfigError*>(&e) != nullptr && !g.config.empty())
-      std::fprintf(stderr, "gpufit: error: --config %s: %s (see gpufit --help)\n", g.config.c_str(), what.c_str());
+      std::fprintf(stderr, "%s: error: --config %s: %s (see %s --help)\n", prog, g.config.c_str(), what.c_str(), prog);
     else if (const std::string suggestion = ChoiceSuggestion(what); !suggestion.empty())
-      std::fprintf(stderr, "gpufit: error: %s%s\n", what.c_str(), suggestion.c_str());
+      std::fprintf(stderr, "%s: error: %s%s\n", prog, what.c_str(), suggestion.c_str());
     else
-      std::fprintf(stderr, "gpufit: error: %s (see gpufit --help)\n", what.c_str());
+      std::fprintf(stderr, "%s: error: %s (see %s --help)\n", prog, what.c_str(), prog);
     code = 2;
   } catch (const std::bad_alloc&) {
     EndPhases();
-    std::fprintf(stderr, "gpufit: error: out of memory (the telemetry is too large for this machine)\n");
+    std::fprintf(stderr, "%s: error: out of memory (the telemetry is too large for this machine)\n", prog);
     return 1;
   }
   EndPhases();
@@ -232,7 +268,8 @@ CLI::Option* AddDeprecatedAlias(CLI::App* cmd, const std::string& old_name, CLI:
           [cmd, old_name, now, current](const std::string& value) {
             // Only for the command run: a --config section of another command is read too.
             if (cmd->count() > 0)
-              std::fprintf(stderr, "gpufit: warning: %s is deprecated, use %s\n", old_name.c_str(), now.c_str());
+              std::fprintf(stderr, "%s: warning: %s is deprecated, use %s\n", ProgramName().c_str(), old_name.c_str(),
+                           now.c_str());
             current->add_result(value);
             current->run_callback();
           },
@@ -276,6 +313,93 @@ std::string ClosestName(const std::string& given, const std::vector<std::string>
   for (const std::string& n : names)
     if (n.starts_with(given) && (best.empty() || n.size() < best.size())) best = n;
   return best;
+}
+
+namespace {
+
+// The help of a command whose options GroupPlanHelp sorted: its groups in the order of
+// kHelpGroups (CLI11 2.1 orders them by first use), then any other, then the footer.
+class GroupedHelp final : public CLI::Formatter {
+ public:
+  std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
+    if (mode == CLI::AppFormatMode::Sub) return make_expanded(app);
+    std::vector<std::string> order = {"Input", "Target", "Safety", "Output", "Advanced"};
+    for (const std::string& g : app->get_groups())
+      if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
+    std::string out = make_description(app) + make_usage(app, name) + make_positionals(app);
+    for (const std::string& g : order) {
+      std::vector<const CLI::Option*> opts =
+          app->get_options([&g](const CLI::Option* o) { return o->get_group() == g && o->nonpositional(); });
+      if (!g.empty() && !opts.empty()) out += make_group(g, false, opts);
+    }
+    return out + make_subcommands(app, mode) + "\n" + make_footer(app);
+  }
+};
+
+}  // namespace
+
+void GroupPlanHelp(CLI::App* cmd, const char* examples) {
+  // Long name (without dashes) -> group; a name starting with "prometheus" is Input too.
+  static const std::map<std::string, std::string, std::less<>> kGroups = {
+      {"telemetry", "Input"},
+      {"prometheus", "Input"},
+      {"containers", "Input"},
+      {"since", "Input"},
+      {"until", "Input"},
+      {"step", "Input"},
+      {"namespace", "Input"},
+      {"selector", "Input"},
+      {"training-jobs", "Input"},
+      {"inference", "Input"},
+      {"nodes", "Input"},
+      {"pods", "Input"},
+      {"kubeconfig", "Input"},
+      {"context", "Input"},
+      {"model-loads", "Input"},
+      {"catalog", "Input"},
+      {"pod-count", "Input"},
+      {"demo-seed", "Input"},
+      {"bearer-token-file", "Input"},
+      {"ca-file", "Input"},
+      {"insecure-skip-verify", "Input"},
+      {"gpu", "Target"},
+      {"current-gpu", "Target"},
+      {"gpus", "Target"},
+      {"sharing", "Target"},
+      {"replicas-apart", "Target"},
+      {"compute-caps", "Target"},
+      {"kai-queue", "Target"},
+      {"capacity-labels", "Target"},
+      {"autoscaler", "Target"},
+      {"headroom", "Safety"},
+      {"max-collision-share", "Safety"},
+      {"reserve-mib", "Safety"},
+      {"memory-risk", "Safety"},
+      {"min-window-hours", "Safety"},
+      {"envelope", "Safety"},
+      {"risks", "Safety"},
+      {"serving-slo", "Safety"},
+      {"format", "Output"},
+      {"out", "Output"},
+      {"report", "Output"},
+      {"emit-manifests", "Output"},
+  };
+  for (CLI::Option* o : cmd->get_options()) {
+    if (o->get_group().empty() || o == cmd->get_help_ptr()) continue;  // hidden, or --help
+    const std::vector<std::string>& longs = o->get_lnames();
+    const std::string name = longs.empty() ? "" : longs.front();
+    const auto it = kGroups.find(name);
+    if (it != kGroups.end())
+      o->group(it->second);
+    else if (name.starts_with("prometheus"))
+      o->group("Input");
+    else if (longs.empty() && o->check_sname("o"))
+      o->group("Output");
+    else
+      o->group("Advanced");
+  }
+  cmd->footer(examples);
+  cmd->formatter(std::make_shared<GroupedHelp>());
 }
 
 }  // namespace gpufit::cli

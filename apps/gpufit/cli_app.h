@@ -53,4 +53,25 @@ std::string ClosestName(const std::string& given, const std::vector<std::string>
 // "plan", "mig check": the command path of `cmd` below the program ("" for the program).
 std::string CommandPath(const CLI::App& cmd);
 
+// Sorts the options of `cmd` (plan, demo, backtest) into the help's groups Input, Target,
+// Safety, Output and Advanced (by long name; a name the table lacks goes to Advanced,
+// hidden options stay hidden) and ends its help with `examples` (an EXAMPLES block).
+void GroupPlanHelp(CLI::App* cmd, const char* examples);
+
+// The EXAMPLES blocks of plan, demo and backtest.
+inline constexpr const char* kPlanExamples =
+    "EXAMPLES:\n"
+    "  gpufit plan --kubeconfig ~/.kube/config --prometheus http://prometheus.monitoring:9090 --gpu h100-80gb\n"
+    "  gpufit plan --telemetry gpu.csv --gpu h100-80gb -o json > plan.json\n"
+    "  gpufit plan --telemetry gpu.csv --gpu h100-80gb --pods pods.json --emit-manifests out/ --report plan.html";
+inline constexpr const char* kDemoExamples =
+    "EXAMPLES:\n"
+    "  gpufit demo                      the table on a terminal, the report in gpufit-demo.html\n"
+    "  gpufit demo -o wide              every pod with its reason\n"
+    "  gpufit demo -o json > demo.json";
+inline constexpr const char* kBacktestExamples =
+    "EXAMPLES:\n"
+    "  gpufit backtest --telemetry gpu.csv --gpu h100-80gb\n"
+    "  gpufit backtest --prometheus http://prometheus.monitoring:9090 --since 14d --gpu h100-80gb -o json";
+
 }  // namespace gpufit::cli

@@ -1,21 +1,25 @@
 #include "cli_common.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <yaml-cpp/yaml.h>
-
 #include <nlohmann/json.hpp>
 
+#include "cli_app.h"
 #include "gpufit/core/atomic_file.h"
 #include "gpufit/core/output_lock.h"
 #include "gpufit/report/html_report.h"
+#include "gpufit/report/terminal_table.h"
 #include "progress.h"
 #include "version.h"
 
@@ -74,7 +78,51 @@ std::string JsonToYaml(const std::string& json) {
   return std::string(out.c_str()) + "\n";
 }
 
+// The formats -o takes as kubectl's -o (and gpufit's -f): a value of these that the command
+// lacks is an error, not a folder.
+constexpr const char* kFormatWords[] = {"text", "md", "json", "yaml", "csv", "html", "table", "wide"};
+
+// The table's width: the terminal's when it is narrower than 120 columns, else 120.
+std::size_t TableWidth() {
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 60 && ws.ws_col < 120) return ws.ws_col;
+  return 120;
+}
+
+// The commands to run after the plan, for the table's last lines.
+std::vector<std::string> NextCommands(const Output& o, const ExtraOutput& extra) {
+  const std::string& program = ProgramName();
+  std::vector<std::string> next;
+  if (!o.report.empty()) {
+    std::error_code ec;
+    const std::filesystem::path shown = std::filesystem::absolute(o.report, ec);
+    next.push_back("next: open the report " + (ec ? o.report : shown.string()));
+  } else {
+    next.push_back("next: add --report plan.html for the report with charts, or -o wide for every pod's reason");
+  }
+  std::string manifests;
+  for (const auto& [path, text] : extra.files)
+    if (path.filename() == "README.md") manifests = path.parent_path().string();
+  if (!manifests.empty())
+    next.push_back("next: review " + manifests + "/README.md, then kubectl apply --server-side -f " + manifests);
+  else if (o.command == "plan")
+    next.push_back("next: add --emit-manifests DIR for the Kubernetes objects that apply the plan");
+  if (o.command == "plan")
+    next.push_back("next: " + program + " backtest with the same --telemetry/--prometheus: does the plan hold later?");
+  return next;
+}
+
 }  // namespace
+
+const std::string& ProgramName() {
+  static std::string name = "gpufit";
+  return name;
+}
+
+void SetProgramNameFromArgv0(const char* argv0) {
+  if (argv0 != nullptr && std::filesystem::path(argv0).filename() == "kubectl-gpufit")
+    const_cast<std::string&>(ProgramName()) = "kubectl gpufit";
+}
 
 void AddReportOption(CLI::App* cmd, std::string& path) {
   cmd->add_option("--report", path,
@@ -93,14 +141,43 @@ void SayReportWritten(const std::string& path) {
 }
 
 void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more) {
-  std::vector<std::string> choices = {"text", "json", "yaml"};
-  choices.insert(choices.end(), more.begin(), more.end());
-  cmd->add_option("-f,--format", o.format,
-                  fmt::format("what to print: {} (text is Markdown{})", fmt::join(choices, ", "),
-                              std::find(more.begin(), more.end(), "html") != more.end() ? "; html the report" : ""))
+  std::vector<std::string> choices = {"text", "md", "json", "yaml"};
+  for (const std::string& m : more) {
+    choices.push_back(m);
+    if (m == "table") choices.push_back("wide");
+  }
+  o.has_table = std::find(more.begin(), more.end(), "table") != more.end();
+  // md is text; wide is the table with every pod and its reason.
+  const auto take = [&o](const std::string& v) {
+    o.format_given = true;
+    o.format = v == "md" ? "text" : v == "wide" ? "table" : v;
+    o.wide = v == "wide";
+  };
+  const std::string choice_list = fmt::format("{}", fmt::join(choices, ", "));
+  cmd->add_option_function<std::string>(
+         "-f,--format", take,
+         fmt::format("what to print: {} (text and md: Markdown{}{}; default: {})", choice_list,
+                     std::find(more.begin(), more.end(), "html") != more.end() ? "; html: the report" : "",
+                     o.has_table ? "; table: one row per pod, 120 columns; wide: with reasons" : "",
+                     o.has_table ? "the table on a terminal, else Markdown" : "Markdown"))
       ->check(CLI::IsMember(choices));
+  cmd->add_option_function<std::string>(
+         "-o",
+         [cmd, take, choices, &o](const std::string& v) {
+           if (std::find(choices.begin(), choices.end(), v) != choices.end()) return take(v);
+           if (std::find(std::begin(kFormatWords), std::end(kFormatWords), v) != std::end(kFormatWords))
+             throw CLI::ValidationError("-o", fmt::format("{} is not a format of {} {} ({})", v, ProgramName(),
+                                                          CommandPath(*cmd), fmt::join(choices, ", ")));
+           if (v.empty()) throw CLI::ValidationError("-o", "must not be empty");
+           std::fprintf(stderr,
+                        "%s: warning: -o DIR is deprecated: -o is the format now, as kubectl's (%s); use --out %s\n",
+                        ProgramName().c_str(), fmt::format("{}", fmt::join(choices, "|")).c_str(), v.c_str());
+           o.out_dir = v;
+         },
+         "the format, as kubectl's -o: the same as -f (a folder here is the old -o DIR, deprecated: use --out)")
+      ->type_name("FORMAT:{" + fmt::format("{}", fmt::join(choices, ",")) + "}");
   if (std::find(more.begin(), more.end(), "html") != more.end()) AddReportOption(cmd, o.report);
-  cmd->add_option("-o,--out", o.out_dir, "also write the report files into this directory (atomically)")
+  cmd->add_option("--out", o.out_dir, "also write the report files into this directory (atomically)")
       ->check(
           CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
                          "DIR", "non-empty"));
@@ -164,7 +241,21 @@ int Emit(const Output& o, const std::string& stem, const std::string& json, cons
       for (std::filesystem::path& r : extra.removals_under_lock()) removals.push_back(std::move(r));
     if (Result<void> r = WriteFilesAtomically(files, removals); !r) return Fail(r.error());
   }
-  if (o.format == "json")
+  const bool terminal = ::isatty(STDOUT_FILENO) != 0;
+  // No format given on a terminal: the table, unless the JSON is no plan of pods (a plan of
+  // training or inference alone).
+  if (o.format == "table" || (o.has_table && !o.format_given && o.format == "text" && terminal &&
+                              nlohmann::json::parse(json, nullptr, false).contains("pods"))) {
+    const char* no_colour = std::getenv("NO_COLOR");
+    Result<std::string> table =
+        report::RenderTerminalTable(json, {.width = terminal ? TableWidth() : 120,
+                                           .colour = terminal && (no_colour == nullptr || *no_colour == '\0'),
+                                           .reasons = o.wide || Verbose(),
+                                           .max_rows = o.wide ? std::size_t{0} : std::size_t{25},
+                                           .next = NextCommands(o, extra)});
+    if (!table) return Fail(table.error());
+    std::cout << *table;
+  } else if (o.format == "json")
     std::cout << json;
   else if (o.format == "yaml")
     std::cout << JsonToYaml(json);

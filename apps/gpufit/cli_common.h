@@ -17,10 +17,15 @@
 
 namespace gpufit::cli {
 
+// How help and messages name the program: "gpufit", or "kubectl gpufit" when it runs as the
+// kubectl plugin (argv[0]'s file name is kubectl-gpufit). Set once by main.
+const std::string& ProgramName();
+void SetProgramNameFromArgv0(const char* argv0);
+
 // Prints "gpufit: error: MESSAGE" on stderr and returns the exit code for the error.
 inline int Fail(const Error& e) {
   EraseProgressLine();  // the error starts its own line on a terminal
-  std::fprintf(stderr, "gpufit: error: %s\n", e.message.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", ProgramName().c_str(), e.message.c_str());
   return ExitCodeFor(e.code);
 }
 
@@ -45,15 +50,21 @@ inline CLI::Validator SeedCheck() {
       "UINT64");
 }
 
-// --format and --out DIR, shared by the commands that write a report; --report FILE.html on
-// the commands that have an HTML report (AddReportOption).
+// --format (-f, -o) and --out DIR, shared by the commands that write a report; --report
+// FILE.html on the commands that have an HTML report (AddReportOption).
 struct Output {
-  std::string format = "text";
+  std::string format = "text";  // text (Markdown; -f md), json, yaml, csv, html or table
   std::string out_dir;
-  std::string report;  // --report: the HTML report's path ("" = none)
+  std::string report;         // --report: the HTML report's path ("" = none)
+  bool format_given = false;  // -f or -o named the format (else: the table on a terminal, if any)
+  bool has_table = false;     // the command's JSON is a plan (report/terminal_table.h)
+  bool wide = false;          // -o wide: the table with every pod and its reason
+  std::string command;        // "plan", "demo": the command whose next steps the table names
 };
-// --format text|json|yaml (plus `more`: "csv" where the command has a table, "html" where it
-// has an HTML report, which also adds --report FILE.html) and --out DIR.
+// -f,--format text|md|json|yaml (plus `more`: "csv" where the command has a per-pod CSV,
+// "html" where it has an HTML report, which also adds --report FILE.html, "table" where its
+// JSON is a plan, which also adds "wide"); -o FORMAT, kubectl's spelling of the same (a value
+// that is no format is the old -o DIR: a folder for --out, with a warning); --out DIR.
 void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more = {});
 // --report FILE.html into `path` (AddOutputOptions adds it with "html"; simulate, whose
 // --format is its own, adds it alone).
@@ -86,7 +97,9 @@ struct ExtraOutput {
 };
 
 // Prints the rendering --format asks for (text: the Markdown; json; yaml: the JSON as YAML;
-// csv: extra.csv; html: the report) and writes the JSON and Markdown into --out as STEM.json
+// csv: extra.csv; html: the report; table: report/terminal_table.h, colour on a terminal
+// unless NO_COLOR is set, reasons with -v or -o wide; no format given, a command with a table
+// and stdout a terminal: the table too) and writes the JSON and Markdown into --out as STEM.json
 // and STEM.md, the report into --report, with `extra`, as one commit (WriteFilesAtomically:
 // the files appear together or not at all). Folders are created as needed and locked while
 // the commit is made (LockOutputFolders: a second run into one folder waits up to

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   // A write past the file-size limit (ulimit -f) must fail with EFBIG, an error naming the
   // file (WriteFilesAtomically), not kill the run half-way.
   std::signal(SIGXFSZ, SIG_IGN);
-  CLI::App app{"gpufit: right-size and co-locate GPU workloads from their real telemetry"};
+  cli::SetProgramNameFromArgv0(argc > 0 ? argv[0] : nullptr);
+  CLI::App app{"gpufit: right-size and co-locate GPU workloads from their real telemetry", cli::ProgramName()};
   app.require_subcommand(1);
   cli::GlobalFlags global;
   cli::AddGlobalOptions(app, global);  // before the commands: they inherit fallthrough
@@ -59,7 +60,8 @@ int main(int argc, char** argv) {
 
   PlanFlags plan_flags;
   CLI::App* plan = app.add_subcommand("plan", "right-size and co-locate pods, verified by replay (the main job)");
-  AddPlanOptions(plan, plan_flags, true, {"csv", "html"});
+  AddPlanOptions(plan, plan_flags, true, {"csv", "html", "table"});
+  plan_flags.output.command = "plan";
 
   PlanFlags demo_flags;
   demo_flags.options.target_gpu = "h100-80gb";
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
   SyntheticOptions synthetic{.samples = 4 * 24 * 60};
   CLI::App* demo = app.add_subcommand("demo", "plan on a built-in synthetic cluster (no files, no network)");
   demo_flags.report_command = "demo";
-  AddPlanOptions(demo, demo_flags, false, {"csv", "html"});
+  AddPlanOptions(demo, demo_flags, false, {"csv", "html", "table"});
+  demo_flags.output.command = "demo";
   cli::AddDeprecatedAlias(
       demo, "--pods",
       demo->add_option("--pod-count", synthetic.pods, "pods in the synthetic cluster")->check(CLI::Range(1, 100000)));
@@ -86,6 +89,10 @@ int main(int argc, char** argv) {
   backtest->add_option("--risks", backtest_risks, "memory risks of the trade-off curve (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
+
+  cli::GroupPlanHelp(plan, cli::kPlanExamples);
+  cli::GroupPlanHelp(demo, cli::kDemoExamples);
+  cli::GroupPlanHelp(backtest, cli::kBacktestExamples);
 
   int rc = 0;
   cli::AddReplayCommand(app, rc);

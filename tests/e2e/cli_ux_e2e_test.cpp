@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli_run.h"
+#include "kube_control_plane.h"
 #include "test_paths.h"
 
 namespace {
@@ -268,7 +269,7 @@ TEST(ConfigFile, BadValuesAreExit2WithTheirLine) {
   const Case cases[] = {
       {"not a number", "[plan]\ngpu = \"h100-80gb\"\nheadroom = \"abc\"\n", ":3: Could not convert: --headroom = abc"},
       {"not a choice", "[plan]\nformat = \"jsn\"\n",
-       ":2: --format: jsn not in {text,json,yaml,csv,html} (did you mean json?)"},
+       ":2: --format: jsn not in {text,md,json,yaml,csv,html,table,wide} (did you mean json?)"},
       {"a flag's count", "verbose = \"x\"\n[plan]\n", ":1: Could not convert: --verbose = x"},
       {"a list for one number", "[plan]\nheadroom = [0.1, 0.2]\n", ":2: headroom takes one value, not a list"},
   };
@@ -324,11 +325,31 @@ TEST(ConfigFile, MissingFileIsExit2) {
 
 // --- short flags and -v -------------------------------------------------------------------
 
-TEST(ShortFlags, FormatAndOutHaveOneLetterNames) {
+TEST(ShortFlags, OIsTheFormatAsKubectlsAndOutTheFolder) {
   const fs::path dir = Scratch("short");
+  const CliRun r =
+      Gpufit("analyze --telemetry " + Fixture("telemetry.csv") + " -o json --out " + (dir / "out").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json::parse(Slurp(dir / "out" / "analyze.json")));
+  const CliRun yaml = Gpufit("analyze --telemetry " + Fixture("telemetry.csv") + " -o yaml", dir);
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  EXPECT_THAT(yaml.out, HasSubstr("pods:"));
+  EXPECT_FALSE(fs::exists(dir / "yaml"));
+  // A format the command lacks is an error, not a folder named after it.
+  const CliRun wide = Gpufit("analyze --telemetry " + Fixture("telemetry.csv") + " -o wide", dir);
+  EXPECT_EQ(wide.exit_code, 2);
+  EXPECT_THAT(wide.err, HasSubstr("-o: wide is not a format of gpufit analyze"));
+  EXPECT_FALSE(fs::exists(dir / "wide"));
+}
+
+TEST(ShortFlags, TheOldODirStillWritesTheFolderWithAWarning) {
+  const fs::path dir = Scratch("short-old");
   const CliRun r =
       Gpufit("analyze --telemetry " + Fixture("telemetry.csv") + " -f json -o " + (dir / "out").string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gpufit: warning: -o DIR is deprecated"));
+  EXPECT_THAT(r.err, HasSubstr("use --out " + (dir / "out").string()));
   EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json::parse(Slurp(dir / "out" / "analyze.json")));
 }
 
@@ -507,17 +528,21 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
       {"simulate --openb-node a.csv --openb-pods b.csv", "unknown option --openb-node (did you mean --openb-nodes?)"},
       {"plan --gpu=h100-80gb --telemetri=x.csv", "unknown option --telemetri (did you mean --telemetry?)"},
       {"plan --zzzzzzzzzz", "unknown option --zzzzzzzzzz (see gpufit plan --help)"},
-      {"mig chek --gpu h100-80gb", "unknown command 'mig chek' (did you mean 'mig check'?)"},
+      {"mig chek --gpu h100-80gb",
+       "unknown command 'mig chek' (did you mean 'mig check'?; commands: check, free, plan, reconfigure)"},
       {"mig zzzzz", "unknown command 'mig zzzzz' (commands: check, free, plan, reconfigure)"},
-      {"pln --telemetry x.csv", "unknown command 'pln' (did you mean 'plan'?)"},
+      {"pln --telemetry x.csv",
+       "unknown command 'pln' (did you mean 'plan'?; commands: analyze, plan, demo, backtest, replay, simulate, mig, "
+       "serve, training, inference, completion)"},
       {"zzzzz",
        "unknown command 'zzzzz' (commands: analyze, plan, demo, backtest, replay, simulate, mig, serve, "
        "training, inference, completion)"},
       // A misspelt choice: CLI11's message and the closest choice, where one is close.
-      {"plan -f jsn --telemetry x.csv", "--format: jsn not in {text,json,yaml,csv,html} (did you mean json?)"},
+      {"plan -f jsn --telemetry x.csv",
+       "--format: jsn not in {text,md,json,yaml,csv,html,table,wide} (did you mean json?)"},
       {"plan --sharing hamii --telemetry x.csv",
        "--sharing: hamii not in {time-slicing,mig,hami,kai,dra-mps} (did you mean hami?)"},
-      {"analyze -f html --telemetry x.csv", "--format: html not in {text,json,yaml} (see gpufit --help)"},
+      {"analyze -f html --telemetry x.csv", "--format: html not in {text,md,json,yaml} (see gpufit --help)"},
       // The program's options work after a command; a parent command's do not.
       {"inference backtest --requests r.csv --services s.yaml",
        "--services: an option of 'inference', not of 'inference backtest' (see gpufit --help)"},
@@ -528,6 +553,209 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.err, "gpufit: error: " + c.message + "\n");
     EXPECT_EQ(r.out, "");
+  }
+}
+
+// --- the terminal table (issue 41) ---------------------------------------------------------
+
+// Display columns of a UTF-8 line: code points, colour escapes not counted. Written here, not
+// taken from report/terminal_table.h, so that the test does not trust the code it checks.
+std::size_t Columns(const std::string& line) {
+  const std::string plain = std::regex_replace(line, std::regex("\x1b\\[[0-9;]*m"), "");
+  std::size_t n = 0;
+  for (unsigned char c : plain)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+// The cells of a table row: its text split at runs of two or more spaces.
+std::vector<std::string> Cells(const std::string& line) {
+  std::vector<std::string> cells;
+  const std::regex gap(" {2,}");
+  for (std::sregex_token_iterator it(line.begin(), line.end(), gap, -1), end; it != end; ++it) cells.push_back(*it);
+  return cells;
+}
+
+// "$4,305" from 4305.4.
+std::string DollarsOf(double usd) {
+  std::string digits = std::to_string(std::llround(std::fabs(usd))), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (std::llround(usd) < 0 ? "-$" : "$") + out;
+}
+
+// GenTD26: the table is at most 120 columns and each row says what the plan JSON says: the
+// fleet's GPU for the pod, its memory cap, the pods it shares with, the dollars saved (its
+// price today less its share of its GPU's) and the fleet's verdict.
+TEST(TerminalTable, FitsIn120ColumnsAndMatchesThePlanJsonOnGenTd26) {
+  const fs::path dir = Scratch("table-gentd26");
+  const std::string base = "plan --telemetry " + GenTd26() + " --gpu h100-80gb --search-budget 0 -q";
+  const CliRun json_run = Gpufit(base + " -o json", dir);
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const nlohmann::json plan = nlohmann::json::parse(json_run.out);
+  const CliRun wide = Gpufit(base + " -o wide", dir);
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  const CliRun table = Gpufit(base + " -o table", dir);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const CliRun* r : {&wide, &table}) {
+    EXPECT_THAT(r->out, Not(HasSubstr("\x1b[")));  // no colour off a terminal
+    for (const std::string& line : SplitLines(r->out)) EXPECT_LE(Columns(line), 120u) << line;
+  }
+  EXPECT_THAT(table.out, HasSubstr("more pods (-o wide"));
+  EXPECT_THAT(SplitLines(table.out).back(), HasSubstr("gpufit backtest"));
+
+  ASSERT_TRUE(plan["fleet"]["recommended"].get<bool>());
+  const std::string verdict = plan["summary"]["status"]["fleet"]["status"];
+  std::map<std::string, const nlohmann::json*> gpu_of;
+  for (const nlohmann::json& g : plan["fleet"]["shared_gpus"])
+    for (const nlohmann::json& p : g["pods"]) gpu_of[p.get<std::string>()] = &g;
+  std::map<std::string, const nlohmann::json*> pod_of;
+  for (const nlohmann::json& p : plan["pods"]) pod_of[p["pod"].get<std::string>()] = &p;
+  std::size_t rows = 0;
+  for (const std::string& line : SplitLines(wide.out)) {
+    const std::vector<std::string> c = Cells(line);
+    if (c.empty() || pod_of.count(c[0]) == 0) continue;
+    SCOPED_TRACE(line);
+    ++rows;
+    ASSERT_EQ(c.size(), 6u);
+    const nlohmann::json& pod = *pod_of[c[0]];
+    ASSERT_EQ(gpu_of.count(c[0]), 1u);
+    const nlohmann::json& gpu = *gpu_of[c[0]];
+    const std::string now = pod["current_gpu"]["id"], model = gpu["model"];
+    EXPECT_EQ(c[1], now == model ? now + " (same)" : now + " → " + model);
+    EXPECT_EQ(c[2], fmt::format("{:.1f} GiB", pod["right_sizing"]["required_mib"].get<double>() / 1024));
+    const std::size_t others = gpu["pods"].size() - 1;
+    if (others == 0) {
+      EXPECT_EQ(c[3], "-");
+    } else {
+      std::string first;
+      for (const nlohmann::json& p : gpu["pods"])
+        if (p != c[0]) {
+          first = p;
+          break;
+        }
+      EXPECT_EQ(c[3].substr(0, 6), first.substr(0, 6));  // its start, whether shortened or not
+      if (others > 1) {
+        EXPECT_THAT(c[3], ::testing::EndsWith(" +" + std::to_string(others - 1)));
+      }
+    }
+    const double saved = pod["right_sizing"]["usd_per_month_current"].get<double>() -
+                         gpu["usd_per_month"].get<double>() / static_cast<double>(gpu["pods"].size());
+    EXPECT_EQ(c[4], DollarsOf(saved));
+    EXPECT_EQ(c[5], verdict);
+  }
+  EXPECT_EQ(rows, plan["pods"].size());  // -o wide: every pod
+  EXPECT_THAT(wide.out, HasSubstr("    why: "));
+}
+
+// On a terminal (script(1) gives gpufit one) the default is the table, in colour unless
+// NO_COLOR; piped, the default stays the Markdown.
+TEST(TerminalTable, IsTheDefaultOnATerminalInColourUnlessNoColor) {
+  if (!Installed("script")) GTEST_SKIP() << "script(1) is not installed";
+  const fs::path dir = Scratch("table-tty");
+  const std::string plan = std::string(gpufit::test_paths::GpufitBin()) + " plan -q --telemetry " +
+                           Fixture("telemetry.csv") + " --gpu h100-80gb";
+  const CliRun tty = Sh("script -qec \"" + plan + "\" /dev/null", dir);
+  ASSERT_EQ(tty.exit_code, 0) << tty.out << tty.err;
+  EXPECT_THAT(tty.out, HasSubstr("WORKLOAD"));
+  EXPECT_THAT(tty.out, HasSubstr("\x1b["));
+  const CliRun no_colour = Sh("NO_COLOR=1 script -qec \"" + plan + "\" /dev/null", dir);
+  ASSERT_EQ(no_colour.exit_code, 0) << no_colour.out << no_colour.err;
+  EXPECT_THAT(no_colour.out, HasSubstr("WORKLOAD"));
+  EXPECT_THAT(no_colour.out, Not(HasSubstr("\x1b[")));
+  const CliRun md = Sh("script -qec \"" + plan + " -f md\" /dev/null", dir);
+  EXPECT_THAT(md.out, Not(HasSubstr("WORKLOAD")));
+  const CliRun piped = Sh(plan, dir);
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_THAT(piped.out, Not(HasSubstr("WORKLOAD")));
+  EXPECT_THAT(piped.out, ::testing::StartsWith("#"));
+}
+
+// --- kubectl plugin --------------------------------------------------------------------------
+
+// The real kubectl finds gpufit as the plugin kubectl-gpufit: `-o json` is the format (JSON
+// on stdout, no folder named json) and the help names `kubectl gpufit`.
+TEST(KubectlPlugin, OJsonPrintsJsonAndMakesNoFolder) {
+  const fs::path dir = Scratch("kubectl-plugin");
+  auto plane = gpufit::testing::KubeControlPlane::Start((dir / "plane").string());
+  ASSERT_TRUE(plane) << plane.error().message;
+  const fs::path bin = dir / "bin";
+  fs::create_directories(bin);
+  fs::create_symlink(gpufit::test_paths::GpufitBin(), bin / "kubectl-gpufit");
+  const fs::path work = dir / "work";
+  fs::create_directories(work);
+  const std::string path = "PATH=" + bin.string() + ":" + (*plane)->bin() + ":$PATH";
+  const CliRun r = Sh("cd " + work.string() + " && " + path + " kubectl gpufit plan -q --telemetry " +
+                          Fixture("telemetry.csv") + " --gpu h100-80gb -o json",
+                      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plan = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(plan.contains("pods"));
+  EXPECT_FALSE(fs::exists(work / "json"));
+  EXPECT_TRUE(fs::is_empty(work));
+  const CliRun help = Sh(path + " kubectl gpufit plan --help", dir);
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("Usage: kubectl gpufit plan"));
+  const CliRun bad = Sh(path + " kubectl gpufit pln", dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("kubectl gpufit: error: unknown command 'pln' (did you mean 'plan'?"));
+}
+
+// --- unknown commands and the grouped help -----------------------------------------------------
+
+TEST(UnknownCommand, ExitsTwoEvenWithHelp) {
+  const fs::path dir = Scratch("unknown-command");
+  const CliRun r = Gpufit("apply --help", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "gpufit: error: unknown command 'apply' (commands: analyze, plan, demo, backtest, replay, simulate, mig, "
+            "serve, training, inference, completion)\n");
+  const CliRun close = Gpufit("-v dmeo --help", dir);
+  EXPECT_EQ(close.exit_code, 2);
+  EXPECT_THAT(close.err, HasSubstr("(did you mean 'demo'?; commands: analyze, plan, demo,"));
+  // A command's value is not a command: completion's shell, --config's file.
+  EXPECT_EQ(Gpufit("completion bash", dir).exit_code, 0);
+}
+
+TEST(Help, PlanDemoAndBacktestAreGroupedWithExamples) {
+  const fs::path dir = Scratch("help-groups");
+  for (const std::string command : {"plan", "demo", "backtest"}) {
+    SCOPED_TRACE(command);
+    const CliRun r = Gpufit(command + " --help", dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::size_t> at;
+    for (const char* group :
+         {"\nInput:\n", "\nTarget:\n", "\nSafety:\n", "\nOutput:\n", "\nAdvanced:\n", "\nEXAMPLES:\n"}) {
+      at.push_back(r.out.find(group));
+      EXPECT_NE(at.back(), std::string::npos) << group;
+    }
+    EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+    EXPECT_THAT(r.out, HasSubstr("\n  gpufit " + command + " "));
+    // Every option is in one of the five groups, --help alone under Options.
+    std::string group;
+    std::size_t options = 0;
+    for (const std::string& line : SplitLines(r.out)) {
+      if (!line.empty() && line.back() == ':' && line[0] != ' ') group = line.substr(0, line.size() - 1);
+      if (!line.starts_with("  -")) continue;
+      ++options;
+      SCOPED_TRACE(line);
+      if (line.starts_with("  -h,--help")) {
+        EXPECT_EQ(group, "Options");
+      } else {
+        EXPECT_THAT(group, ::testing::AnyOf("Input", "Target", "Safety", "Output", "Advanced"));
+      }
+    }
+    EXPECT_GT(options, 15u);
   }
 }
 
