@@ -52,19 +52,28 @@ Result<std::vector<MetricsService>> FindMetricsServices(const KubeClient& client
   if (!services) return services.error();
   const auto selectors = MetricsServiceSelectors();
   std::vector<MetricsService> found;
+  // Any field of any type: a Service not shaped as expected is not a candidate.
+  const auto text = [](const Json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
   for (const Json& svc : (*services)["items"]) {
-    const Json& meta = svc.value("metadata", Json::object());
-    const Json ports = svc.contains("spec") ? svc["spec"].value("ports", Json::array()) : Json::array();
-    if (!ports.is_array() || ports.empty() || !ports[0].is_object() ||
-        !ports[0].value("port", Json()).is_number_integer())
-      continue;
+    const Json& meta = svc["metadata"];  // an object with a name: List checks every item
+    const auto spec = svc.find("spec");
+    if (spec == svc.end() || !spec->is_object()) continue;
+    const auto ports = spec->find("ports");
+    if (ports == spec->end() || !ports->is_array() || ports->empty() || !(*ports)[0].is_object()) continue;
+    const auto port = (*ports)[0].find("port");
+    if (port == (*ports)[0].end() || !port->is_number_integer()) continue;
+    const auto labels = meta.find("labels");
+    if (labels == meta.end()) continue;
     for (std::size_t i = 0; i < selectors.size(); ++i) {
-      if (!SelectorMatches(selectors[i].second, meta.value("labels", Json::object()))) continue;
+      if (!SelectorMatches(selectors[i].second, *labels)) continue;
       found.push_back({.kind = selectors[i].first,
                        .selector = selectors[i].second,
-                       .ns = meta.value("namespace", ""),
-                       .name = meta.value("name", ""),
-                       .port = ports[0]["port"].get<int>(),
+                       .ns = text(meta, "namespace"),
+                       .name = text(meta, "name"),
+                       .port = port->get<int>(),
                        .priority = static_cast<int>(i)});
       break;
     }
