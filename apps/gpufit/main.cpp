@@ -115,11 +115,12 @@ int main(int argc, char** argv) {
   });
   plan->callback([&] {
     const bool no_input = !plan_flags.telemetry.given() && plan_flags.training_jobs.empty() &&
-                          plan_flags.inference.empty() && plan_flags.pods.empty() && plan_flags.nodes.empty();
-    if (no_input && !plan_flags.kube.given() && !cli::UseDefaultKubeconfig(plan_flags.kube)) {
+                          plan_flags.inference.empty() && plan_flags.pods.empty();
+    if (no_input && !plan_flags.kube.given() &&
+        (!plan_flags.nodes.empty() || !cli::UseDefaultKubeconfig(plan_flags.kube))) {
       rc = Fail(InvalidArgument(
-          "plan: give --telemetry or --prometheus (with --gpu), --training-jobs, --inference, --pods (or "
-          "--kubeconfig), or several"));
+          "plan: give --telemetry or --prometheus, --training-jobs, --inference, --pods (or --kubeconfig: none in "
+          "$KUBECONFIG, ~/.kube/config or a pod's service account), or several"));
       return;
     }
     // The nodes and pods (--nodes/--pods or the live cluster), after the outputs are checked.

@@ -339,7 +339,8 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
     if (f.options.target_gpu.empty() && !f.options.current_gpu.empty()) {  // no --gpu: right-size on the same model
       f.options.target_gpu = f.options.current_gpu;
       std::map<std::string, int> pods_on;  // the models the data names, with their pod counts
-      for (const auto& [pod, id] : f.options.current_gpu_of) ++pods_on[id];
+      for (const auto& [pod, id] : f.options.current_gpu_of)
+        if (!id.empty()) ++pods_on[id];
       std::string found;
       for (const auto& [id, n] : pods_on) found += fmt::format("{}{} ({} pods)", found.empty() ? "" : ", ", id, n);
       std::fprintf(stderr, "gpufit: GPU models found: %s; target %s, the model most pods run on  [--gpu]\n",
