@@ -69,12 +69,14 @@ Result<std::vector<MetricsService>> FindMetricsServices(const KubeClient& client
     if (labels == meta.end()) continue;
     for (std::size_t i = 0; i < selectors.size(); ++i) {
       if (!SelectorMatches(selectors[i].second, *labels)) continue;
-      found.push_back({.kind = selectors[i].first,
-                       .selector = selectors[i].second,
-                       .ns = text(meta, "namespace"),
-                       .name = text(meta, "name"),
-                       .port = port->get<int>(),
-                       .priority = static_cast<int>(i)});
+      found.push_back(
+          {.kind = selectors[i].first,
+           .selector = selectors[i].second,
+           .ns = text(meta, "namespace"),
+           .name = text(meta, "name"),
+           .port = port->get<int>(),
+           .priority = static_cast<int>(i),
+           .path = selectors[i].second.find("vmselect") != std::string::npos ? "/select/0/prometheus" : ""});
       break;
     }
   }
@@ -85,10 +87,10 @@ Result<std::vector<MetricsService>> FindMetricsServices(const KubeClient& client
 }
 
 std::string MetricsServiceUrl(const MetricsService& s, const std::string& server, bool in_cluster) {
-  if (in_cluster) return fmt::format("http://{}.{}.svc:{}", s.name, s.ns, s.port);
+  if (in_cluster) return fmt::format("http://{}.{}.svc:{}{}", s.name, s.ns, s.port, s.path);
   std::string base = server;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  return fmt::format("{}/api/v1/namespaces/{}/services/http:{}:{}/proxy", base, s.ns, s.name, s.port);
+  return fmt::format("{}/api/v1/namespaces/{}/services/http:{}:{}/proxy{}", base, s.ns, s.name, s.port, s.path);
 }
 
 }  // namespace gpufit::kube_api

@@ -15,6 +15,7 @@
 //                    app.kubernetes.io/name=thanos-query; app=thanos-query; app=thanos-querier
 //   VictoriaMetrics: app.kubernetes.io/name=vmsingle; app.kubernetes.io/name=victoria-metrics-single;
 //                    app.kubernetes.io/name=vmselect; app.kubernetes.io/component=vmselect; app=vmselect
+//                    (a cluster's vmselect serves the Prometheus API under /select/0/prometheus: tenant 0)
 // A selector is label=value pairs joined by ',', all of which must be on the Service.
 //
 // How it is reached: from inside the cluster, http://NAME.NAMESPACE.svc:PORT; from outside,
@@ -37,6 +38,7 @@ struct MetricsService {
   std::string ns, name;          // the Service's namespace and name
   int port = 0;                  // its first port (spec.ports[0].port)
   int priority = 0;              // the selector's place in the list above, 0 first
+  std::string path;              // the Prometheus API's prefix on the service: "" or "/select/0/prometheus"
   std::string Describe() const;  // "Prometheus monitoring/kps-prometheus:9090 (app=...)"
 };
 
@@ -48,7 +50,7 @@ std::vector<std::pair<std::string, std::string>> MetricsServiceSelectors();
 Result<std::vector<MetricsService>> FindMetricsServices(const KubeClient& client);
 
 // The service's base URL: in-cluster http://NAME.NS.svc:PORT, else the API server's service proxy
-// of `server` (the kubeconfig's server URL).
+// of `server` (the kubeconfig's server URL); then its `path`.
 std::string MetricsServiceUrl(const MetricsService& service, const std::string& server, bool in_cluster);
 
 }  // namespace gpufit::kube_api

@@ -55,6 +55,9 @@ TEST(FindMetricsServices, MatchesEveryLabelOfASelectorAndOrdersByPriority) {
   EXPECT_EQ(MetricsServiceUrl((*found)[1], "https://10.0.0.1:6443/", false),
             "https://10.0.0.1:6443/api/v1/namespaces/a/services/http:thanos:9090/proxy");
   EXPECT_EQ(MetricsServiceUrl((*found)[1], "https://10.0.0.1:6443", true), "http://thanos.a.svc:9090");
+  EXPECT_EQ(MetricsServiceUrl((*found)[2], "https://10.0.0.1:6443", false),
+            "https://10.0.0.1:6443/api/v1/namespaces/b/services/http:vm:8481/proxy/select/0/prometheus");
+  EXPECT_EQ(MetricsServiceUrl((*found)[2], "https://10.0.0.1:6443", true), "http://vm.b.svc:8481/select/0/prometheus");
 }
 
 }  // namespace
