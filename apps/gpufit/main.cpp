@@ -121,11 +121,13 @@ int main(int argc, char** argv) {
               ProfilesToMarkdown(profiles, containers, tel->skipped, analyze_telemetry.name));
   });
   plan->callback([&] {
-    if (!plan_flags.telemetry.given() && plan_flags.training_jobs.empty() && plan_flags.inference.empty() &&
-        plan_flags.pods.empty() && !plan_flags.kube.given()) {
+    const bool no_input = !plan_flags.telemetry.given() && plan_flags.training_jobs.empty() &&
+                          plan_flags.inference.empty() && plan_flags.pods.empty();
+    if (no_input && !plan_flags.kube.given() &&
+        (!plan_flags.nodes.empty() || !cli::UseDefaultKubeconfig(plan_flags.kube))) {
       rc = Fail(InvalidArgument(
-          "plan: give --telemetry or --prometheus (with --gpu), --training-jobs, --inference, --pods (or "
-          "--kubeconfig), or several"));
+          "plan: give --telemetry or --prometheus, --training-jobs, --inference, --pods (or --kubeconfig: none in "
+          "$KUBECONFIG, ~/.kube/config or a pod's service account), or several"));
       return;
     }
     // The nodes and pods (--nodes/--pods or the live cluster), after the outputs are checked.
@@ -139,6 +141,12 @@ int main(int argc, char** argv) {
         return;
       }
     }
+    // A first run with only a kubeconfig: the cluster's Prometheus (kube_source.h).
+    if (no_input && plan_flags.kube.given())
+      if (Result<void> ok = cli::DiscoverPrometheus(plan_flags.telemetry, plan_flags.kube, cli::NowSeconds()); !ok) {
+        rc = Fail(ok.error());
+        return;
+      }
     if (!plan_flags.telemetry.given()) {
       rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
       return;

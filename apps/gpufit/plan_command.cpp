@@ -336,6 +336,16 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
       f.options.current_gpu_of = std::move(current.id_of);
       f.options.current_gpu_source_of = std::move(current.source_of);
     }
+    if (f.options.target_gpu.empty() && !f.options.current_gpu.empty()) {  // no --gpu: right-size on the same model
+      f.options.target_gpu = f.options.current_gpu;
+      std::map<std::string, int> pods_on;  // the models the data names, with their pod counts
+      for (const auto& [pod, id] : f.options.current_gpu_of)
+        if (!id.empty()) ++pods_on[id];
+      std::string found;
+      for (const auto& [id, n] : pods_on) found += fmt::format("{}{} ({} pods)", found.empty() ? "" : ", ", id, n);
+      std::fprintf(stderr, "gpufit: GPU models found: %s; target %s, the model most pods run on  [--gpu]\n",
+                   found.c_str(), f.options.target_gpu.c_str());
+    }
     for (const std::string& w : current.warnings) std::fprintf(stderr, "gpufit: warning: %s\n", w.c_str());
     f.options.current_gpu_warnings = std::move(current.warnings);
   }
@@ -374,7 +384,9 @@ int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source)
   if (Result<void> ok = ApplySharing(f, *catalog, telemetry, nodes, pods); !ok) return Fail(ok.error());
   if (telemetry) {
     if (f.options.target_gpu.empty())
-      return Fail(InvalidArgument("--gpu is required with --telemetry or --prometheus"));
+      return Fail(InvalidArgument(
+          "--gpu is required when neither the telemetry (modelName), the nodes' labels nor --current-gpu name the "
+          "pods' GPU model"));
     f.options.reserve = MiB{f.reserve_mib};
     f.options.fleet.models.clear();
     for (const std::string& id : f.gpus) {  // "a, b" as "a,b"; an empty id is an error

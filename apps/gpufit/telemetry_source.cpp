@@ -58,18 +58,24 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
                   "container CPU/memory long CSV timestamp_s,pod,container,image,metric,value (with --telemetry; "
                   "docs/telemetry-formats.md)")
       ->needs(file);
+  // The range also serves a Prometheus discovered from --kubeconfig (kube_source.h): not with --telemetry.
+  const auto not_file = [file](const std::string&) {
+    return file->count() > 0
+               ? std::string("requires --prometheus (given, or discovered with --kubeconfig), not --telemetry")
+               : std::string();
+  };
   // Each of these needs --prometheus: with --telemetry it would be silently ignored.
   cmd->add_option("--since", s.since, "start: RFC 3339, Unix seconds, or a duration before --until (7d)")
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--until", s.until, "end: RFC 3339, Unix seconds, now, or a duration before now")
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--step", s.step,
                   "resolution: memory is each step's maximum, duty each step's mean; a window of more than 11,000 "
                   "steps is read at the smallest multiple under that")
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--bearer-token-file", s.bearer_token_file, "file holding a bearer token for --prometheus")
       ->needs(prom);
   cmd->add_option("--ca-file", s.ca_file, "PEM CA bundle that signs the --prometheus server's certificate")
@@ -106,6 +112,10 @@ Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {
   PrometheusOptions o;
   o.url = s.prometheus;
   o.ca_file = s.ca_file;
+  o.ca_pem = s.ca_pem;
+  o.client_cert_pem = s.client_cert_pem;
+  o.client_key_pem = s.client_key_pem;
+  o.bearer_token = s.bearer_token;
   o.insecure_skip_verify = s.insecure_skip_verify;
   o.timeout_s = s.timeout_s;
   o.retries = s.retries;

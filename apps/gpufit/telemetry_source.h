@@ -41,6 +41,11 @@ struct TelemetrySource {
   // are dropped, with kube-state-metrics' and the long CSV's own.
   PodEnds ends;
 
+  // Discovered with the cluster (kube_source.h DiscoverPrometheus): the metrics service, and the
+  // kubeconfig's credentials that its URL, the API server's service proxy, needs.
+  std::string discovered;  // "Prometheus monitoring/kps:9090 (app=...)", "" when --prometheus was given
+  std::string bearer_token, ca_pem, client_cert_pem, client_key_pem;
+
   bool given() const { return !path.empty() || !prometheus.empty(); }
   // What the telemetry is called in reports: the path, or the URL and range.
   std::string name;

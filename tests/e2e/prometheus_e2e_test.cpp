@@ -761,7 +761,7 @@ TEST(PrometheusFaults, BadFlagsNameTheFlag) {
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file /nonexistent", "--bearer-token-file"},
       {"plan --telemetry x --prometheus http://127.0.0.1:1 --gpu h100-80gb", "excludes"},
       {"plan --training-jobs x.yaml --model-loads l.csv", "--model-loads needs GPU telemetry"},
-      {"analyze --telemetry x.csv --since 1d", "--since requires --prometheus"},
+      {"analyze --telemetry x.csv --since 1d", "requires --prometheus"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --since 1767225600 --until 1767229200 --step 2h",
        "longer than the range"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file " + (dir / "token").string(),

@@ -60,7 +60,7 @@ Result<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(const std::str
                                    "--config.file=" + (root / "prometheus.yml").string(),
                                    "--storage.tsdb.path=" + data.string(),
                                    "--storage.tsdb.retention.time=100y",
-                                   fmt::format("--web.listen-address=127.0.0.1:{}", port),
+                                   fmt::format("--web.listen-address={}:{}", options.host, port),
                                    "--log.level=warn"};
   if (!options.web_config_yaml.empty()) {
     std::ofstream(root / "web.yml") << options.web_config_yaml;
@@ -70,7 +70,7 @@ Result<std::unique_ptr<PrometheusServer>> PrometheusServer::Start(const std::str
   server->pid_ = SpawnLogged(argv, root / "prometheus.log");
   if (server->pid_ < 0)
     return FailedPrecondition("cannot run prometheus: install Debian's prometheus with scripts/bootstrap");
-  server->url_ = fmt::format("{}://127.0.0.1:{}", options.https ? "https" : "http", port);
+  server->url_ = fmt::format("{}://{}:{}", options.https ? "https" : "http", options.host, port);
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {

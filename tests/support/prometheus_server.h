@@ -34,6 +34,9 @@ class PrometheusServer final : public MetricsServer {
   struct Options {
     std::string web_config_yaml;  // optional --web.config.file contents (TLS, basic auth)
     bool https = false;           // url() scheme
+    // The address it listens on and url() names: a non-loopback address of this machine for a
+    // server the API server proxies to (it refuses loopback and link-local endpoints).
+    std::string host = "127.0.0.1";
   };
   // Writes `openmetrics` under `dir`, builds TSDB blocks from it, starts the server and
   // waits (up to 60 s) until /-/ready answers. Errors carry promtool's or prometheus's log.

@@ -3,6 +3,9 @@
 #include <fast_float/fast_float.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -289,6 +292,50 @@ Result<std::vector<PromSeries>> QueryChunk(httplib::Client& client, const Promet
   return out;
 }
 
+// o.ca_pem, o.client_cert_pem and o.client_key_pem on `client`'s TLS context.
+Result<void> UsePemCredentials(httplib::Client& client, const PrometheusOptions& o, bool https) {
+  if (o.ca_pem.empty() && o.client_cert_pem.empty() && o.client_key_pem.empty()) return {};
+  if (!https) return InvalidArgument("{}: a CA or a client certificate needs an https:// URL", o.url);
+  if (o.client_cert_pem.empty() != o.client_key_pem.empty())
+    return InvalidArgument("{}: a client certificate needs its key, and a key its certificate", o.url);
+  SSL_CTX* ctx = client.ssl_context();
+  if (ctx == nullptr) return Internal("{}: cannot set up TLS (OpenSSL)", o.url);
+  const auto bio_of = [](const std::string& pem) {
+    return std::unique_ptr<BIO, decltype(&BIO_free)>(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())),
+                                                     &BIO_free);
+  };
+  if (!o.ca_pem.empty()) {
+    X509_STORE* store = X509_STORE_new();
+    const auto bio = bio_of(o.ca_pem);
+    int cas = 0;
+    while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      X509_STORE_add_cert(store, ca);
+      X509_free(ca);
+      ++cas;
+    }
+    ERR_clear_error();
+    if (cas == 0) {
+      X509_STORE_free(store);
+      return InvalidArgument("{}: the CA is not a PEM certificate", o.url);
+    }
+    client.set_ca_cert_store(store);  // the client's TLS context owns it
+  }
+  if (!o.client_cert_pem.empty()) {
+    const auto cert_bio = bio_of(o.client_cert_pem);
+    const auto key_bio = bio_of(o.client_key_pem);
+    std::unique_ptr<X509, decltype(&X509_free)> cert(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr),
+                                                     &X509_free);
+    std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+        PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+    if (!cert || !key || SSL_CTX_use_certificate(ctx, cert.get()) != 1 || SSL_CTX_use_PrivateKey(ctx, key.get()) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+      ERR_clear_error();
+      return InvalidArgument("{}: the client certificate or key is not PEM, or they do not match", o.url);
+    }
+  }
+  return {};
+}
+
 // A client for the server of `o`, or the error in its options.
 struct Connection {
   std::unique_ptr<httplib::Client> client;
@@ -311,6 +358,8 @@ Result<Connection> Connect(const PrometheusOptions& o) {
     if (!std::ifstream(o.ca_file)) return NotFound("--ca-file {}: cannot read it", o.ca_file);
     client->set_ca_cert_path(o.ca_file);
   }
+  if (Result<void> ok = UsePemCredentials(*client, o, base->scheme_host_port.rfind("https://", 0) == 0); !ok)
+    return ok.error();
   client->enable_server_certificate_verification(!o.insecure_skip_verify);
   return Connection{std::move(client), base->path_prefix};
 }

@@ -64,6 +64,11 @@ struct PrometheusOptions {
   std::string bearer_token;                       // sent as "Authorization: Bearer <token>" when set
   std::string ca_file;                            // PEM bundle that signs the server's certificate (https)
   bool insecure_skip_verify = false;              // https without certificate verification
+  // PEM text, for a server reached through the Kubernetes API server's service proxy with the
+  // kubeconfig's credentials (kube_api/metrics_service.h): the CAs trusted instead of the system's
+  // (with ca_file, both), and a client certificate with its key (both or neither). https only.
+  std::string ca_pem;
+  std::string client_cert_pem, client_key_pem;
   double timeout_s = 30;                          // each attempt, connect to last byte, seconds
   int retries = 3;                                // retries after the first attempt
   double backoff_s = 1;                           // first back-off, seconds; doubles on each retry

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "gpufit/core/test_support.h"
@@ -425,7 +426,24 @@ TEST(QueryRangeAgainstPrometheus, HttpsWithTheServersCertificate) {
   ASSERT_EQ(verified->size(), 1u);
   EXPECT_EQ((*verified)[0].value, (std::vector<double>{0, 420, 840}));
 
+  // The same CA as PEM text (a kubeconfig's certificate-authority-data, for the API server's
+  // service proxy), and PEM that is not a certificate.
   o.ca_file.clear();
+  std::ifstream in(cert);
+  o.ca_pem.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const auto from_pem = QueryRange(o, q);
+  ASSERT_TRUE(from_pem) << from_pem.error().message;
+  EXPECT_EQ((*from_pem)[0].value, (std::vector<double>{0, 420, 840}));
+  PrometheusOptions bad = o;
+  bad.ca_pem = "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+  EXPECT_THAT(QueryRange(bad, q).error().message, HasSubstr("the CA is not a PEM certificate"));
+  bad = o;
+  bad.client_cert_pem = o.ca_pem;  // a certificate with no key
+  EXPECT_THAT(QueryRange(bad, q).error().message, HasSubstr("needs its key"));
+  bad.url = "http://127.0.0.1:1";
+  EXPECT_THAT(QueryRange(bad, q).error().message, HasSubstr("needs an https:// URL"));
+
+  o.ca_pem.clear();
   o.insecure_skip_verify = true;
   EXPECT_TRUE(QueryRange(o, q));
 }
