@@ -1,44 +1,13 @@
 #include "plan_command.h"
 
-#include <algorithm>
-#include <cctype>
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <map>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <utility>
 
 #include "cli_common.h"
-#include "demo_cluster.h"
-#include "gpufit/backtest/backtest.h"
-#include "gpufit/backtest/status.h"
-#include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/atomic_file.h"
-#include "gpufit/ingest/files/gentd26_serving_reader.h"
-#include "gpufit/ingest/files/telemetry_readers.h"
-#include "gpufit/ingest/kube/kube_reader.h"
-#include "gpufit/ingest/kube/node_sharing.h"
+#include "gpufit/pipeline/backtest_study.h"
 #include "gpufit/pipeline/plan_pipeline.h"
-#include "gpufit/pipeline/sharing.h"
-#include "gpufit/plan/ancillary_plan.h"
-#include "gpufit/plan/current_gpus.h"
-#include "gpufit/plan/kube_manifests.h"
-#include "gpufit/plan/manifests/sharing_backend.h"
-#include "gpufit/plan/plan.h"
-#include "gpufit/plan/plan_summary.h"
-#include "gpufit/plan/plan_writers.h"
-#include "gpufit/plan/preallocated.h"
-#include "gpufit/plan/training_plan.h"
-#include "gpufit/plan/workload_keys.h"
-#include "gpufit/report/report_series.h"
-#include "gpufit/training/workload_file.h"
-#include "inference_command.h"
 #include "progress.h"
-#include "serving_section.h"
 #include "telemetry_source.h"
 
 namespace gpufit::cli {
@@ -150,6 +119,8 @@ Result<void> CheckPlanOutputs(const PlanFlags& f) {
   return {};
 }
 
+namespace {
+
 // The pipeline's inputs from the flags (library types only; pipeline/plan_pipeline.h).
 pipeline::PlanInputs PlanInputsOf(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   pipeline::PlanInputs in;
@@ -193,6 +164,8 @@ pipeline::PlanInputs PlanInputsOf(PlanFlags& f, const Telemetry* telemetry, cons
   return in;
 }
 
+}  // namespace
+
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   if (Result<void> ok = CheckPlanOutputs(f); !ok) return Fail(ok.error());
   if (!telemetry && f.output.format == "csv")
@@ -220,35 +193,15 @@ int RunBacktestCommand(PlanFlags& f, const std::vector<double>& risks) {
     if (!(r >= 0 && r < 1)) return Fail(InvalidArgument("--risks: each must be in [0, 1), got {}", r));
   const Result<Telemetry> tel = cli::LoadTelemetry(f.telemetry, cli::NowSeconds());
   if (!tel) return Fail(tel.error());
-  f.options.reserve = MiB{f.reserve_mib};
-  pipeline::PlanInputs sharing = PlanInputsOf(f, nullptr, "");
-  sharing.nodes.reset();
-  sharing.pods.reset();
-  if (Result<void> ok = pipeline::ApplySharing(sharing, *catalog, &*tel); !ok) return Fail(ok.error());
-  f.options = std::move(sharing.options);
-  // The backtest of the options given is one row of the curve: computed once.
-  std::vector<double> all = risks;
-  if (f.options.robust && std::find(all.begin(), all.end(), f.options.memory_risk) == all.end())
-    all.push_back(f.options.memory_risk);
-  const Result<std::vector<TradeoffRow>> curve = RunTradeoff(*tel, *catalog, f.options, all, EverySplit(*tel));
-  if (!curve) return Fail(curve.error());
-  const auto row = std::find_if(curve->begin(), curve->end(), [&](const TradeoffRow& r) {
-    return f.options.robust ? r.robust && r.memory_risk == f.options.memory_risk : !r.robust;
-  });
-  const Backtest b{f.options, row->splits, tel->window_hours()};
-  const std::string md =
-      fmt::format("# gpufit backtest\n\nTelemetry: {} ({} pods, {:.1f} h), {} on {}.\n{}", f.telemetry.name,
-                  tel->pods.size(), tel->window_hours(), f.options.robust ? "robust envelope" : "in-sample rule",
-                  f.options.target_gpu, BacktestToMarkdown(b, &*curve));
-  const int rc = Emit(f.output, "backtest", BacktestToJson(b, &*curve), md);
+  const Result<pipeline::BacktestStudy> study =
+      pipeline::RunBacktestStudy(PlanInputsOf(f, &*tel, f.telemetry.name), *catalog, risks);
+  if (!study) return Fail(study.error());
+  const int rc = Emit(f.output, "backtest", study->json, study->markdown);
   if (rc != 0) return rc;
   // 3: a strategy did not hold; 4: the co-location was not tested (nothing was replayed);
   // 0: held or provisional (status.h).
-  const std::vector<StrategyStatus> statuses = Statuses(b);
-  if (std::any_of(statuses.begin(), statuses.end(),
-                  [](const StrategyStatus& s) { return s.verdict == StrategyVerdict::kDidNotHold; }))
-    return 3;
-  return StatusOf(statuses, "colocation").verdict == StrategyVerdict::kNotTested ? 4 : 0;
+  if (study->did_not_hold) return 3;
+  return study->colocation_not_tested ? 4 : 0;
 }
 
 }  // namespace gpufit::cli
