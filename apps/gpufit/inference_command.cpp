@@ -33,52 +33,6 @@ void AddAutoscalerOptions(CLI::App* cmd, AutoscalerFlags& f) {
                       std::string(kDefaultKedaQuery) + ")");
 }
 
-Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog,
-                                                const AutoscalerOptions& autoscaler) {
-  return InferenceSection(services_path, {}, {}, catalog, autoscaler);
-}
-
-Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, std::vector<PreparedService> found,
-                                                std::vector<std::string> notes, const GpuCatalog& catalog,
-                                                const AutoscalerOptions& autoscaler) {
-  if (Result<void> ok = CheckAutoscalerOptions(autoscaler); !ok) return ok.error();
-  std::vector<InferenceServiceSpec> given;
-  if (!services_path.empty()) {
-    Result<std::vector<InferenceServiceSpec>> specs = ReadInferenceServices(services_path);
-    if (!specs) return specs.error();
-    given = std::move(*specs);
-  }
-  std::vector<InferenceStudy> studies;
-  for (const InferenceServiceSpec& spec : given) {
-    Result<PreparedService> service = PrepareService(spec, catalog);
-    if (!service)  // "FILE: service 'NAME': FIELD: what is wrong"
-      return Error{service.error().code, fmt::format("{}: {}", services_path, service.error().message)};
-    studies.push_back(RunInferenceStudy(*std::move(service)));
-  }
-  for (PreparedService& p : found) {
-    const auto same = [&](const InferenceServiceSpec& g) {
-      return g.name == p.spec.name || (g.kube_namespace == p.spec.kube_namespace && g.deployment == p.spec.deployment);
-    };
-    if (const auto g = std::find_if(given.begin(), given.end(), same); g != given.end()) {
-      notes.push_back(fmt::format("{}/{}: the services file's '{}' is used instead of the serving metrics",
-                                  p.spec.kube_namespace, p.spec.name, g->name));
-      continue;
-    }
-    studies.push_back(RunInferenceStudy(std::move(p)));
-  }
-  std::string json = InferencePlanToJson(studies, autoscaler), md = InferencePlanToMarkdown(studies, autoscaler);
-  if (!notes.empty()) {
-    nlohmann::json j = nlohmann::json::parse(json);
-    j["notes"] = notes;
-    json = j.dump(2) + "\n";
-    md += "\nServices in the serving metrics not studied from them:\n\n";
-    for (const std::string& n : notes) md += "- " + n + "\n";
-  }
-  InferenceSectionOutput out{.json = std::move(json), .markdown = std::move(md), .manifests = {}};
-  for (const InferenceStudy& s : studies) out.manifests.push_back(AutoscalerManifest(s, autoscaler));
-  return out;
-}
-
 ExtraOutput ManifestOutput(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
   static constexpr const char* kList = ".gpufit-manifests";
   ExtraOutput out;

@@ -10,6 +10,7 @@
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/core/result.h"
 #include "gpufit/inference/inference_study.h"
+#include "gpufit/pipeline/inference_section.h"
 #include "gpufit/plan/autoscalers.h"
 
 namespace gpufit::cli {
@@ -25,22 +26,9 @@ struct AutoscalerFlags {
 };
 void AddAutoscalerOptions(CLI::App* cmd, AutoscalerFlags& flags);
 
-// The inference section of a plan for a services file: its JSON, its Markdown, and each
-// service's one autoscaler as (file name, YAML). Errors: those of the services file and
-// CheckAutoscalerOptions.
-struct InferenceSectionOutput {
-  std::string json, markdown;
-  std::vector<std::pair<std::string, std::string>> manifests;
-};
-Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, const GpuCatalog& catalog,
-                                                const AutoscalerOptions& autoscaler);
-// The same with services found elsewhere (serving metrics, apps/gpufit/serving_section.h) after
-// the file's (`services_path` may be empty): a service the file names, by name or by namespace
-// and deployment, wins over a found one (said in `notes`). `notes` (services skipped, and why)
-// go under the section's Markdown and into its JSON as "notes".
-Result<InferenceSectionOutput> InferenceSection(const std::string& services_path, std::vector<PreparedService> found,
-                                                std::vector<std::string> notes, const GpuCatalog& catalog,
-                                                const AutoscalerOptions& autoscaler);
+// The inference section of a plan (pipeline/inference_section.h).
+using pipeline::InferenceSection;
+using pipeline::InferenceSectionOutput;
 
 // The (file name, text) pairs to write into the manifest folder `dir`, with
 // `.gpufit-manifests`, the list of what this run writes, and as removals the files the

@@ -1,8 +1,8 @@
 // gpufit plan, demo and backtest: the flags they share (PlanFlags), the plan of every
-// strategy from them (RunPlan: co-location and right-sizing with its backtest, training,
-// inference, prices, ancillary, manifests, the summary and the report) and the walk-forward
-// backtest command. Exit codes as main's: 0, 2 bad input, 1 internal; backtest 3 when the
-// plan did not hold.
+// strategy from them (RunPlan: the flags as pipeline::PlanInputs, the stages of
+// pipeline/plan_pipeline.h, the document printed and written by Emit) and the walk-forward
+// backtest command (pipeline/backtest_study.h). Exit codes as main's: 0, 2 bad input,
+// 1 internal; backtest 3 when the plan did not hold.
 #pragma once
 
 #include <CLI/CLI.hpp>

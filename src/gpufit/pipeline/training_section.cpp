@@ -1,4 +1,4 @@
-#include "cluster_training.h"
+#include "gpufit/pipeline/training_section.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "gpufit/plan/kube_manifests.h"
 #include "gpufit/training/cluster_jobs.h"
 
-namespace gpufit::cli {
+namespace gpufit::pipeline {
 namespace {
 
 // "namespace/pod" of a telemetry series ("ns/pod[i]" per device, "ns/pod@2" for a reused name).
@@ -100,4 +100,4 @@ Result<std::optional<TrainingPlan>> TrainingSection(const TrainingSectionInput& 
   return std::optional<TrainingPlan>(std::move(*p));
 }
 
-}  // namespace gpufit::cli
+}  // namespace gpufit::pipeline
