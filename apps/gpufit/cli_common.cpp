@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -140,6 +141,25 @@ void SayReportWritten(const std::string& path) {
   std::fprintf(stderr, "gpufit: report written to %s\n", (ec ? path : shown.string()).c_str());
 }
 
+void AddShortOutputOption(CLI::App* cmd, const std::vector<std::string>& choices,
+                          std::function<void(const std::string&)> take, std::string& out_dir) {
+  cmd->add_option_function<std::string>(
+         "-o",
+         [cmd, take = std::move(take), choices, &out_dir](const std::string& v) {
+           if (std::find(choices.begin(), choices.end(), v) != choices.end()) return take(v);
+           if (std::find(std::begin(kFormatWords), std::end(kFormatWords), v) != std::end(kFormatWords))
+             throw CLI::ValidationError("-o", fmt::format("{} is not a format of {} {} ({})", v, ProgramName(),
+                                                          CommandPath(*cmd), fmt::join(choices, ", ")));
+           if (v.empty()) throw CLI::ValidationError("-o", "must not be empty");
+           std::fprintf(stderr,
+                        "%s: warning: -o DIR is deprecated: -o is the format now, as kubectl's (%s); use --out %s\n",
+                        ProgramName().c_str(), fmt::format("{}", fmt::join(choices, "|")).c_str(), v.c_str());
+           out_dir = v;
+         },
+         "the format, as kubectl's -o: the same as -f (a folder here is the old -o DIR, deprecated: use --out)")
+      ->type_name("FORMAT:{" + fmt::format("{}", fmt::join(choices, ",")) + "}");
+}
+
 void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more) {
   std::vector<std::string> choices = {"text", "md", "json", "yaml"};
   for (const std::string& m : more) {
@@ -161,21 +181,7 @@ void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& 
                      o.has_table ? "; table: one row per pod, 120 columns; wide: with reasons" : "",
                      o.has_table ? "the table on a terminal, else Markdown" : "Markdown"))
       ->check(CLI::IsMember(choices));
-  cmd->add_option_function<std::string>(
-         "-o",
-         [cmd, take, choices, &o](const std::string& v) {
-           if (std::find(choices.begin(), choices.end(), v) != choices.end()) return take(v);
-           if (std::find(std::begin(kFormatWords), std::end(kFormatWords), v) != std::end(kFormatWords))
-             throw CLI::ValidationError("-o", fmt::format("{} is not a format of {} {} ({})", v, ProgramName(),
-                                                          CommandPath(*cmd), fmt::join(choices, ", ")));
-           if (v.empty()) throw CLI::ValidationError("-o", "must not be empty");
-           std::fprintf(stderr,
-                        "%s: warning: -o DIR is deprecated: -o is the format now, as kubectl's (%s); use --out %s\n",
-                        ProgramName().c_str(), fmt::format("{}", fmt::join(choices, "|")).c_str(), v.c_str());
-           o.out_dir = v;
-         },
-         "the format, as kubectl's -o: the same as -f (a folder here is the old -o DIR, deprecated: use --out)")
-      ->type_name("FORMAT:{" + fmt::format("{}", fmt::join(choices, ",")) + "}");
+  AddShortOutputOption(cmd, choices, take, o.out_dir);
   if (std::find(more.begin(), more.end(), "html") != more.end()) AddReportOption(cmd, o.report);
   cmd->add_option("--out", o.out_dir, "also write the report files into this directory (atomically)")
       ->check(

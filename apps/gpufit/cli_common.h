@@ -65,6 +65,11 @@ struct Output {
 // "html" where it has an HTML report, which also adds --report FILE.html, "table" where its
 // JSON is a plan, which also adds "wide"); -o FORMAT, kubectl's spelling of the same (a value
 // that is no format is the old -o DIR: a folder for --out, with a warning); --out DIR.
+// kubectl's -o on `cmd`: a value among `choices` is the format (passed to `take`, as -f's); any
+// other value is the old -o DIR (kept for one release): it sets `out_dir` with a warning naming
+// --out. A format word that `cmd` lacks is an error, so `-o wide` never creates a folder.
+void AddShortOutputOption(CLI::App* cmd, const std::vector<std::string>& choices,
+                          std::function<void(const std::string&)> take, std::string& out_dir);
 void AddOutputOptions(CLI::App* cmd, Output& o, const std::vector<std::string>& more = {});
 // --report FILE.html into `path` (AddOutputOptions adds it with "html"; simulate, whose
 // --format is its own, adds it alone).

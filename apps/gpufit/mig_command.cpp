@@ -478,7 +478,9 @@ void AddMigCommand(CLI::App& app, int& rc) {
   plan->add_option("--headroom", flags->headroom, "memory need = peak x (1 + headroom)")->capture_default_str();
   plan->add_option("--max-seconds", flags->max_seconds, "solver time limit")->check(CLI::Range(0.1, 3600.0));
   plan->add_option("-f,--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  plan->add_option("-o,--out", flags->out_dir, "also write mig-plan.json and mig-parted.yaml here (atomically)");
+  AddShortOutputOption(
+      plan, {"text", "json"}, [flags](const std::string& v) { flags->format = v; }, flags->out_dir);
+  plan->add_option("--out", flags->out_dir, "also write mig-plan.json and mig-parted.yaml here (atomically)");
   plan->add_option("--strategy", flags->strategy, "GPU Operator MIG strategy: mixed or single (one profile per node)")
       ->check(CLI::IsMember({"mixed", "single"}));
   plan->add_option("--gpus-per-node", flags->gpus_per_node,

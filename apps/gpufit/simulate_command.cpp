@@ -138,7 +138,9 @@ void AddSimulateCommand(CLI::App& app, int& rc) {
   cmd->add_option("-f,--format", flags->format, "what to print: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->add_option("-o,--out", flags->out_dir,
+  AddShortOutputOption(
+      cmd, {"text", "json"}, [flags](const std::string& v) { flags->format = v; }, flags->out_dir);
+  cmd->add_option("--out", flags->out_dir,
                   "also write simulate.json, simulate.txt and per-run steps-POLICY-seedN.csv here (each atomically; "
                   "step files of earlier runs there are removed)")
       ->check(

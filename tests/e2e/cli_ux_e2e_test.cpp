@@ -343,6 +343,20 @@ TEST(ShortFlags, OIsTheFormatAsKubectlsAndOutTheFolder) {
   EXPECT_FALSE(fs::exists(dir / "wide"));
 }
 
+TEST(ShortFlags, MigPlanTakesOAsTheFormatToo) {
+  // mig plan registers its own formats (text, json): -o json is JSON on stdout, not a folder.
+  const fs::path dir = Scratch("short-mig");
+  const CliRun r = Gpufit("mig plan --telemetry " + Fixture("telemetry.csv") + " --gpu h100-80gb -o json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("assignments")) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "json"));
+  const CliRun old =
+      Gpufit("mig plan --telemetry " + Fixture("telemetry.csv") + " --gpu h100-80gb -o " + (dir / "out").string(), dir);
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_THAT(old.err, HasSubstr("use --out " + (dir / "out").string()));
+  EXPECT_TRUE(fs::exists(dir / "out" / "mig-plan.json"));
+}
+
 TEST(ShortFlags, TheOldODirStillWritesTheFolderWithAWarning) {
   const fs::path dir = Scratch("short-old");
   const CliRun r =
