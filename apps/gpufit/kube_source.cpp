@@ -18,8 +18,8 @@ void AddKubeApiOptions(CLI::App* cmd, KubeApiFlags& f) {
   const auto non_empty = [](const std::string& v) { return v.empty() ? std::string("must not be empty") : ""; };
   cmd->add_option("--kubeconfig", f.kubeconfig,
                   "read the nodes and pods from the live cluster's API server with this kubeconfig (instead of "
-                  "--nodes/--pods files); 'in-cluster' uses the pod's service account; --context alone uses "
-                  "$KUBECONFIG or ~/.kube/config")
+                  "--nodes/--pods files); 'in-cluster' uses the pod's service account (default, with no other input: "
+                  "$KUBECONFIG, ~/.kube/config, else the pod's service account)")
       ->check(non_empty);
   cmd->add_option("--context", f.context, "the kubeconfig context to use (default: its current-context)")
       ->check(non_empty);

@@ -52,7 +52,8 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
       cmd->add_option("--telemetry", s.path, "GenTD26 directory, or a long CSV file timestamp_s,pod,metric,value");
   auto* prom = cmd->add_option("--prometheus", s.prometheus,
                                "Prometheus base URL that scrapes dcgm-exporter (and kube-state-metrics), e.g. "
-                               "http://prometheus.monitoring:9090");
+                               "http://prometheus.monitoring:9090 (default: the cluster's Prometheus, Thanos Query "
+                               "or VictoriaMetrics service, found by its labels and read through the API server)");
   file->excludes(prom);
   cmd->add_option("--containers", s.containers,
                   "container CPU/memory long CSV timestamp_s,pod,container,image,metric,value (with --telemetry; "
@@ -82,30 +83,32 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
       ->needs(prom);
   cmd->add_flag("--insecure-skip-verify", s.insecure_skip_verify, "https without certificate verification")
       ->needs(prom);
+  // These shape the queries of a --prometheus given or discovered (not the credentials above,
+  // which are for the URL given: a discovered one carries the kubeconfig's).
   cmd->add_option("--prometheus-timeout", s.timeout_s, "seconds for each Prometheus answer, start to end")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--namespace", s.namespaces,
                   "read only these namespaces' pods (comma-separated); added to every query as a label matcher")
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--selector", s.selector,
                   "Prometheus label matchers added to every query, e.g. 'team=\"ml\",pod!~\"test-.*\"' "
                   "(= != =~ !~)")
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--pod-label", s.pod_label,
                   "the DCGM series' label that names the pod (dcgm-exporter 1.x: pod_name); exported_<label> wins "
                   "when a ServiceMonitor renamed it")
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--namespace-label", s.namespace_label,
                   "the DCGM series' label that names the pod's namespace (dcgm-exporter 1.x: pod_namespace)")
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--prometheus-retries", s.retries, "retries (back-off 1 s, doubling, at most 30 s) of a failed query")
       ->check(CLI::Range(0, 10))
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
 }
 
 Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {

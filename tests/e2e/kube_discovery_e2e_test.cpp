@@ -222,6 +222,18 @@ TEST_F(KubeDiscovery, OnlyAKubeconfigGivesThePlanOfTheExplicitFlags) {
   EXPECT_THAT(discovered.err, Not(HasSubstr("also found")));
 }
 
+TEST_F(KubeDiscovery, TheQueryScopeFlagsNarrowADiscoveredPrometheus) {
+  // --namespace and --selector shape the queries of a discovered service as of a given one.
+  Create("monitoring", "kps-prometheus", {{"app", "kube-prometheus-stack-prometheus"}}, PrometheusPort());
+  const CliRun r = Gpufit("plan --kubeconfig " + plane_->kubeconfig() +
+                              " --namespace genai --selector 'pod=~\"sd-1.*\"' --search-budget 0 -f json " + *range_,
+                          Scratch("kube-discovery-scope"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["telemetry"]["pods"], 11);  // sd-1, sd-10 .. sd-19 of the fixture's 30
+  EXPECT_EQ(j["telemetry"]["queries"]["scope"], R"(pod=~"sd-1.*",namespace="genai")");
+}
+
 TEST_F(KubeDiscovery, NoMetricsServiceIsExit2NamingPrometheus) {
   // A Service with other labels is not taken.
   Create("monitoring", "grafana", {{"app", "grafana"}}, PrometheusPort());
