@@ -147,6 +147,10 @@ int main(int argc, char** argv) {
         rc = Fail(ok.error());
         return;
       }
+    if (const std::string flag = cli::UnusedPrometheusFlag(*plan, plan_flags.telemetry); !flag.empty()) {
+      rc = Fail(InvalidArgument("{} requires --prometheus, or a kubeconfig to find the cluster's Prometheus", flag));
+      return;
+    }
     if (!plan_flags.telemetry.given()) {
       rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
       return;

@@ -64,7 +64,9 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
                ? std::string("requires --prometheus (given, or discovered with --kubeconfig), not --telemetry")
                : std::string();
   };
-  // Each of these needs --prometheus: with --telemetry it would be silently ignored.
+  // These and the scope and limits below need a Prometheus, given or discovered: with --telemetry
+  // they would be silently ignored. plan also refuses the scope and limits when no Prometheus was
+  // given or found (UnusedPrometheusFlag); the credentials are for a named --prometheus only.
   cmd->add_option("--since", s.since, "start: RFC 3339, Unix seconds, or a duration before --until (7d)")
       ->capture_default_str()
       ->check(not_file);
@@ -85,27 +87,35 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
   cmd->add_option("--prometheus-timeout", s.timeout_s, "seconds for each Prometheus answer, start to end")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--namespace", s.namespaces,
                   "read only these namespaces' pods (comma-separated); added to every query as a label matcher")
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--selector", s.selector,
                   "Prometheus label matchers added to every query, e.g. 'team=\"ml\",pod!~\"test-.*\"' "
                   "(= != =~ !~)")
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--pod-label", s.pod_label,
                   "the DCGM series' label that names the pod (dcgm-exporter 1.x: pod_name); exported_<label> wins "
                   "when a ServiceMonitor renamed it")
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--namespace-label", s.namespace_label,
                   "the DCGM series' label that names the pod's namespace (dcgm-exporter 1.x: pod_namespace)")
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
   cmd->add_option("--prometheus-retries", s.retries, "retries (back-off 1 s, doubling, at most 30 s) of a failed query")
       ->check(CLI::Range(0, 10))
       ->capture_default_str()
-      ->needs(prom);
+      ->check(not_file);
+}
+
+std::string UnusedPrometheusFlag(const CLI::App& cmd, const TelemetrySource& s) {
+  if (!s.prometheus.empty()) return {};
+  for (const char* flag : {"--prometheus-timeout", "--namespace", "--selector", "--pod-label", "--namespace-label",
+                           "--prometheus-retries"})
+    if (cmd.count(flag) > 0) return flag;
+  return {};
 }
 
 Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {

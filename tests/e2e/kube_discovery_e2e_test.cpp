@@ -222,6 +222,25 @@ TEST_F(KubeDiscovery, OnlyAKubeconfigGivesThePlanOfTheExplicitFlags) {
   EXPECT_THAT(discovered.err, Not(HasSubstr("also found")));
 }
 
+// The scope and the client's limits override a discovered Prometheus as they do a named one:
+// --namespace genai keeps the fixture's pods, --namespace elsewhere reads no series.
+TEST_F(KubeDiscovery, ScopeFlagsApplyToTheDiscoveredPrometheus) {
+  Create("monitoring", "kps-prometheus", {{"app", "kube-prometheus-stack-prometheus"}}, PrometheusPort());
+  const fs::path dir = Scratch("kube-discovery-scope");
+  const std::string common = "plan --kubeconfig " + plane_->kubeconfig() +
+                             " --search-budget 0 -f json --prometheus-timeout 20 --prometheus-retries 1 " + *range_;
+  const CliRun all = Gpufit(common, dir);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const CliRun genai = Gpufit(common + " --namespace genai --selector 'container=\"sd\"'", dir);
+  ASSERT_EQ(genai.exit_code, 0) << genai.err;
+  EXPECT_EQ(Json::parse(genai.out)["pods"].size(), Json::parse(all.out)["pods"].size());
+  EXPECT_GT(Json::parse(genai.out)["pods"].size(), 0u);
+  const CliRun elsewhere = Gpufit(common + " --namespace elsewhere", dir);
+  EXPECT_EQ(elsewhere.exit_code, 2) << elsewhere.err;
+  EXPECT_THAT(elsewhere.err, Not(HasSubstr("requires --prometheus")));
+  EXPECT_THAT(elsewhere.err, HasSubstr("no DCGM_FI_DEV_FB_USED series"));
+}
+
 TEST_F(KubeDiscovery, NoMetricsServiceIsExit2NamingPrometheus) {
   // A Service with other labels is not taken.
   Create("monitoring", "grafana", {{"app", "grafana"}}, PrometheusPort());
