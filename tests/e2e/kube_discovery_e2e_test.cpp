@@ -252,6 +252,22 @@ TEST_F(KubeDiscovery, NoMetricsServiceIsExit2NamingPrometheus) {
   EXPECT_THAT(r.err, HasSubstr("app.kubernetes.io/name=vmsingle"));
 }
 
+// An empty $KUBECONFIG is no list, as kubectl reads it: ~/.kube/config is the default.
+TEST_F(KubeDiscovery, AnEmptyKubeconfigVariableFallsBackToHomeKubeConfig) {
+  const fs::path home = Scratch("kube-discovery-home");
+  fs::create_directories(home / ".kube");
+  fs::copy_file(plane_->kubeconfig(), home / ".kube" / "config");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home != nullptr ? old_home : "";
+  ASSERT_EQ(setenv("HOME", home.c_str(), 1), 0);
+  ASSERT_EQ(setenv("KUBECONFIG", "", 1), 0);
+  const CliRun r = Gpufit("plan " + *range_, home);
+  unsetenv("KUBECONFIG");
+  if (old_home != nullptr) setenv("HOME", saved_home.c_str(), 1);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no Prometheus found in the cluster " + plane_->server()));
+}
+
 TEST_F(KubeDiscovery, TwoCandidatesTakeTheHigherPriority) {
   // Thanos Query comes first in the API server's list (namespace a-thanos), Prometheus first by
   // priority; Thanos's endpoints lead nowhere, so only the right choice can plan.
