@@ -741,6 +741,10 @@ TEST(Help, PlanDemoAndBacktestAreGroupedWithExamples) {
     }
     EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
     EXPECT_THAT(r.out, HasSubstr("\n  gpufit " + command + " "));
+    // plan's first example is the first run, with no flag.
+    if (command == "plan") {
+      EXPECT_THAT(r.out, HasSubstr("\nEXAMPLES:\n  gpufit plan                      the first run"));
+    }
     // Every option is in one of the five groups, --help alone under Options.
     std::string group;
     std::size_t options = 0;
