@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -186,9 +187,11 @@ int main(int argc, char** argv) {
     demo_flags.demo_services = std::move(*services);
     demo_flags.mig_alternative = true;
     // The default report only for a person reading the Markdown; -f json|yaml|csv|html is
-    // for a pipe and writes nothing it did not ask for.
+    // for a pipe and writes nothing it did not ask for. With --out DIR it goes beside plan.json.
     if (demo_flags.output.report.empty() && demo_flags.output.format == "text")
-      demo_flags.output.report = "gpufit-demo.html";
+      demo_flags.output.report = demo_flags.output.out_dir.empty()
+                                     ? std::string("gpufit-demo.html")
+                                     : (std::filesystem::path(demo_flags.output.out_dir) / "gpufit-demo.html").string();
     const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
     rc = RunPlan(demo_flags, &tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
   });
