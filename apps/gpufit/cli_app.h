@@ -61,7 +61,9 @@ void GroupPlanHelp(CLI::App* cmd, const char* examples);
 // The EXAMPLES blocks of plan, demo and backtest.
 inline constexpr const char* kPlanExamples =
     "EXAMPLES:\n"
-    "  gpufit plan --kubeconfig ~/.kube/config --prometheus http://prometheus.monitoring:9090 --gpu h100-80gb\n"
+    "  gpufit plan                      the first run: kubeconfig, Prometheus and each pod's GPU discovered\n"
+    "  gpufit plan --namespace ml --since 2d --out plan/ --report plan/report.html\n"
+    "  gpufit plan --prometheus http://localhost:9090 --gpu h100-80gb -o wide\n"
     "  gpufit plan --telemetry gpu.csv --gpu h100-80gb -o json > plan.json\n"
     "  gpufit plan --telemetry gpu.csv --gpu h100-80gb --pods pods.json --emit-manifests out/ --report plan.html";
 inline constexpr const char* kDemoExamples =

@@ -51,7 +51,7 @@ bool UseDefaultKubeconfig(KubeApiFlags& f) {
   const kube_api::KubeEnvironment env = kube_api::KubeEnvironment::FromProcess();
   std::error_code ec;
   bool found = env.service_host.has_value() && env.service_port.has_value();
-  if (env.kubeconfig) {
+  if (env.kubeconfig && !env.kubeconfig->empty()) {  // an empty $KUBECONFIG is unset, as kubectl reads it
     const std::string& list = *env.kubeconfig;
     for (std::size_t at = 0; at <= list.size() && !found;) {
       std::size_t end = list.find(':', at);

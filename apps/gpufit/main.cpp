@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,10 @@ int main(int argc, char** argv) {
         rc = Fail(ok.error());
         return;
       }
+    if (const std::string flag = cli::UnusedPrometheusFlag(*plan, plan_flags.telemetry); !flag.empty()) {
+      rc = Fail(InvalidArgument("{} requires --prometheus, or a kubeconfig to find the cluster's Prometheus", flag));
+      return;
+    }
     if (!plan_flags.telemetry.given()) {
       rc = RunPlan(plan_flags, nullptr, plan_flags.training_jobs);
       return;
@@ -182,9 +187,11 @@ int main(int argc, char** argv) {
     demo_flags.demo_services = std::move(*services);
     demo_flags.mig_alternative = true;
     // The default report only for a person reading the Markdown; -f json|yaml|csv|html is
-    // for a pipe and writes nothing it did not ask for.
+    // for a pipe and writes nothing it did not ask for. With --out DIR it goes beside plan.json.
     if (demo_flags.output.report.empty() && demo_flags.output.format == "text")
-      demo_flags.output.report = "gpufit-demo.html";
+      demo_flags.output.report = demo_flags.output.out_dir.empty()
+                                     ? std::string("gpufit-demo.html")
+                                     : (std::filesystem::path(demo_flags.output.out_dir) / "gpufit-demo.html").string();
     const Telemetry tel = GenerateSyntheticTelemetry(synthetic);
     rc = RunPlan(demo_flags, &tel, fmt::format("demo (synthetic, {} pods, seed {})", synthetic.pods, synthetic.seed));
   });

@@ -65,7 +65,9 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
                ? std::string("requires --prometheus (given, or discovered with --kubeconfig), not --telemetry")
                : std::string();
   };
-  // Each of these needs --prometheus: with --telemetry it would be silently ignored.
+  // These and the scope and limits below need a Prometheus, given or discovered: with --telemetry
+  // they would be silently ignored. plan also refuses the scope and limits when no Prometheus was
+  // given or found (UnusedPrometheusFlag); the credentials are for a named --prometheus only.
   cmd->add_option("--since", s.since, "start: RFC 3339, Unix seconds, or a duration before --until (7d)")
       ->capture_default_str()
       ->check(not_file);
@@ -83,8 +85,6 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
       ->needs(prom);
   cmd->add_flag("--insecure-skip-verify", s.insecure_skip_verify, "https without certificate verification")
       ->needs(prom);
-  // These shape the queries of a --prometheus given or discovered (not the credentials above,
-  // which are for the URL given: a discovered one carries the kubeconfig's).
   cmd->add_option("--prometheus-timeout", s.timeout_s, "seconds for each Prometheus answer, start to end")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str()
@@ -109,6 +109,14 @@ void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s) {
       ->check(CLI::Range(0, 10))
       ->capture_default_str()
       ->check(not_file);
+}
+
+std::string UnusedPrometheusFlag(const CLI::App& cmd, const TelemetrySource& s) {
+  if (!s.prometheus.empty()) return {};
+  for (const char* flag : {"--prometheus-timeout", "--namespace", "--selector", "--pod-label", "--namespace-label",
+                           "--prometheus-retries"})
+    if (cmd.count(flag) > 0) return flag;
+  return {};
 }
 
 Result<void> ResolvePrometheus(TelemetrySource& s, double now_s) {

@@ -57,6 +57,11 @@ struct TelemetrySource {
 
 void AddTelemetrySourceOptions(CLI::App* cmd, TelemetrySource& s);
 
+// The first flag given on `cmd` that only a Prometheus reads (--namespace, --selector,
+// --prometheus-timeout, --prometheus-retries, --pod-label, --namespace-label) when s.prometheus is empty (neither given
+// nor discovered); "" when none: with --training-jobs or --inference alone such a flag would be ignored.
+std::string UnusedPrometheusFlag(const CLI::App& cmd, const TelemetrySource& s);
+
 // With --prometheus: checks the flags and fills s.server, s.range and s.name.
 Result<void> ResolvePrometheus(TelemetrySource& s, double now_s);
 

@@ -741,6 +741,17 @@ TEST(UnknownCommand, ExitsTwoEvenWithHelp) {
   EXPECT_EQ(Gpufit("completion bash", dir).exit_code, 0);
 }
 
+// demo --out DIR: its default report lands in DIR beside plan.json, not in the working folder.
+TEST(DemoOut, PutsItsReportInTheFolder) {
+  const fs::path dir = Scratch("demo-out");
+  const CliRun r = Gpufit("demo -q --pod-count 4 --out " + (dir / "o").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "o" / "plan.json"));
+  EXPECT_TRUE(fs::exists(dir / "o" / "gpufit-demo.html"));
+  EXPECT_FALSE(fs::exists(dir / "gpufit-demo.html"));
+  EXPECT_FALSE(fs::exists(fs::current_path() / "gpufit-demo.html"));
+}
+
 TEST(Help, PlanDemoAndBacktestAreGroupedWithExamples) {
   const fs::path dir = Scratch("help-groups");
   for (const std::string command : {"plan", "demo", "backtest"}) {
@@ -755,6 +766,10 @@ TEST(Help, PlanDemoAndBacktestAreGroupedWithExamples) {
     }
     EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
     EXPECT_THAT(r.out, HasSubstr("\n  gpufit " + command + " "));
+    // plan's first example is the first run, with no flag.
+    if (command == "plan") {
+      EXPECT_THAT(r.out, HasSubstr("\nEXAMPLES:\n  gpufit plan                      the first run"));
+    }
     // Every option is in one of the five groups, --help alone under Options.
     std::string group;
     std::size_t options = 0;

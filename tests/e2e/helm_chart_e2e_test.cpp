@@ -220,8 +220,10 @@ TEST_F(HelmChart, DefaultsRenderAReadOnlyScheduledPlan) {
   EXPECT_EQ(pod["restartPolicy"].as<std::string>(), "Never");
   ASSERT_EQ(pod["containers"].size(), 1u);
   const YAML::Node plan = pod["containers"][0];
-  // No --prometheus when none is set (gpufit discovers it); the long --out, never -o.
-  EXPECT_THAT(Strings(plan["args"]), ElementsAre("plan", "--kubeconfig", "in-cluster", "--out", "/reports"));
+  // No --prometheus when none is set (gpufit discovers it); the long --out, never -o; the HTML
+  // report as index.html, which the web server serves at / (--out alone writes no report).
+  EXPECT_THAT(Strings(plan["args"]), ElementsAre("plan", "--kubeconfig", "in-cluster", "--out", "/reports", "--report",
+                                                 "/reports/index.html"));
   // The image of `make image`: gpufit:<the binary's version>, as deploy/kubernetes names it.
   EXPECT_EQ(plan["image"].as<std::string>(), "gpufit:" + BinaryVersion());
   const YAML::Node deploy =
@@ -243,14 +245,53 @@ TEST_F(HelmChart, DefaultsRenderAReadOnlyScheduledPlan) {
   ExpectLockedDown(objects);
 }
 
+// The CronJob's own arguments, run here: the cluster's inputs (--kubeconfig in-cluster) swapped
+// for a telemetry file and a target, /reports for a scratch folder. The web server's root
+// (nginx's /usr/share/nginx/html, the same volume) then holds index.html, the HTML report it
+// serves at /, beside plan.json and plan.md.
+TEST_F(HelmChart, TheCronJobsArgumentsWriteTheReportTheWebServerServes) {
+  const std::vector<YAML::Node> objects = Render({"web.enabled=true"});
+  const fs::path dir = Scratch("helm-cronjob-args");
+  const fs::path reports = dir / "reports";
+  std::string args;
+  const std::vector<std::string> rendered =
+      Strings(PodSpec(Find(objects, "CronJob", "gpufit-plan"))["containers"][0]["args"]);
+  for (std::size_t i = 0; i < rendered.size(); ++i) {
+    if (rendered[i] == "--kubeconfig") {
+      args +=
+          " --telemetry " + gpufit::test_paths::SourcePath("tests/e2e/bad_inputs/telemetry.csv") + " --gpu h100-80gb";
+      ++i;
+      continue;
+    }
+    std::string a = rendered[i];
+    if (a.rfind("/reports", 0) == 0) a = reports.string() + a.substr(8);
+    args += " " + a;
+  }
+  const auto r = Gpufit("-q" + args, dir);
+  ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+  EXPECT_TRUE(fs::exists(reports / "plan.json"));
+  EXPECT_TRUE(fs::exists(reports / "plan.md"));
+  ASSERT_TRUE(fs::exists(reports / "index.html")) << args;
+  std::ifstream html(reports / "index.html");
+  std::string head(15, '\0');
+  html.read(head.data(), static_cast<std::streamsize>(head.size()));
+  EXPECT_EQ(head, "<!doctype html>");
+  const YAML::Node web = PodSpec(Find(objects, "Deployment", "gpufit-web"))["containers"][0];
+  for (const YAML::Node& m : web["volumeMounts"]) {
+    if (m["name"].as<std::string>() == "reports") {
+      EXPECT_EQ(m["mountPath"].as<std::string>(), "/usr/share/nginx/html");
+    }
+  }
+}
+
 TEST_F(HelmChart, PrometheusAndExtraArgsFollowTheDefaults) {
   const std::vector<YAML::Node> objects = Render({"plan.prometheus=https://prometheus.monitoring:9090",
                                                   "plan.extraArgs={--gpu,a100-80gb}", "plan.schedule=*/30 * * * *"});
   const YAML::Node cron = Find(objects, "CronJob", "gpufit-plan");
   EXPECT_EQ(cron["spec"]["schedule"].as<std::string>(), "*/30 * * * *");
   EXPECT_THAT(Strings(PodSpec(cron)["containers"][0]["args"]),
-              ElementsAre("plan", "--kubeconfig", "in-cluster", "--out", "/reports", "--prometheus",
-                          "https://prometheus.monitoring:9090", "--gpu", "a100-80gb"));
+              ElementsAre("plan", "--kubeconfig", "in-cluster", "--out", "/reports", "--report", "/reports/index.html",
+                          "--prometheus", "https://prometheus.monitoring:9090", "--gpu", "a100-80gb"));
 }
 
 TEST_F(HelmChart, ExtenderAndWebServerAreOptions) {

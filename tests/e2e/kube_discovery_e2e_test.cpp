@@ -222,16 +222,23 @@ TEST_F(KubeDiscovery, OnlyAKubeconfigGivesThePlanOfTheExplicitFlags) {
   EXPECT_THAT(discovered.err, Not(HasSubstr("also found")));
 }
 
-TEST_F(KubeDiscovery, TheQueryScopeFlagsNarrowADiscoveredPrometheus) {
-  // --namespace and --selector shape the queries of a discovered service as of a given one.
+// The scope and the client's limits override a discovered Prometheus as they do a named one:
+// --namespace genai keeps the fixture's pods, --namespace elsewhere reads no series.
+TEST_F(KubeDiscovery, ScopeFlagsApplyToTheDiscoveredPrometheus) {
   Create("monitoring", "kps-prometheus", {{"app", "kube-prometheus-stack-prometheus"}}, PrometheusPort());
-  const CliRun r = Gpufit("plan --kubeconfig " + plane_->kubeconfig() +
-                              " --namespace genai --selector 'pod=~\"sd-1.*\"' --search-budget 0 -f json " + *range_,
-                          Scratch("kube-discovery-scope"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Json j = Json::parse(r.out);
-  EXPECT_EQ(j["telemetry"]["pods"], 11);  // sd-1, sd-10 .. sd-19 of the fixture's 30
-  EXPECT_EQ(j["telemetry"]["queries"]["scope"], R"(pod=~"sd-1.*",namespace="genai")");
+  const fs::path dir = Scratch("kube-discovery-scope");
+  const std::string common = "plan --kubeconfig " + plane_->kubeconfig() +
+                             " --search-budget 0 -f json --prometheus-timeout 20 --prometheus-retries 1 " + *range_;
+  const CliRun all = Gpufit(common, dir);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const CliRun genai = Gpufit(common + " --namespace genai --selector 'container=\"sd\"'", dir);
+  ASSERT_EQ(genai.exit_code, 0) << genai.err;
+  EXPECT_EQ(Json::parse(genai.out)["pods"].size(), Json::parse(all.out)["pods"].size());
+  EXPECT_GT(Json::parse(genai.out)["pods"].size(), 0u);
+  const CliRun elsewhere = Gpufit(common + " --namespace elsewhere", dir);
+  EXPECT_EQ(elsewhere.exit_code, 2) << elsewhere.err;
+  EXPECT_THAT(elsewhere.err, Not(HasSubstr("requires --prometheus")));
+  EXPECT_THAT(elsewhere.err, HasSubstr("no DCGM_FI_DEV_FB_USED series"));
 }
 
 TEST_F(KubeDiscovery, NoMetricsServiceIsExit2NamingPrometheus) {
@@ -243,6 +250,22 @@ TEST_F(KubeDiscovery, NoMetricsServiceIsExit2NamingPrometheus) {
   EXPECT_THAT(r.err, HasSubstr("--prometheus URL"));
   EXPECT_THAT(r.err, HasSubstr("app=kube-prometheus-stack-prometheus"));
   EXPECT_THAT(r.err, HasSubstr("app.kubernetes.io/name=vmsingle"));
+}
+
+// An empty $KUBECONFIG is no list, as kubectl reads it: ~/.kube/config is the default.
+TEST_F(KubeDiscovery, AnEmptyKubeconfigVariableFallsBackToHomeKubeConfig) {
+  const fs::path home = Scratch("kube-discovery-home");
+  fs::create_directories(home / ".kube");
+  fs::copy_file(plane_->kubeconfig(), home / ".kube" / "config");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home != nullptr ? old_home : "";
+  ASSERT_EQ(setenv("HOME", home.c_str(), 1), 0);
+  ASSERT_EQ(setenv("KUBECONFIG", "", 1), 0);
+  const CliRun r = Gpufit("plan " + *range_, home);
+  unsetenv("KUBECONFIG");
+  if (old_home != nullptr) setenv("HOME", saved_home.c_str(), 1);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no Prometheus found in the cluster " + plane_->server()));
 }
 
 TEST_F(KubeDiscovery, TwoCandidatesTakeTheHigherPriority) {

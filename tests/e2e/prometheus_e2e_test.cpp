@@ -756,8 +756,10 @@ TEST(PrometheusFaults, BadFlagsNameTheFlag) {
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --namespace ''", "--namespace: '' is not a namespace"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --selector '__name__=\"foo\"'",
        "__name__ would change the metric"},
-      {"plan --telemetry x.csv --gpu h100-80gb --namespace ml",
-       "--namespace: requires --prometheus (given, or discovered"},
+      {"plan --telemetry x.csv --gpu h100-80gb --namespace ml", "--namespace: requires --prometheus"},
+      // With neither a Prometheus nor a kubeconfig to find one, the scope would be ignored.
+      {"plan --training-jobs x.yaml --selector 'team=\"ml\"'",
+       "--selector requires --prometheus, or a kubeconfig to find the cluster's Prometheus"},
       {"plan --prometheus ftp://x --gpu h100-80gb", "http:// or https://"},
       {"plan --prometheus http://127.0.0.1:1 --gpu h100-80gb --bearer-token-file /nonexistent", "--bearer-token-file"},
       {"plan --telemetry x --prometheus http://127.0.0.1:1 --gpu h100-80gb", "excludes"},

@@ -65,6 +65,21 @@ TEST(RunPlanPipeline, TheDocumentIsThePlanOfTheTelemetryWithItsSections) {
   EXPECT_TRUE(doc->series_json.empty());
 }
 
+// No --gpu and no model in the data: the target is --current-gpu's, and the note says so
+// (it listed no model and called the target "the model most pods run on").
+TEST(RunPlanPipeline, WithoutAModelInTheDataTheTargetIsCurrentGpusAndSaysSo) {
+  const Telemetry telemetry = TwoDays();
+  PlanInputs in = On(telemetry, "");
+  in.options.current_gpu = "a100-80gb";
+  std::vector<std::string> notes;
+  in.note = [&](const std::string& line) { notes.push_back(line); };
+  const Result<PlanDocument> doc = RunPlanPipeline(in);
+  ASSERT_TRUE(doc) << doc.error().message;
+  EXPECT_THAT(notes, ::testing::Contains("GPU models found: none in the telemetry or the nodes' labels; target "
+                                         "a100-80gb, as --current-gpu says  [--gpu]"));
+  for (const std::string& n : notes) EXPECT_THAT(n, ::testing::Not(HasSubstr("most pods run on"))) << n;
+}
+
 TEST(RunPlanPipeline, ManifestsEndWithTheirReadmeAndTheCsvListsEveryPod) {
   const Telemetry telemetry = TwoDays();
   PlanInputs in = On(telemetry, "a100-80gb");

@@ -462,6 +462,14 @@ class SeriesReader {
   Span span_;
 };
 
+// A body that is no JSON but markup (a UI, a login page, a proxy's error page answered 200):
+// said so, for "malformed JSON" alone does not tell the user the address is wrong.
+std::string MarkupHint(const std::string& body) {
+  const std::size_t first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || body[first] != '<') return {};
+  return " (the answer is HTML or XML, not the Prometheus HTTP API: is the URL the server's API address, not a UI, "
+         "a login page or a proxy's error page?)";
+}
 }  // namespace
 
 Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, const std::string& where) {
@@ -483,7 +491,7 @@ Result<std::vector<PromSeries>> ParseQueryRangeAnswer(const std::string& body, c
     SpanReader reader(body);
     dom::element doc;
     if (auto e = reader.Parse({0, body.size()}).get(doc))
-      return InvalidArgument("{}: malformed JSON: {}", source, simdjson::error_message(e));
+      return InvalidArgument("{}: malformed JSON: {}{}", source, simdjson::error_message(e), MarkupHint(body));
     return bad("top level", fmt::format("expected an object, got {}", TypeName(doc.type())));
   }
   const Result<Skeleton> skeleton = scanner.Run();
@@ -566,7 +574,7 @@ Result<std::vector<std::map<std::string, std::string>>> ParseSeriesAnswer(const 
   SpanReader reader(body);
   dom::element doc;
   if (auto e = reader.Parse({0, body.size()}).get(doc))
-    return InvalidArgument("{}: malformed JSON: {}", source, simdjson::error_message(e));
+    return InvalidArgument("{}: malformed JSON: {}{}", source, simdjson::error_message(e), MarkupHint(body));
   std::string_view status;
   if (doc["status"].get_string().get(status)) return InvalidArgument("{}: status: missing or not a string", source);
   if (status != "success") {

@@ -14,6 +14,7 @@ namespace gpufit {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The series of a matrix answer, read by nlohmann/json.
 std::vector<PromSeries> Oracle(const std::string& body) {
@@ -78,6 +79,21 @@ TEST(ParseQueryRangeAnswer, EmptyResultAndSyntaxErrors) {
     ASSERT_FALSE(r);
     EXPECT_THAT(r.error().message, HasSubstr(c.error));
   }
+}
+
+// A UI or a login page that answers 200 with HTML: the error says the address is not the API's.
+TEST(ParseQueryRangeAnswer, AnHtmlAnswerIsNamed) {
+  const std::string page = "\n<!doctype html><html><body>Grafana</body></html>";
+  const auto range = ParseQueryRangeAnswer(page, "s");
+  ASSERT_FALSE(range);
+  EXPECT_THAT(range.error().message, HasSubstr("malformed JSON"));
+  EXPECT_THAT(range.error().message, HasSubstr("the answer is HTML or XML, not the Prometheus HTTP API"));
+  const auto series = ParseSeriesAnswer(page, "s");
+  ASSERT_FALSE(series);
+  EXPECT_THAT(series.error().message, HasSubstr("the answer is HTML or XML, not the Prometheus HTTP API"));
+  const auto json = ParseQueryRangeAnswer("{\"status\":", "s");
+  ASSERT_FALSE(json);
+  EXPECT_THAT(json.error().message, Not(HasSubstr("HTML")));
 }
 
 // Issue 40: an answer's warnings were ignored, so a plan was made on partial data in silence.

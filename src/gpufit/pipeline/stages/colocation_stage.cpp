@@ -46,8 +46,12 @@ Result<void> ColocationStage::Run(PlanContext& c) const {
         if (!id.empty()) ++pods_on[id];
       std::string found;
       for (const auto& [id, n] : pods_on) found += fmt::format("{}{} ({} pods)", found.empty() ? "" : ", ", id, n);
-      c.Note(fmt::format("GPU models found: {}; target {}, the model most pods run on  [--gpu]", found,
-                         in.options.target_gpu));
+      // With no model in the data the target is --current-gpu's, not one that most pods run on.
+      c.Note(found.empty() ? fmt::format("GPU models found: none in the telemetry or the nodes' labels; target {}, "
+                                         "as --current-gpu says  [--gpu]",
+                                         in.options.target_gpu)
+                           : fmt::format("GPU models found: {}; target {}, the model most pods run on  [--gpu]", found,
+                                         in.options.target_gpu));
     }
     for (const std::string& w : current.warnings) c.Note("warning: " + w);
     in.options.current_gpu_warnings = std::move(current.warnings);
