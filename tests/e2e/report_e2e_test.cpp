@@ -148,7 +148,9 @@ TEST(Report, GenTd26PlanUnderFiveMegabytes) {
   if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("report-gentd26");
   const fs::path report = dir / "gentd26.html";
-  const CliRun run = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --report " + report.string(), dir);
+  const CliRun run = Gpufit("plan --telemetry " + GenTd26() + " --gpu a100-80gb --report " + report.string() +
+                                " --out " + (dir / "out").string(),
+                            dir);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_LT(fs::file_size(report), 5u * 1000 * 1000);
   const std::vector<std::string> sections = {"headline", "cost", "backtest", "gpu-memory", "duty", "rightsizing"};
@@ -166,6 +168,16 @@ TEST(Report, GenTd26PlanUnderFiveMegabytes) {
   }
   EXPECT_EQ(rows, 143);
   EXPECT_EQ(c.summary["guarantee_count"], 1) << c.summary.dump();
+  // The GPUs tile says when the saving leaves the co-location out (its backtest's verdict from
+  // the plan JSON), so "143 -> 109 GPUs" never sits beside a saving that does not count them.
+  const nlohmann::json plan = nlohmann::json::parse(Slurp(dir / "out" / "plan.json"));
+  const std::string verdict = plan["backtest"]["status"]["colocation"]["status"];
+  std::string gpus_label;
+  for (const nlohmann::json& s : c.summary["sections"])
+    if (s["id"] == "headline")
+      for (const nlohmann::json& card : s["cards"])
+        if (card["label"].get<std::string>().rfind("GPUs", 0) == 0) gpus_label = card["label"];
+  EXPECT_EQ(gpus_label, verdict == "held" ? std::string("GPUs") : "GPUs if co-located (" + verdict + ")");
 }
 
 TEST(Report, InferenceStudy) {

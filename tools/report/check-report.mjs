@@ -52,6 +52,11 @@ try {
       // The labels each chart drew (its SVG's text), and whether anything in the section is
       // wider than it (a table cut off at the right edge instead of wrapping or scrolling).
       svg_text: [...s.querySelectorAll('[data-chart]')].map((c) => [...c.querySelectorAll('svg text')].map((t) => t.textContent).join('|')),
+      cards: [...s.querySelectorAll('.card')].map((c) => ({
+        label: c.querySelector('.label').textContent,
+        value: c.querySelector('.value').textContent,
+        sub: c.querySelector('.sub').textContent,
+      })),
       overflows: s.scrollWidth > s.clientWidth,
       table_scrolls: [...s.querySelectorAll('.table-wrap')].some((w) => w.scrollWidth > w.clientWidth + 1),
     }));

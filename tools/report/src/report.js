@@ -145,12 +145,18 @@
       });
     if (summary)
       items.push({ label: 'USD per month', value: usd(summary.usd_per_month_before) + ' \u2192 ' + usd(summary.usd_per_month_after) });
-    if (num(totals.gpus_before))
+    if (num(totals.gpus_before)) {
+      // The saving counts the co-location only where its backtest held (summary.basis): a GPU
+      // count the saving leaves out says so, or the two tiles read as a contradiction.
+      const coloc = result.backtest && result.backtest.status && result.backtest.status.colocation;
+      const counted = !coloc || coloc.status === 'held';
       items.push({
-        label: 'GPUs',
+        label: counted ? 'GPUs' : 'GPUs if co-located (' + coloc.status + ')',
         value: totals.gpus_before + ' \u2192 ' + totals.gpus_after,
-        sub: 'lower bound ' + totals.gpus_lower_bound + (result.target_gpu ? ', ' + result.target_gpu.id : ''),
+        sub: 'lower bound ' + totals.gpus_lower_bound + (result.target_gpu ? ', ' + result.target_gpu.id : '') +
+            (counted ? '' : '; not in the saving: its backtest did not hold it'),
       });
+    }
     if (num(totals.mean_duty_pct_before))
       items.push({ label: 'Mean duty cycle', value: pct(totals.mean_duty_pct_before) + ' \u2192 ' + pct(totals.mean_duty_pct_after) });
     if (result.backtest) {
