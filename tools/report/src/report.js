@@ -154,7 +154,7 @@
         label: counted ? 'GPUs' : 'GPUs if co-located (' + coloc.status + ')',
         value: totals.gpus_before + ' \u2192 ' + totals.gpus_after,
         sub: 'lower bound ' + totals.gpus_lower_bound + (result.target_gpu ? ', ' + result.target_gpu.id : '') +
-            (counted ? '' : '; not in the saving: its backtest did not hold it'),
+            (counted ? '' : '; not in the saving until its backtest holds'),
       });
     }
     if (num(totals.mean_duty_pct_before))
