@@ -27,6 +27,15 @@ struct KubeApiFlags {
 // existing file, ~/.kube/config exists, or KUBERNETES_SERVICE_HOST and _PORT are set (in a pod).
 bool UseDefaultKubeconfig(KubeApiFlags& f);
 
+// Where the cluster's kubeconfig comes from, for messages: "--kubeconfig FILE",
+// "$KUBECONFIG (a:b)", "~/.kube/config (/home/u/.kube/config)" or "the pod's service account",
+// with ", --context C" when given.
+std::string KubeconfigOrigin(const KubeApiFlags& f);
+
+// A first run that found no cluster: what was looked at, e.g. "$KUBECONFIG names /x, which does not
+// exist" or "no /root/.kube/config, no $KUBECONFIG and not in a pod".
+std::string KubeconfigSought();
+
 // With neither --prometheus nor --telemetry: the cluster's metrics service
 // (ingest/kube_api/metrics_service.h: Prometheus, Thanos Query, VictoriaMetrics by KRR's labels)
 // becomes s.prometheus, reached at http://NAME.NS.svc:PORT in a pod, else through the API

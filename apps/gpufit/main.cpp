@@ -127,8 +127,9 @@ int main(int argc, char** argv) {
     if (no_input && !plan_flags.kube.given() &&
         (!plan_flags.nodes.empty() || !cli::UseDefaultKubeconfig(plan_flags.kube))) {
       rc = Fail(InvalidArgument(
-          "plan: give --telemetry or --prometheus, --training-jobs, --inference, --pods (or --kubeconfig: none in "
-          "$KUBECONFIG, ~/.kube/config or a pod's service account), or several"));
+          "plan: give --telemetry or --prometheus, --training-jobs, --inference, --pods (or --kubeconfig: {}), or "
+          "several",
+          cli::KubeconfigSought()));
       return;
     }
     // The nodes and pods (--nodes/--pods or the live cluster), after the outputs are checked.
@@ -138,7 +139,10 @@ int main(int argc, char** argv) {
         return;
       }
       if (Result<void> ok = cli::ReadClusterInputs(plan_flags); !ok) {
-        rc = Fail(ok.error());
+        Error e = ok.error();  // a live cluster's error names the kubeconfig it came from
+        if (plan_flags.kube.given())
+          e.message = "the cluster of " + cli::KubeconfigOrigin(plan_flags.kube) + ": " + e.message;
+        rc = Fail(e);
         return;
       }
     }

@@ -726,6 +726,27 @@ TEST(KubectlPlugin, OJsonPrintsJsonAndMakesNoFolder) {
 
 // --- unknown commands and the grouped help -----------------------------------------------------
 
+TEST(FirstRun, NoClusterFoundNamesWhereItLooked) {
+  // `gpufit plan` with no flag looks for a kubeconfig as kubectl does; finding none, it says where
+  // it looked: the file $KUBECONFIG names, else ~/.kube/config under $HOME.
+  const fs::path dir = Scratch("first-run-no-cluster");
+  const char* saved_kubeconfig = std::getenv("KUBECONFIG");
+  const std::string kubeconfig = saved_kubeconfig ? saved_kubeconfig : "";
+  ASSERT_EQ(setenv("KUBECONFIG", (dir / "missing").c_str(), 1), 0);
+  const CliRun named = Gpufit("plan", dir);
+  const char* saved_home = std::getenv("HOME");
+  const std::string home = saved_home ? saved_home : "";
+  ASSERT_EQ(setenv("KUBECONFIG", "", 1), 0);
+  ASSERT_EQ(setenv("HOME", dir.c_str(), 1), 0);
+  const CliRun none = Gpufit("plan", dir);
+  saved_kubeconfig ? setenv("KUBECONFIG", kubeconfig.c_str(), 1) : unsetenv("KUBECONFIG");
+  saved_home ? setenv("HOME", home.c_str(), 1) : unsetenv("HOME");
+  EXPECT_EQ(named.exit_code, 2);
+  EXPECT_THAT(named.err, HasSubstr("$KUBECONFIG names " + (dir / "missing").string() + ", and no file of it exists"));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("no " + (dir / ".kube" / "config").string() + ", no $KUBECONFIG, and not in a pod"));
+}
+
 TEST(UnknownCommand, ExitsTwoEvenWithHelp) {
   const fs::path dir = Scratch("unknown-command");
   const CliRun r = Gpufit("apply --help", dir);
