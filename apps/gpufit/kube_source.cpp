@@ -82,15 +82,6 @@ std::string KubeconfigOrigin(const KubeApiFlags& f) {
   return f.context.empty() ? origin : origin + ", --context " + f.context;
 }
 
-std::string KubeconfigSought() {
-  const kube_api::KubeEnvironment env = kube_api::KubeEnvironment::FromProcess();
-  if (env.kubeconfig && !env.kubeconfig->empty())
-    return fmt::format("$KUBECONFIG names {}, and no file of it exists", *env.kubeconfig);
-  const std::string home = env.home ? (std::filesystem::path(*env.home) / ".kube" / "config").string()
-                                    : std::string("~/.kube/config ($HOME is unset)");
-  return fmt::format("no {}, no $KUBECONFIG, and not in a pod", home);
-}
-
 Result<void> DiscoverPrometheus(TelemetrySource& s, const KubeApiFlags& f, double now_s) {
   Result<kube_api::KubeConnection> conn = kube_api::ResolveKubeconfig({.path = f.kubeconfig, .context = f.context},
                                                                       kube_api::KubeEnvironment::FromProcess());

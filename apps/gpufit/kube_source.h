@@ -32,10 +32,6 @@ bool UseDefaultKubeconfig(KubeApiFlags& f);
 // with ", --context C" when given.
 std::string KubeconfigOrigin(const KubeApiFlags& f);
 
-// A first run that found no cluster: what was looked at, e.g. "$KUBECONFIG names /x, which does not
-// exist" or "no /root/.kube/config, no $KUBECONFIG and not in a pod".
-std::string KubeconfigSought();
-
 // With neither --prometheus nor --telemetry: the cluster's metrics service
 // (ingest/kube_api/metrics_service.h: Prometheus, Thanos Query, VictoriaMetrics by KRR's labels)
 // becomes s.prometheus, reached at http://NAME.NS.svc:PORT in a pod, else through the API

@@ -13,6 +13,7 @@
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
 #include "gpufit/ingest/kube/kube_reader.h"
+#include "gpufit/ingest/kube_api/kubeconfig.h"
 #include "gpufit/ingest/synthetic_telemetry.h"
 #include "gpufit/plan/plan_writers.h"
 #include "inference_command.h"
@@ -126,10 +127,13 @@ int main(int argc, char** argv) {
                           plan_flags.inference.empty() && plan_flags.pods.empty();
     if (no_input && !plan_flags.kube.given() &&
         (!plan_flags.nodes.empty() || !cli::UseDefaultKubeconfig(plan_flags.kube))) {
+      // What the kubeconfig's resolution tried ("no kubeconfig: tried ..."), in its own words.
+      const Result<kube_api::KubeConnection> none =
+          kube_api::ResolveKubeconfig({}, kube_api::KubeEnvironment::FromProcess());
       rc = Fail(InvalidArgument(
           "plan: give --telemetry or --prometheus, --training-jobs, --inference, --pods (or --kubeconfig: {}), or "
           "several",
-          cli::KubeconfigSought()));
+          none ? "none found" : none.error().message));
       return;
     }
     // The nodes and pods (--nodes/--pods or the live cluster), after the outputs are checked.

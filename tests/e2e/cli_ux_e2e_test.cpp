@@ -742,9 +742,9 @@ TEST(FirstRun, NoClusterFoundNamesWhereItLooked) {
   saved_kubeconfig ? setenv("KUBECONFIG", kubeconfig.c_str(), 1) : unsetenv("KUBECONFIG");
   saved_home ? setenv("HOME", home.c_str(), 1) : unsetenv("HOME");
   EXPECT_EQ(named.exit_code, 2);
-  EXPECT_THAT(named.err, HasSubstr("$KUBECONFIG names " + (dir / "missing").string() + ", and no file of it exists"));
+  EXPECT_THAT(named.err, HasSubstr("(or --kubeconfig: no kubeconfig: tried " + (dir / "missing").string()));
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_THAT(none.err, HasSubstr("no " + (dir / ".kube" / "config").string() + ", no $KUBECONFIG, and not in a pod"));
+  EXPECT_THAT(none.err, HasSubstr("(or --kubeconfig: no kubeconfig: tried " + (dir / ".kube" / "config").string()));
 }
 
 TEST(UnknownCommand, ExitsTwoEvenWithHelp) {
