@@ -66,22 +66,6 @@ bool UseDefaultKubeconfig(KubeApiFlags& f) {
   return found;
 }
 
-std::string KubeconfigOrigin(const KubeApiFlags& f) {
-  const kube_api::KubeEnvironment env = kube_api::KubeEnvironment::FromProcess();
-  std::string origin;
-  if (f.kubeconfig == "in-cluster")
-    origin = "the pod's service account";
-  else if (!f.kubeconfig.empty())
-    origin = "--kubeconfig " + f.kubeconfig;
-  else if (env.kubeconfig && !env.kubeconfig->empty())
-    origin = "$KUBECONFIG (" + *env.kubeconfig + ")";
-  else if (env.home && std::filesystem::exists(std::filesystem::path(*env.home) / ".kube" / "config"))
-    origin = "~/.kube/config (" + (std::filesystem::path(*env.home) / ".kube" / "config").string() + ")";
-  else
-    origin = "the pod's service account";
-  return f.context.empty() ? origin : origin + ", --context " + f.context;
-}
-
 Result<void> DiscoverPrometheus(TelemetrySource& s, const KubeApiFlags& f, double now_s) {
   Result<kube_api::KubeConnection> conn = kube_api::ResolveKubeconfig({.path = f.kubeconfig, .context = f.context},
                                                                       kube_api::KubeEnvironment::FromProcess());

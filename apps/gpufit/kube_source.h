@@ -27,11 +27,6 @@ struct KubeApiFlags {
 // existing file, ~/.kube/config exists, or KUBERNETES_SERVICE_HOST and _PORT are set (in a pod).
 bool UseDefaultKubeconfig(KubeApiFlags& f);
 
-// Where the cluster's kubeconfig comes from, for messages: "--kubeconfig FILE",
-// "$KUBECONFIG (a:b)", "~/.kube/config (/home/u/.kube/config)" or "the pod's service account",
-// with ", --context C" when given.
-std::string KubeconfigOrigin(const KubeApiFlags& f);
-
 // With neither --prometheus nor --telemetry: the cluster's metrics service
 // (ingest/kube_api/metrics_service.h: Prometheus, Thanos Query, VictoriaMetrics by KRR's labels)
 // becomes s.prometheus, reached at http://NAME.NS.svc:PORT in a pod, else through the API

@@ -143,10 +143,7 @@ int main(int argc, char** argv) {
         return;
       }
       if (Result<void> ok = cli::ReadClusterInputs(plan_flags); !ok) {
-        Error e = ok.error();  // a live cluster's error names the kubeconfig it came from
-        if (plan_flags.kube.given())
-          e.message = "the cluster of " + cli::KubeconfigOrigin(plan_flags.kube) + ": " + e.message;
-        rc = Fail(e);
+        rc = Fail(ok.error());
         return;
       }
     }

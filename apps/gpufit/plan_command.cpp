@@ -105,6 +105,8 @@ Result<void> ReadClusterInputs(PlanFlags& f) {
   if (!source) return source.error();
   if (*source == nullptr) return {};
   Result<ClusterObjects> read = ReadCluster(**source, f.kube);
+  if (!read && f.kube.given())  // a live cluster's error names the kubeconfig it came from
+    return Error{read.error().code, (*source)->Name() + ": " + read.error().message};
   if (!read) return read.error();
   f.kube_nodes = std::move(read->nodes);
   f.kube_pods = std::move(read->pods);

@@ -271,8 +271,8 @@ TEST_F(KubeLive, ACaThatDidNotSignTheServerIsAnErrorNamingTheServer) {
   const CliRun r = Gpufit("plan --kubeconfig " + (dir / "config").string() + " --training-jobs x.yaml", dir);
   EXPECT_EQ(r.exit_code, 2);
   // The error names the kubeconfig the cluster came from, then the request that failed.
-  EXPECT_THAT(r.err, HasSubstr("gpufit: error: the cluster of --kubeconfig " + (dir / "config").string() + ": " +
-                               plane_->server() + "/api/v1/nodes?limit=500: TLS handshake failed"));
+  EXPECT_THAT(r.err, HasSubstr("gpufit: error: the cluster of " + (dir / "config").string() + ": " + plane_->server() +
+                               "/api/v1/nodes?limit=500: TLS handshake failed"));
   EXPECT_THAT(r.err, HasSubstr("certificate-authority of " + (dir / "config").string()));
 }
 
