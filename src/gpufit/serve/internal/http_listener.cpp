@@ -445,13 +445,14 @@ void HttpListener::Impl::Admit(tcp::socket socket) {
     }
   }
   if (c) return c->Start();
-  socket.close(ec);
   const bool log = refused.front() != '!';
   const std::string reason = log ? refused : refused.substr(1);
   const std::string why = reason == "too_many_connections"
                               ? fmt::format("more than {} connections open", limits.max_connections)
                               : fmt::format("more than {} connections open from {}", limits.max_connections_per_peer, ip);
+  // Counted before the close: whoever sees the connection closed then sees it counted.
   if (handlers.closed) handlers.closed(reason, log ? peer : "", why);
+  socket.close(ec);
 }
 
 HttpListener::HttpListener(HttpLimits limits, HttpHandlers handlers)
