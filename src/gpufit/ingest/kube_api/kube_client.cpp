@@ -161,8 +161,28 @@ Result<KubeClient> KubeClient::Make(const KubeConnection& connection, const Kube
   return c;
 }
 
-Result<Json> KubeClient::Get(const std::string& path) const {
-  const std::string where = connection_.server + path;
+Result<Json> KubeClient::Get(const std::string& path) const { return Send("GET", path, "", ""); }
+
+Result<Json> KubeClient::Patch(const std::string& path, PatchType type, const Json& patch) const {
+  const char* content_type = type == PatchType::kStrategicMerge ? "application/strategic-merge-patch+json"
+                             : type == PatchType::kMerge        ? "application/merge-patch+json"
+                                                                : "application/apply-patch+yaml";
+  return Send("PATCH", path, content_type, patch.dump());
+}
+
+Result<Json> KubeClient::Create(const std::string& path, const Json& object) const {
+  return Send("POST", path, "application/json", object.dump());
+}
+
+Result<Json> KubeClient::Replace(const std::string& path, const Json& object) const {
+  return Send("PUT", path, "application/json", object.dump());
+}
+
+Result<Json> KubeClient::Delete(const std::string& path) const { return Send("DELETE", path, "", ""); }
+
+Result<Json> KubeClient::Send(const std::string& method, const std::string& path, const std::string& content_type,
+                              const std::string& payload) const {
+  const std::string where = method == "GET" ? connection_.server + path : method + " " + connection_.server + path;
   std::unique_ptr<httplib::ClientImpl> client;
   if (scheme_ == "https") {
     // With tls_server_name the connection is made to the host's address under that name, so
@@ -215,17 +235,24 @@ Result<Json> KubeClient::Get(const std::string& path) const {
       client->stop();
     }
   });
-  const httplib::Result res = client->Get((base_path_ + path).c_str(),
-                                          httplib::Headers{{"Accept", "application/json"}, {"User-Agent", "gpufit"}},
-                                          [](const httplib::Response&) { return true; },
-                                          [&](const char* data, std::size_t n) {
-                                            if (body.size() + n > options_.max_body_bytes) {
-                                              too_big = true;
-                                              return false;
-                                            }
-                                            body.append(data, n);
-                                            return true;
-                                          });
+  httplib::Request req;
+  req.method = method;
+  req.path = base_path_ + path;
+  req.headers = {{"Accept", "application/json"}, {"User-Agent", "gpufit"}};
+  if (!content_type.empty()) {
+    req.headers.emplace("Content-Type", content_type);
+    req.body = payload;
+  }
+  req.response_handler = [](const httplib::Response&) { return true; };
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    if (body.size() + n > options_.max_body_bytes) {
+      too_big = true;
+      return false;
+    }
+    body.append(data, n);
+    return true;
+  };
+  const httplib::Result res = client->send(req);
   {
     std::lock_guard lock(mu);
     finished = true;
@@ -253,7 +280,7 @@ Result<Json> KubeClient::Get(const std::string& path) const {
     return Unavailable("{}: no answer (read timeout {} s; cpp-httplib: {})", where, options_.read_timeout_s,
                        httplib::to_string(e));
   }
-  if (res->status != 200) {
+  if (res->status != 200 && res->status != 201 && !(method == "DELETE" && res->status == 202)) {
     std::string why = body.substr(0, 300);
     try {  // a v1 Status: its message says why
       const Json status = Json::parse(body);

@@ -1,5 +1,7 @@
-// A read-only client of the Kubernetes API (HTTPS with cpp-httplib and OpenSSL) for the
-// connection kubeconfig.h resolves: GET one object, or LIST a collection the way kubectl does.
+// A client of the Kubernetes API (HTTPS with cpp-httplib and OpenSSL) for the connection
+// kubeconfig.h resolves: GET one object, LIST a collection the way kubectl does, and the write
+// verbs `gpufit apply` needs (PATCH, POST, PUT, DELETE; the query string carries dryRun=All,
+// fieldManager= and force= as the API server documents them). Everything but apply only reads.
 //
 // TLS: the server's certificate must chain to KubeConnection::ca_pem (only those CAs, as
 // client-go's rest.Config with CAData), or to the system's CAs when there is none, and name the
@@ -10,10 +12,12 @@
 // request; a LIST pages `limit` items at a time, stops at max_items and at a continue token
 // given twice. No retries: a failed request is an error the caller sees.
 //
-// Errors name the server URL and path, the HTTP status and the API server's Status message:
+// Errors name the server URL and path (a write verb: its method first), the HTTP status and the API server's Status
+// message:
 //   https://10.0.0.1:6443/api/v1/nodes: the API server answered 403: nodes is forbidden: User ...
-// kNotFound for 404, kUnavailable when the server cannot be reached, does not answer in time or
-// fails TLS, kFailedPrecondition for other refusals (401, 403), kInvalidArgument for a
+// kNotFound for 404, kUnavailable when the server cannot be reached, does not answer in time,
+// answers 5xx or 429, or fails TLS, kFailedPrecondition for other refusals (401, 403, a 409
+// conflict, a 422 invalid object, an admission webhook's denial), kInvalidArgument for a
 // connection that cannot be used (a certificate that is not PEM, a bad server URL).
 // Thread-safety: a const KubeClient may be used from several threads (each request has its own
 // connection).
@@ -47,6 +51,17 @@ class KubeClient {
   // GET `path` (e.g. "/api/v1/nodes?limit=1"): the JSON body of a 200 answer.
   Result<nlohmann::json> Get(const std::string& path) const;
 
+  // The body types of PATCH
+  // (https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/): strategic merge
+  // (lists merged by their patchMergeKey, e.g. containers by name), JSON merge (RFC 7386), and server-side apply
+  // (https://kubernetes.io/docs/reference/using-api/server-side-apply/; the path must carry ?fieldManager=).
+  enum class PatchType { kStrategicMerge, kMerge, kApply };
+  // The write verbs: the object the server answers with (200 or 201; DELETE also 202).
+  Result<nlohmann::json> Patch(const std::string& path, PatchType type, const nlohmann::json& patch) const;
+  Result<nlohmann::json> Create(const std::string& path, const nlohmann::json& object) const;   // POST
+  Result<nlohmann::json> Replace(const std::string& path, const nlohmann::json& object) const;  // PUT
+  Result<nlohmann::json> Delete(const std::string& path) const;
+
   // Every item of the collection at `path` (e.g. "/api/v1/pods"), paginated with
   // ?limit=&continue= as kubectl get does, as one document of the shape `kubectl get -o json`
   // prints: {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": RV}, "items":
@@ -58,6 +73,8 @@ class KubeClient {
   const KubeConnection& connection() const { return connection_; }
 
  private:
+  Result<nlohmann::json> Send(const std::string& method, const std::string& path, const std::string& content_type,
+                              const std::string& payload) const;
   struct Tls;
   KubeClient() = default;
   KubeConnection connection_;

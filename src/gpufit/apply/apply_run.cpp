@@ -1,0 +1,591 @@
+#include "gpufit/apply/apply_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "gpufit/apply/internal/json_path.h"
+#include "gpufit/apply/object_diff.h"
+#include "gpufit/apply/soak.h"
+#include "gpufit/core/rfc3339.h"
+
+namespace gpufit::apply {
+
+using Json = nlohmann::json;
+using kube_api::KubeClient;
+
+namespace {
+
+std::string Encode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+using internal::Str;
+
+// The object as a user wrote it: without what the server keeps for itself.
+Json Stripped(Json o) {
+  o.erase("status");
+  if (o.contains("metadata") && o["metadata"].is_object())
+    for (const char* k : {"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp"})
+      o["metadata"].erase(k);
+  return o;
+}
+
+std::string ApiVersionOfWorkload(const std::string& kind) { return kind == "job" ? "batch/v1" : "apps/v1"; }
+
+// "deployment/ns/name" -> its ObjectRef.
+ObjectRef WorkloadRef(const std::string& key) {
+  const auto a = key.find('/'), b = key.find('/', a + 1);
+  const std::string kind = key.substr(0, a);
+  static const std::map<std::string, std::string> kKinds = {
+      {"deployment", "Deployment"}, {"statefulset", "StatefulSet"}, {"daemonset", "DaemonSet"}};
+  return {.api_version = ApiVersionOfWorkload(kind),
+          .kind = kKinds.count(kind) != 0 ? kKinds.at(kind) : kind,
+          .ns = key.substr(a + 1, b - a - 1),
+          .name = key.substr(b + 1)};
+}
+
+std::string LabelSelector(const Json& object) {
+  std::string sel;
+  if (!object.contains("spec") || !object["spec"].contains("selector")) return sel;
+  const Json& s = object["spec"]["selector"];
+  if (!s.contains("matchLabels") || !s["matchLabels"].is_object()) return sel;
+  for (const auto& [k, v] : s["matchLabels"].items())
+    if (v.is_string()) sel += (sel.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+  return sel;
+}
+
+class Runner {
+ public:
+  Runner(const KubeClient& kube, const ApplyOptions& o, const ApplyEnv& env) : kube_(kube), o_(o), env_(env) {}
+
+  Result<Control> ReadControlNow() {
+    const std::string path =
+        fmt::format("/api/v1/namespaces/{}/configmaps/{}", o_.history_namespace, kControlConfigMap);
+    Result<Json> cm = kube_.Get(path);
+    Control c;
+    if (!cm && cm.error().code != Code::kNotFound) return cm.error();
+    if (cm) {
+      Result<Control> read = ReadControl(*cm, fmt::format("ConfigMap {}/{}", o_.history_namespace, kControlConfigMap));
+      if (!read) return read.error();
+      c = std::move(*read);
+    }
+    c.windows.insert(c.windows.end(), o_.windows.begin(), o_.windows.end());
+    return c;
+  }
+
+  // The write of one change (or its dry run).
+  Result<Json> Send(const Change& c, bool dry_run) {
+    const std::string dry = dry_run ? "&dryRun=All" : "";
+    if (c.method == Change::Method::kApply)
+      return kube_.Patch(fmt::format("{}?fieldManager={}&force=true{}", c.ref.Path(), o_.field_manager, dry),
+                         KubeClient::PatchType::kApply, c.body);
+    return kube_.Patch(fmt::format("{}?fieldManager={}{}", c.ref.Path(), o_.field_manager, dry),
+                       c.patch_type == "merge" ? KubeClient::PatchType::kMerge : KubeClient::PatchType::kStrategicMerge,
+                       c.body);
+  }
+
+  Result<void> Undo(const AppliedChange& a) {
+    const std::string path = a.ref.Path();
+    if (a.undo_kind == "delete") {
+      Result<Json> r = kube_.Delete(path);
+      if (!r && r.error().code != Code::kNotFound) return r.error();
+      return {};
+    }
+    if (a.undo_kind == "replace") {
+      Result<Json> live = kube_.Get(path);
+      Json object = a.undo;
+      if (live) object["metadata"]["resourceVersion"] = Str(*live, {"metadata", "resourceVersion"});
+      Result<Json> r =
+          live ? kube_.Replace(fmt::format("{}?fieldManager={}", path, o_.field_manager), object)
+               : kube_.Create(fmt::format("{}?fieldManager={}", a.ref.CollectionPath(), o_.field_manager), object);
+      if (!r) return r.error();
+      return {};
+    }
+    Result<Json> r = kube_.Patch(
+        fmt::format("{}?fieldManager={}", path, o_.field_manager),
+        a.patch_type == "merge" ? KubeClient::PatchType::kMerge : KubeClient::PatchType::kStrategicMerge, a.undo);
+    if (!r) return r.error();
+    return {};
+  }
+
+  void Event(const ObjectRef& ref, const std::string& reason, const std::string& type, const std::string& message) {
+    const std::string ns = ref.ns.empty() ? "default" : ref.ns;
+    const std::string stamp = FormatRfc3339(env_.now());
+    const Json event = {
+        {"apiVersion", "v1"},
+        {"kind", "Event"},
+        {"metadata", {{"generateName", ref.name + ".gpufit-"}, {"namespace", ns}}},
+        {"involvedObject",
+         {{"apiVersion", ref.api_version}, {"kind", ref.kind}, {"namespace", ref.ns}, {"name", ref.name}}},
+        {"reason", reason},
+        {"message", message.substr(0, 1024)},
+        {"type", type},
+        {"source", {{"component", "gpufit-apply"}}},
+        {"reportingComponent", "gpufit-apply"},
+        {"reportingInstance", "gpufit-apply"},
+        {"firstTimestamp", stamp},
+        {"lastTimestamp", stamp},
+        {"count", 1}};
+    Result<Json> r = kube_.Create(fmt::format("/api/v1/namespaces/{}/events", ns), event);
+    if (!r) env_.log("note: the Event on " + ref.Display() + " was not recorded: " + r.error().message);
+  }
+
+  Result<void> SaveRecord(const RunRecord& record, bool first) {
+    const Json cm = RunConfigMap(record, o_.history_namespace);
+    const std::string collection = fmt::format("/api/v1/namespaces/{}/configmaps", o_.history_namespace);
+    Result<Json> r =
+        first ? kube_.Create(collection, cm) : kube_.Replace(collection + "/" + RunConfigMapName(record.run), cm);
+    if (!r)
+      return Error{r.error().code, fmt::format("the run's history ConfigMap {}/{}: {}", o_.history_namespace,
+                                               RunConfigMapName(record.run), r.error().message)};
+    return {};
+  }
+
+  // Undoes the applied changes of `wave` (every wave when < 0), last first; the first error.
+  Result<void> RevertWave(RunRecord& record, int wave, const std::string& why) {
+    std::optional<Error> first;
+    for (auto it = record.changes.rbegin(); it != record.changes.rend(); ++it) {
+      if (it->applied_at_s <= 0 || (wave >= 0 && it->wave != wave)) continue;
+      Result<void> r = Undo(*it);
+      if (!r) {
+        env_.log(fmt::format("revert of {} ({}) failed: {}", it->file, it->ref.Display(), r.error().message));
+        if (!first) first = r.error();
+        continue;
+      }
+      env_.log(fmt::format("reverted {} ({})", it->file, it->ref.Display()));
+      Event(it->ref, "GpufitReverted", "Warning", why);
+    }
+    if (first) return *first;
+    return {};
+  }
+
+  const KubeClient& kube_;
+  const ApplyOptions& o_;
+  const ApplyEnv& env_;
+};
+
+std::string RunId(double now_s) {
+  std::string t = FormatRfc3339(now_s);  // 2026-12-06T08:15:00Z
+  std::string id;
+  for (char c : t)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
+}
+
+Result<void> CheckHeld(const Json& plan, const std::vector<Change>& changes, const std::string& plan_path) {
+  std::map<std::string, std::vector<std::string>> files;
+  for (const Change& c : changes)
+    if (c.method != Change::Method::kManual) files[c.strategy].push_back(c.file);
+  for (const auto& [strategy, list] : files) {
+    const Json& status = plan["backtest"]["status"];
+    const std::string verdict = Str(status, {strategy.c_str(), "status"});
+    if (verdict == "held") continue;
+    std::string names;
+    for (std::size_t i = 0; i < list.size() && i < 3; ++i) names += (i == 0 ? "" : ", ") + list[i];
+    if (list.size() > 3) names += fmt::format(" and {} more", list.size() - 3);
+    return FailedPrecondition(
+        "{}: the {} strategy {} its backtest ({}); gpufit apply applies only strategies that held. Its files: {}. "
+        "Plan again on more telemetry, or remove those files from the folder",
+        plan_path, strategy, verdict.empty() ? std::string("has no verdict in") : verdict,
+        Str(status, {strategy.c_str(), "why"}).empty() ? std::string("no reason given")
+                                                       : Str(status, {strategy.c_str(), "why"}),
+        names);
+  }
+  return {};
+}
+
+Result<void> CheckWorkloads(const KubeClient& kube, const Json& plan, const std::string& plan_path) {
+  std::vector<std::string> keys;
+  std::set<std::string> seen;
+  if (plan.contains("pods") && plan["pods"].is_array())
+    for (const Json& p : plan["pods"]) {
+      const std::string key = Str(p, {"workload"});
+      const std::string kind = key.substr(0, key.find('/'));
+      if ((kind == "deployment" || kind == "statefulset" || kind == "daemonset") &&
+          std::count(key.begin(), key.end(), '/') == 2 && seen.insert(key).second)
+        keys.push_back(key);
+    }
+  for (const std::string& key : keys) {
+    const ObjectRef ref = WorkloadRef(key);
+    Result<Json> live = kube.Get(ref.Path());
+    if (!live && live.error().code == Code::kNotFound)
+      return NotFound(
+          "{}: its workload {} is not in the cluster at {}: the plan is of another cluster, or the "
+          "workload is gone; plan again on this cluster",
+          plan_path, key, kube.connection().server);
+    if (!live) return live.error();
+  }
+  return {};
+}
+
+// Whether a PodDisruptionBudget of the workload's namespace selecting its pods allows no
+// disruption now: its name and why, else "".
+Result<std::string> BlockingPdb(const KubeClient& kube, const ObjectRef& ref, const Json& live) {
+  Result<Json> pdbs = kube.Get(fmt::format("/apis/policy/v1/namespaces/{}/poddisruptionbudgets", ref.ns));
+  if (!pdbs) return pdbs.error();
+  const Json labels = live.contains("spec") && live["spec"].contains("template") &&
+                              live["spec"]["template"].contains("metadata") &&
+                              live["spec"]["template"]["metadata"].contains("labels")
+                          ? live["spec"]["template"]["metadata"]["labels"]
+                          : Json::object();
+  for (const Json& pdb : (*pdbs)["items"]) {
+    const Json sel = pdb.contains("spec") && pdb["spec"].contains("selector") ? pdb["spec"]["selector"] : Json();
+    if (!sel.is_object() || !sel.contains("matchLabels") || !sel["matchLabels"].is_object()) continue;
+    bool selects = !sel["matchLabels"].empty();
+    for (const auto& [k, v] : sel["matchLabels"].items()) selects &= labels.contains(k) && labels[k] == v;
+    if (!selects) continue;
+    const Json status = pdb.contains("status") ? pdb["status"] : Json::object();
+    if (!status.contains("disruptionsAllowed"))
+      return fmt::format("PodDisruptionBudget {} has no status yet", Str(pdb, {"metadata", "name"}));
+    if (status["disruptionsAllowed"].is_number_integer() && status["disruptionsAllowed"].get<long>() <= 0)
+      return fmt::format("PodDisruptionBudget {} allows no disruption now ({} healthy, {} desired)",
+                         Str(pdb, {"metadata", "name"}), status.value("currentHealthy", 0),
+                         status.value("desiredHealthy", 0));
+  }
+  return std::string();
+}
+
+}  // namespace
+
+Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::vector<Change>& changes,
+                          const ApplyOptions& o, const ApplyEnv& env) {
+  Runner run(kube, o, env);
+  if (Result<void> held = CheckHeld(plan, changes, o.plan_path); !held) return held.error();
+  if (Result<void> ok = CheckWorkloads(kube, plan, o.plan_path); !ok) return ok.error();
+
+  ApplyResult result;
+  RunRecord record;
+  record.plan = o.plan_path;
+  std::map<std::string, Json> saved;                      // file -> live object (null: absent)
+  std::map<std::string, std::vector<std::string>> diffs;  // file -> its dry run's diff
+  std::map<std::string, bool> namespace_out;              // namespace -> opted out
+  std::vector<const Change*> todo;
+  for (const Change& c : changes) {
+    if (c.method == Change::Method::kManual) {
+      record.skipped.push_back(c.file +
+                               ": a Job's pod template cannot change once created: apply it to the Job's "
+                               "source (kustomize patches) for its next run");
+      continue;
+    }
+    Result<Json> live = kube.Get(c.ref.Path());
+    if (!live && !(live.error().code == Code::kNotFound && c.method == Change::Method::kApply)) {
+      if (live.error().code == Code::kNotFound)
+        return NotFound(
+            "{}: {} patches {}, which is not in the cluster at {}: the plan is of another cluster, or "
+            "the object is gone",
+            o.plan_path, c.file, c.ref.Display(), kube.connection().server);
+      return live.error();
+    }
+    const Json before = live ? *live : Json();
+    bool out = Excluded(before);
+    if (!out && !c.ref.ns.empty()) {
+      if (!namespace_out.contains(c.ref.ns)) {
+        Result<Json> ns = kube.Get("/api/v1/namespaces/" + c.ref.ns);
+        namespace_out[c.ref.ns] = ns && Excluded(*ns);
+      }
+      out = namespace_out[c.ref.ns];
+    }
+    if (out) {
+      record.skipped.push_back(
+          fmt::format("{}: {} opted out ({}: \"true\")", c.file, c.ref.Display(), kExcludeAnnotation));
+      continue;
+    }
+    Result<Json> dry = run.Send(c, true);
+    if (!dry)
+      return Error{dry.error().code, fmt::format("{} ({}): the API server refused its dry run: {}", c.file,
+                                                 c.ref.Display(), dry.error().message)};
+    std::vector<std::string> lines = Diff(live ? *live : Json::object(), *dry);
+    result.diff.push_back(fmt::format(
+        "{} ({}, {}{}):", c.ref.Display(), c.file,
+        c.method == Change::Method::kApply ? "server-side apply" : c.patch_type + " patch", live ? "" : ", created"));
+    if (lines.empty()) result.diff.push_back("  (no change: the cluster already has it)");
+    for (const std::string& l : lines) result.diff.push_back("  " + l);
+    saved[c.file] = before;
+    diffs[c.file] = lines;
+    if (!lines.empty()) todo.push_back(&c);
+  }
+  if (!o.yes) {
+    result.outcome = ApplyOutcome::kDryRun;
+    result.summary =
+        fmt::format("dry run: {} of {} changes would change the cluster; nothing was applied (--yes applies them)",
+                    todo.size(), changes.size());
+    return result;
+  }
+  if (todo.empty()) {
+    result.outcome = ApplyOutcome::kNothing;
+    result.summary = "nothing to apply: the cluster already has every change";
+    return result;
+  }
+
+  // Guardrails of the cluster and of the day.
+  Result<Control> control = run.ReadControlNow();
+  if (!control) return control.error();
+  const double start = env.now();
+  if (control->stop) {
+    result.summary = fmt::format("nothing applied: the kill switch is on (ConfigMap {}/{} data.stop: \"true\")",
+                                 o.history_namespace, kControlConfigMap);
+    return result;
+  }
+  if (const MaintenanceWindow* w = WindowAt(control->windows, start)) {
+    result.summary =
+        fmt::format("nothing applied: {} is in the maintenance window '{}' (UTC)", FormatRfc3339(start), w->text);
+    return result;
+  }
+  Result<Json> history = kube.Get(fmt::format("/api/v1/namespaces/{}/configmaps?labelSelector={}", o.history_namespace,
+                                              Encode("app.kubernetes.io/managed-by=gpufit")));
+  if (!history && history.error().code != Code::kNotFound) return history.error();
+  std::size_t runs_today = 0;
+  if (history)
+    for (const Json& cm : (*history)["items"]) {
+      Result<double> started = ParseRfc3339(Str(cm, {"metadata", "annotations", "gpufit.io/started"}));
+      if (started && start - *started < 86400 && Str(cm, {"metadata", "name"}).starts_with("gpufit-apply-"))
+        ++runs_today;
+    }
+  if (runs_today >= o.max_runs_per_day) {
+    result.summary = fmt::format("nothing applied: {} runs in the last 24 h already (at most {}: --max-runs-per-day)",
+                                 runs_today, o.max_runs_per_day);
+    return result;
+  }
+
+  // Waves: what the workloads need and the canary workloads, then the rest.
+  std::vector<std::vector<const Change*>> waves(2);
+  std::set<std::string> canary_strategies;
+  for (const std::string& key : o.canary)
+    if (std::none_of(todo.begin(), todo.end(),
+                     [&](const Change* c) { return c->workload && c->ref.WorkloadKey() == key; }))
+      return InvalidArgument(
+          "--canary {}: no change of the folder patches that workload (give kind/namespace/name, "
+          "e.g. deployment/genai/sd-web)",
+          key);
+  for (const Change* c : todo) {
+    if (c->workload) {
+      Result<std::string> pdb = BlockingPdb(kube, c->ref, saved[c->file]);
+      if (!pdb) return pdb.error();
+      if (!pdb->empty()) {
+        record.skipped.push_back(fmt::format("{}: {}: left for the next run", c->file, *pdb));
+        continue;
+      }
+    }
+    bool canary = !c->workload;
+    if (c->workload)
+      canary = o.canary.empty() ? canary_strategies.insert(c->strategy).second
+                                : std::find(o.canary.begin(), o.canary.end(), c->ref.WorkloadKey()) != o.canary.end();
+    waves[canary ? 0 : 1].push_back(c);
+  }
+  std::size_t kept = 0;
+  for (auto& wave : waves) {
+    std::vector<const Change*> within;
+    for (const Change* c : wave) {
+      if (kept < o.max_changes) {
+        within.push_back(c);
+        ++kept;
+      } else {
+        record.skipped.push_back(
+            fmt::format("{}: beyond --max-changes {}: left for the next run", c->file, o.max_changes));
+      }
+    }
+    wave = std::move(within);
+  }
+  if (waves[1].empty()) waves.pop_back();
+  if (waves[0].empty()) waves.erase(waves.begin());
+
+  record.run = RunId(start);
+  record.started_s = start;
+  record.state = "applying";
+  result.run = record.run;
+  for (std::size_t w = 0; w < waves.size(); ++w)
+    for (const Change* c : waves[w]) {
+      AppliedChange a;
+      a.file = c->file;
+      a.ref = c->ref;
+      a.method = c->method == Change::Method::kApply ? "apply" : "patch";
+      a.patch_type = c->patch_type;
+      a.wave = static_cast<int>(w);
+      const Json& before = saved[c->file];
+      if (c->method == Change::Method::kApply) {
+        a.undo_kind = before.is_null() ? "delete" : "replace";
+        a.undo = before.is_null() ? Json() : Stripped(before);
+      } else {
+        a.undo_kind = "patch";
+        a.undo = InversePatch(before, c->body, c->patch_type != "merge");
+      }
+      a.diff = diffs[c->file];
+      record.changes.push_back(std::move(a));
+    }
+  if (Result<void> r = run.SaveRecord(record, true); !r) return r.error();
+  env.log(fmt::format("run {}: {} changes in {} wave(s); history in ConfigMap {}/{}", record.run, record.changes.size(),
+                      waves.size(), o.history_namespace, RunConfigMapName(record.run)));
+
+  auto finish = [&](const std::string& state, const std::string& verdict) -> Result<void> {
+    record.state = state;
+    record.verdict = verdict;
+    result.summary = verdict;
+    return run.SaveRecord(record, false);
+  };
+
+  std::size_t index = 0;
+  for (std::size_t w = 0; w < waves.size(); ++w) {
+    const double wave_start = env.now();
+    if (w > 0) {
+      Result<Control> now_control = run.ReadControlNow();
+      if (!now_control) return now_control.error();
+      if (const MaintenanceWindow* mw = WindowAt(now_control->windows, wave_start)) {
+        result.outcome = ApplyOutcome::kStopped;
+        if (Result<void> r = finish("stopped", fmt::format("stopped before wave {}: the maintenance window '{}' began; "
+                                                           "wave(s) before it stay applied",
+                                                           w, mw->text));
+            !r)
+          return r.error();
+        return result;
+      }
+    }
+    // The pods of the wave's workloads, and their restarts before it.
+    std::vector<std::string> pod_lists;
+    for (const Change* c : waves[w])
+      if (c->workload) {
+        const std::string sel = LabelSelector(saved[c->file]);
+        if (!sel.empty())
+          pod_lists.push_back(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", c->ref.ns, Encode(sel)));
+      }
+    auto pods_now = [&]() -> Result<Json> {
+      Json all = {{"items", Json::array()}};
+      for (const std::string& path : pod_lists) {
+        Result<Json> pods = kube.Get(path);
+        if (!pods) return pods.error();
+        for (Json& p : (*pods)["items"]) all["items"].push_back(std::move(p));
+      }
+      return all;
+    };
+    Result<Json> before_pods = pods_now();
+    if (!before_pods) return before_pods.error();
+    const RestartBaseline baseline = Baseline(*before_pods);
+
+    for (const Change* c : waves[w]) {
+      AppliedChange& a = record.changes[index++];
+      Result<Control> now_control = run.ReadControlNow();
+      if (!now_control) return now_control.error();
+      if (now_control->stop) {
+        result.outcome = ApplyOutcome::kStopped;
+        if (Result<void> r = finish("stopped", fmt::format("stopped by the kill switch in wave {} before {}; what was "
+                                                           "applied stays (gpufit apply --revert {} undoes it)",
+                                                           w, c->file, record.run));
+            !r)
+          return r.error();
+        return result;
+      }
+      Result<Json> sent = run.Send(*c, false);
+      if (!sent) {
+        const std::string refused =
+            fmt::format("{} ({}): the API server refused it: {}", c->file, c->ref.Display(), sent.error().message);
+        env.log(refused);
+        Result<void> reverted = run.RevertWave(record, static_cast<int>(w), "gpufit apply: " + refused);
+        const std::string verdict = fmt::format(
+            "{}; wave {} {}", refused, w, reverted ? "reverted" : "NOT fully reverted: " + reverted.error().message);
+        (void)finish("failed", verdict);
+        return FailedPrecondition("{}", verdict);
+      }
+      a.applied_at_s = env.now();
+      env.log(
+          fmt::format("applied {} ({}{})", c->file, c->ref.Display(), c->workload ? ": a rollout of its pods" : ""));
+      run.Event(c->ref, "GpufitApplied", "Normal",
+                fmt::format("gpufit apply run {} wave {}: {}", record.run, w, c->what.empty() ? c->file : c->what));
+      if (Result<void> r = run.SaveRecord(record, false); !r) return r.error();
+    }
+    if (pod_lists.empty()) continue;
+    env.log(fmt::format("wave {}: soak of {:.0f} s (OOMKilled, restarts, Pending over {:.0f} s)", w, o.soak_s,
+                        o.pending_s));
+    for (double t = env.now(); t - wave_start < o.soak_s; t = env.now()) {
+      env.sleep(std::min(o.poll_s, std::max(0.0, wave_start + o.soak_s - t)));
+      Result<Control> now_control = run.ReadControlNow();
+      if (!now_control) return now_control.error();
+      if (now_control->stop) {
+        result.outcome = ApplyOutcome::kStopped;
+        if (Result<void> r = finish("stopped", fmt::format("stopped by the kill switch during wave {}'s soak; what "
+                                                           "was applied stays (gpufit apply --revert {} undoes it)",
+                                                           w, record.run));
+            !r)
+          return r.error();
+        return result;
+      }
+      Result<Json> pods = pods_now();
+      if (!pods) return pods.error();
+      const std::vector<Breach> breaches = FindBreaches(*pods, baseline, wave_start, env.now(), o.pending_s);
+      if (breaches.empty()) continue;
+      const Breach& b = breaches.front();
+      const std::string why = fmt::format("{} {}: {}", b.pod, b.reason, b.detail);
+      env.log("breach: " + why + fmt::format(" ({} breach(es) in all)", breaches.size()));
+      Result<void> reverted = run.RevertWave(record, static_cast<int>(w), "gpufit apply reverted: " + why);
+      result.breach_s = b.at_s;
+      result.reverted_s = env.now();
+      result.outcome = ApplyOutcome::kReverted;
+      const std::string verdict =
+          fmt::format("wave {} {} after a breach: {}; reverted {:.1f} s after it", w,
+                      reverted ? "reverted" : "NOT fully reverted (" + reverted.error().message + ")", why,
+                      result.reverted_s - b.at_s);
+      if (Result<void> r = finish("reverted", verdict); !r) return r.error();
+      if (!reverted) return reverted.error();
+      return result;
+    }
+    env.log(fmt::format("wave {} held its soak of {:.0f} s", w, o.soak_s));
+  }
+  result.outcome = ApplyOutcome::kApplied;
+  if (Result<void> r = finish(
+          "applied",
+          fmt::format("applied {} changes in {} wave(s){}; each wave with workloads "
+                      "held a soak of {:.0f} s",
+                      record.changes.size(), waves.size(),
+                      record.skipped.empty() ? std::string() : fmt::format(" ({} skipped)", record.skipped.size()),
+                      o.soak_s));
+      !r)
+    return r.error();
+  return result;
+}
+
+Result<ApplyResult> RevertRun(const KubeClient& kube, const std::string& id, const ApplyOptions& o,
+                              const ApplyEnv& env) {
+  Runner run(kube, o, env);
+  const std::string where = fmt::format("ConfigMap {}/{}", o.history_namespace, RunConfigMapName(id));
+  Result<Json> cm =
+      kube.Get(fmt::format("/api/v1/namespaces/{}/configmaps/{}", o.history_namespace, RunConfigMapName(id)));
+  if (!cm && cm.error().code == Code::kNotFound)
+    return NotFound(
+        "run {}: no {} (gpufit apply prints the run id; kubectl get configmaps -n {} -l "
+        "app.kubernetes.io/managed-by=gpufit lists them)",
+        id, where, o.history_namespace);
+  if (!cm) return cm.error();
+  Result<RunRecord> record = ReadRunConfigMap(*cm, where);
+  if (!record) return record.error();
+  ApplyResult result;
+  result.run = id;
+  if (record->state == "reverted by --revert" || record->state == "reverted" || record->state == "failed") {
+    result.outcome = ApplyOutcome::kNothing;
+    result.summary = fmt::format("run {} is already undone ({}): nothing to revert", id, record->state);
+    return result;
+  }
+  Result<void> r = run.RevertWave(*record, -1, fmt::format("gpufit apply --revert {}", id));
+  record->state = "reverted by --revert";
+  record->verdict = fmt::format("reverted at {} by gpufit apply --revert{}", FormatRfc3339(env.now()),
+                                r ? std::string() : ": NOT fully: " + r.error().message);
+  if (Result<void> s = run.SaveRecord(*record, false); !s) return s.error();
+  if (!r) return r.error();
+  result.outcome = ApplyOutcome::kApplied;
+  result.summary = fmt::format("run {}: {} changes reverted", id,
+                               std::count_if(record->changes.begin(), record->changes.end(),
+                                             [](const AppliedChange& a) { return a.applied_at_s > 0; }));
+  return result;
+}
+
+}  // namespace gpufit::apply
