@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "apply_command.h"
 #include "cli_app.h"
 #include "cli_common.h"
 #include "demo_cluster.h"
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
   cli::AddServeCommand(app, rc);
   cli::AddTrainingCommand(app, rc);
   cli::AddInferenceCommand(app, rc);
+  cli::AddApplyCommand(app, rc);
   cli::AddCompletionCommand(app, rc);
 
   // Each command runs from its callback, during parse, once its options are read.

@@ -157,13 +157,14 @@ class Runner {
   Result<void> RevertWave(RunRecord& record, int wave, const std::string& why) {
     std::optional<Error> first;
     for (auto it = record.changes.rbegin(); it != record.changes.rend(); ++it) {
-      if (it->applied_at_s <= 0 || (wave >= 0 && it->wave != wave)) continue;
+      if (it->applied_at_s <= 0 || it->reverted_at_s > 0 || (wave >= 0 && it->wave != wave)) continue;
       Result<void> r = Undo(*it);
       if (!r) {
         env_.log(fmt::format("revert of {} ({}) failed: {}", it->file, it->ref.Display(), r.error().message));
         if (!first) first = r.error();
         continue;
       }
+      it->reverted_at_s = env_.now();
       env_.log(fmt::format("reverted {} ({})", it->file, it->ref.Display()));
       Event(it->ref, "GpufitReverted", "Warning", why);
     }
@@ -263,8 +264,8 @@ Result<std::string> BlockingPdb(const KubeClient& kube, const ObjectRef& ref, co
 Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::vector<Change>& changes,
                           const ApplyOptions& o, const ApplyEnv& env) {
   Runner run(kube, o, env);
-  if (Result<void> held = CheckHeld(plan, changes, o.plan_path); !held) return held.error();
   if (Result<void> ok = CheckWorkloads(kube, plan, o.plan_path); !ok) return ok.error();
+  if (Result<void> held = CheckHeld(plan, changes, o.plan_path); !held) return held.error();
 
   ApplyResult result;
   RunRecord record;
@@ -570,9 +571,13 @@ Result<ApplyResult> RevertRun(const KubeClient& kube, const std::string& id, con
   if (!record) return record.error();
   ApplyResult result;
   result.run = id;
-  if (record->state == "reverted by --revert" || record->state == "reverted" || record->state == "failed") {
+  const auto standing = std::count_if(record->changes.begin(), record->changes.end(), [](const AppliedChange& a) {
+    return a.applied_at_s > 0 && a.reverted_at_s <= 0;
+  });
+  if (standing == 0) {
     result.outcome = ApplyOutcome::kNothing;
-    result.summary = fmt::format("run {} is already undone ({}): nothing to revert", id, record->state);
+    result.summary =
+        fmt::format("run {} ({}): every change it applied is already undone: nothing to revert", id, record->state);
     return result;
   }
   Result<void> r = run.RevertWave(*record, -1, fmt::format("gpufit apply --revert {}", id));
@@ -582,9 +587,7 @@ Result<ApplyResult> RevertRun(const KubeClient& kube, const std::string& id, con
   if (Result<void> s = run.SaveRecord(*record, false); !s) return s.error();
   if (!r) return r.error();
   result.outcome = ApplyOutcome::kApplied;
-  result.summary = fmt::format("run {}: {} changes reverted", id,
-                               std::count_if(record->changes.begin(), record->changes.end(),
-                                             [](const AppliedChange& a) { return a.applied_at_s > 0; }));
+  result.summary = fmt::format("{} changes reverted", standing);
   return result;
 }
 

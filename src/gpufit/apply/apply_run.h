@@ -2,12 +2,12 @@
 // guardrails, in waves, each watched for a soak period and reverted on a breach.
 //
 // Before anything (both modes):
-//  * only strategies whose backtest held (plan.json backtest.status.<strategy>.status == "held",
-//    backtest/status.h) are applied: a change of another strategy refuses the whole run
-//    (kFailedPrecondition naming the strategy, its verdict and its files);
 //  * the plan must be of this cluster: each Deployment, StatefulSet and DaemonSet plan.json's
 //    pods name (pods[].workload) and each object a patch targets must exist (kNotFound naming the
 //    first missing one);
+//  * only strategies whose backtest held (plan.json backtest.status.<strategy>.status == "held",
+//    backtest/status.h) are applied: a change of another strategy refuses the whole run
+//    (kFailedPrecondition naming the strategy, its verdict and its files);
 //  * every change is sent with dryRun=All first: the server's answer against the live object
 //    is the diff shown (object_diff.h), and a refusal there stops the run before any change.
 // Without `yes` that is all (a dry run). With it:

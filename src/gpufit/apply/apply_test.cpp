@@ -218,6 +218,7 @@ TEST(History, RunRecordRoundTripsThroughItsConfigMap) {
                        .patch_type = "strategic",
                        .wave = 1,
                        .applied_at_s = r.started_s + 5,
+                       .reverted_at_s = r.started_s + 9,
                        .undo_kind = "patch",
                        .undo = InversePatch(Live(), HamiPatch(), true),
                        .diff = {"~ a: 1 -> 2"}});
@@ -229,6 +230,7 @@ TEST(History, RunRecordRoundTripsThroughItsConfigMap) {
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->changes.at(0).undo, r.changes[0].undo);
   EXPECT_DOUBLE_EQ(back->changes.at(0).applied_at_s, r.started_s + 5);
+  EXPECT_DOUBLE_EQ(back->changes.at(0).reverted_at_s, r.started_s + 9);
   EXPECT_EQ(back->skipped, r.skipped);
   EXPECT_FALSE(ReadRunConfigMap(Json::parse(R"({"data":{"run.json":"{}"}})"), "cm"));
 }

@@ -19,6 +19,7 @@ Json RunConfigMap(const RunRecord& r, const std::string& ns) {
          {"patch_type", c.patch_type},
          {"wave", c.wave},
          {"applied_at", c.applied_at_s > 0 ? Json(FormatRfc3339(c.applied_at_s)) : Json(nullptr)},
+         {"reverted_at", c.reverted_at_s > 0 ? Json(FormatRfc3339(c.reverted_at_s)) : Json(nullptr)},
          {"undo_kind", c.undo_kind},
          {"undo", c.undo},
          {"diff", c.diff}});
@@ -62,6 +63,11 @@ Result<RunRecord> ReadRunConfigMap(const Json& configmap, const std::string& whe
         Result<double> at = ParseRfc3339(c["applied_at"].get<std::string>());
         if (!at) return InvalidArgument("{}: {}: applied_at: {}", where, a.file, at.error().message);
         a.applied_at_s = *at;
+      }
+      if (c.at("reverted_at").is_string()) {
+        Result<double> at = ParseRfc3339(c["reverted_at"].get<std::string>());
+        if (!at) return InvalidArgument("{}: {}: reverted_at: {}", where, a.file, at.error().message);
+        a.reverted_at_s = *at;
       }
       a.undo_kind = c.at("undo_kind").get<std::string>();
       a.undo = c.at("undo");

@@ -22,6 +22,7 @@ struct AppliedChange {
   std::string patch_type;   // "strategic", "merge" (patch) or "" (apply)
   int wave = 0;             // 0: the canary
   double applied_at_s = 0;  // Unix seconds; 0 until applied
+  double reverted_at_s = 0;  // Unix seconds; 0 while it stands
   // How to undo it: "patch" -> `undo` is the inverse patch (object_diff.h); "replace" -> `undo`
   // is the object as it was (PUT back); "delete" -> the change created the object.
   std::string undo_kind;

@@ -1,0 +1,138 @@
+#include "apply_command.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli_common.h"
+#include "gpufit/apply/apply_run.h"
+#include "gpufit/apply/change_set.h"
+#include "gpufit/core/rfc3339.h"
+#include "gpufit/ingest/kube_api/kube_client.h"
+#include "gpufit/ingest/kube_api/kubeconfig.h"
+#include "kube_source.h"
+
+namespace gpufit::cli {
+
+namespace {
+
+struct ApplyFlags {
+  std::string plan, manifests, revert, canary;
+  std::vector<std::string> windows;
+  apply::ApplyOptions options;
+  KubeApiFlags kube;
+};
+
+double WallNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+int Run(ApplyFlags& f) {
+  for (const std::string& w : f.windows) {
+    Result<std::vector<apply::MaintenanceWindow>> parsed = apply::ParseWindows(w);
+    if (!parsed) return Fail(InvalidArgument("--maintenance-window: {}", parsed.error().message));
+    f.options.windows.insert(f.options.windows.end(), parsed->begin(), parsed->end());
+  }
+  std::stringstream canary(f.canary);
+  for (std::string key; std::getline(canary, key, ',');)
+    if (!key.empty()) f.options.canary.push_back(key);
+  Result<kube_api::KubeConnection> conn = kube_api::ResolveKubeconfig(
+      {.path = f.kube.kubeconfig, .context = f.kube.context}, kube_api::KubeEnvironment::FromProcess());
+  if (!conn) return Fail(conn.error());
+  Result<kube_api::KubeClient> kube = kube_api::KubeClient::Make(*conn);
+  if (!kube) return Fail(kube.error());
+  const apply::ApplyEnv env{.now = WallNow,
+                            .sleep = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); },
+                            .log =
+                                [](const std::string& line) {
+                                  if (!Quiet()) std::fprintf(stderr, "%s: %s\n", ProgramName().c_str(), line.c_str());
+                                }};
+  Result<apply::ApplyResult> result = Error{};
+  if (!f.revert.empty()) {
+    result = apply::RevertRun(*kube, f.revert, f.options, env);
+  } else {
+    if (f.plan.empty() || f.manifests.empty())
+      return Fail(
+          InvalidArgument("apply: give PLAN.json and --manifests DIR (the folder plan --emit-manifests wrote), "
+                          "or --revert RUN"));
+    std::ifstream in(f.plan);
+    if (!in) return Fail(NotFound("{}: cannot read it", f.plan));
+    nlohmann::json plan;
+    try {
+      plan = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      return Fail(InvalidArgument("{}: not JSON: {}", f.plan, e.what()));
+    }
+    Result<std::vector<apply::Change>> changes = apply::ReadChanges(f.manifests, plan);
+    if (!changes) return Fail(changes.error());
+    f.options.plan_path = f.plan;
+    result = apply::Apply(*kube, plan, *changes, f.options, env);
+  }
+  if (!result) return Fail(result.error());
+  for (const std::string& line : result->diff) std::printf("%s\n", line.c_str());
+  std::printf("%s%s\n", result->run.empty() ? "" : fmt::format("run {}: ", result->run).c_str(),
+              result->summary.c_str());
+  switch (result->outcome) {
+    case apply::ApplyOutcome::kReverted:
+      return 3;
+    case apply::ApplyOutcome::kStopped:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+void AddApplyCommand(CLI::App& app, int& rc) {
+  auto f = std::make_shared<ApplyFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "apply",
+      "apply a plan's manifests to the live cluster: a dry-run diff, or with --yes canary and waves, each "
+      "watched for a soak period and reverted on OOMKilled, restarts or Pending pods");
+  cmd->add_option("plan", f->plan, "the plan.json the manifests came from (its backtest must have held)")
+      ->type_name("PLAN.json");
+  cmd->add_option("--manifests", f->manifests, "the folder gpufit plan --emit-manifests wrote")->type_name("DIR");
+  AddKubeApiOptions(cmd, f->kube);
+  cmd->add_flag("--yes", f->options.yes,
+                "apply (without it: the server's dry-run diff of every object, nothing changed)");
+  cmd->add_option("--canary", f->canary,
+                  "workloads of the first wave, comma-separated kind/namespace/name (default: one per strategy)");
+  cmd->add_option("--soak", f->options.soak_s, "seconds to watch each wave's pods before the next")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--poll", f->options.poll_s, "seconds between two looks at the pods during the soak")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--pending-timeout", f->options.pending_s, "seconds a pod may stay Pending before it is a breach")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->add_option("--max-changes", f->options.max_changes, "changes per run; the rest wait for the next run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-runs-per-day", f->options.max_runs_per_day, "runs that apply in 24 h, from the history")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--history-namespace", f->options.history_namespace,
+                  "namespace of the run history ConfigMaps and of the gpufit-control ConfigMap (kill switch, windows)")
+      ->capture_default_str();
+  cmd->add_option("--maintenance-window", f->windows,
+                  "'DAY HH:MM-HH:MM' UTC (DAY Mon..Sun or *) when gpufit changes nothing; repeatable");
+  cmd->add_option("--revert", f->revert, "undo every change of the run RUN (its id is printed by apply)")
+      ->type_name("RUN");
+  cmd->footer(
+      "EXAMPLES:\n"
+      "  gpufit plan --emit-manifests k8s --out out          # plan.json in out/, manifests in k8s/\n"
+      "  gpufit apply out/plan.json --manifests k8s           # the server's diff, nothing changed\n"
+      "  gpufit apply out/plan.json --manifests k8s --yes     # canary, soak, then the rest\n"
+      "  kubectl patch configmap gpufit-control -n default --type merge -p '{\"data\":{\"stop\":\"true\"}}'  # kill "
+      "switch\n"
+      "  gpufit apply --revert 20261206t081500z               # undo a run");
+  cmd->callback([f, &rc] { rc = Run(*f); });
+}
+
+}  // namespace gpufit::cli
