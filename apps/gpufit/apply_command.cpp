@@ -16,6 +16,7 @@
 #include "gpufit/core/rfc3339.h"
 #include "gpufit/ingest/kube_api/kube_client.h"
 #include "gpufit/ingest/kube_api/kubeconfig.h"
+#include "gpufit/ingest/prometheus/client.h"
 #include "kube_source.h"
 
 namespace gpufit::cli {
@@ -23,7 +24,7 @@ namespace gpufit::cli {
 namespace {
 
 struct ApplyFlags {
-  std::string plan, manifests, revert, canary;
+  std::string plan, manifests, revert, canary, prometheus;
   std::vector<std::string> windows;
   apply::ApplyOptions options;
   KubeApiFlags kube;
@@ -51,9 +52,37 @@ int Run(ApplyFlags& f) {
                                 [](const std::string& line) {
                                   if (!Quiet()) std::fprintf(stderr, "%s: %s\n", ProgramName().c_str(), line.c_str());
                                 }};
+  apply::ApplyEnv watched = env;
+  if (!f.prometheus.empty()) {
+    // The largest GPU memory in use of each pod over the last minute, as gpufit plan reads it
+    // (DCGM_FI_DEV_FB_USED, MiB, by dcgm-exporter's namespace and pod labels).
+    watched.gpu_memory_mib =
+        [url = f.prometheus](const std::vector<std::string>& namespaces) -> Result<std::map<std::string, double>> {
+      std::string matcher;
+      for (const std::string& ns : namespaces) matcher += (matcher.empty() ? "" : "|") + ns;
+      const double now = WallNow();
+      PrometheusOptions prometheus;
+      prometheus.url = url;
+      prometheus.timeout_s = 10;
+      prometheus.retries = 0;
+      Result<std::vector<PromSeries>> series = QueryRange(
+          prometheus,
+          {.query = fmt::format("max by (namespace, pod) (max_over_time(DCGM_FI_DEV_FB_USED{{namespace=~\"{}\"}}[1m]))",
+                                matcher),
+           .start_s = now,
+           .end_s = now,
+           .step_s = 15});
+      if (!series) return series.error();
+      std::map<std::string, double> used;
+      for (const PromSeries& s : *series)
+        if (!s.value.empty() && s.labels.contains("namespace") && s.labels.contains("pod"))
+          used[s.labels.at("namespace") + "/" + s.labels.at("pod")] = s.value.back();
+      return used;
+    };
+  }
   Result<apply::ApplyResult> result = Error{};
   if (!f.revert.empty()) {
-    result = apply::RevertRun(*kube, f.revert, f.options, env);
+    result = apply::RevertRun(*kube, f.revert, f.options, watched);
   } else {
     if (f.plan.empty() || f.manifests.empty())
       return Fail(
@@ -70,7 +99,7 @@ int Run(ApplyFlags& f) {
     Result<std::vector<apply::Change>> changes = apply::ReadChanges(f.manifests, plan);
     if (!changes) return Fail(changes.error());
     f.options.plan_path = f.plan;
-    result = apply::Apply(*kube, plan, *changes, f.options, env);
+    result = apply::Apply(*kube, plan, *changes, f.options, watched);
   }
   if (!result) return Fail(result.error());
   for (const std::string& line : result->diff) std::printf("%s\n", line.c_str());
@@ -122,6 +151,11 @@ void AddApplyCommand(CLI::App& app, int& rc) {
       ->capture_default_str();
   cmd->add_option("--maintenance-window", f->windows,
                   "'DAY HH:MM-HH:MM' UTC (DAY Mon..Sun or *) when gpufit changes nothing; repeatable");
+  cmd->add_option(
+         "--prometheus", f->prometheus,
+         "during the soak also read each pod's GPU memory in use (DCGM_FI_DEV_FB_USED) from this Prometheus: a "
+         "pod at its nvidia.com/gpumem cap is a breach")
+      ->type_name("URL");
   cmd->add_option("--revert", f->revert, "undo every change of the run RUN (its id is printed by apply)")
       ->type_name("RUN");
   cmd->footer(

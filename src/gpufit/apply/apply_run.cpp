@@ -454,9 +454,11 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       }
     }
     // The pods of the wave's workloads, and their restarts before it.
-    std::vector<std::string> pod_lists;
+    std::vector<std::string> pod_lists, namespaces;
     for (const Change* c : waves[w])
       if (c->workload) {
+        if (std::find(namespaces.begin(), namespaces.end(), c->ref.ns) == namespaces.end())
+          namespaces.push_back(c->ref.ns);
         const std::string sel = LabelSelector(saved[c->file]);
         if (!sel.empty())
           pod_lists.push_back(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", c->ref.ns, Encode(sel)));
@@ -523,7 +525,14 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       }
       Result<Json> pods = pods_now();
       if (!pods) return pods.error();
-      const std::vector<Breach> breaches = FindBreaches(*pods, baseline, wave_start, env.now(), o.pending_s);
+      std::vector<Breach> breaches = FindBreaches(*pods, baseline, wave_start, env.now(), o.pending_s);
+      if (env.gpu_memory_mib) {
+        Result<std::map<std::string, double>> used = env.gpu_memory_mib(namespaces);
+        if (!used)
+          env.log("note: GPU memory in use not read this time: " + used.error().message);
+        else
+          for (Breach& b : MemoryAtCap(*pods, *used, env.now())) breaches.push_back(std::move(b));
+      }
       if (breaches.empty()) continue;
       const Breach& b = breaches.front();
       const std::string why = fmt::format("{} {}: {}", b.pod, b.reason, b.detail);

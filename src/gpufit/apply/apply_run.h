@@ -25,7 +25,8 @@
 //    covers cpu and memory only: none of the emitted changes qualifies.)
 //  * after a wave with workloads, the soak: every `poll_s` for `soak_s`, the pods of the wave's
 //    workloads (their spec.selector.matchLabels) are checked for OOMKilled containers,
-//    restarts and pods stuck Pending (soak.h). A breach reverts the wave (each change's undo,
+//    restarts and pods stuck Pending, and, with env.gpu_memory_mib (Prometheus), for pods at
+//    their GPU memory cap (soak.h). A breach reverts the wave (each change's undo,
 //    last first) and stops the run: outcome kReverted;
 //  * a refused change reverts its wave and stops the run: kFailedPrecondition (exit 2);
 //  * the kill switch is read before every change and every poll: the run stops at once,
@@ -36,6 +37,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -66,6 +68,9 @@ struct ApplyEnv {
   std::function<double()> now;                  // Unix seconds
   std::function<void(double)> sleep;            // seconds
   std::function<void(const std::string&)> log;  // one line of progress
+  // Optional (empty: the soak reads the pods alone): GPU memory in use (MiB) per
+  // "namespace/pod" of these namespaces, now; soak.h's MemoryAtCap compares it with the caps.
+  std::function<Result<std::map<std::string, double>>(const std::vector<std::string>& namespaces)> gpu_memory_mib{};
 };
 
 enum class ApplyOutcome {

@@ -159,6 +159,21 @@ TEST(Soak, OomKilledRestartsAndPendingSinceTheWave) {
   EXPECT_DOUBLE_EQ(b[0].at_s, since + 360);
 }
 
+TEST(Soak, GpuMemoryAtTheCapFromPrometheus) {
+  Json pod = Pod("a", "Running", Json::array(), "2026-12-06T07:00:00Z");
+  pod["spec"]["containers"] = Json::parse(R"([{"name":"sd","resources":{"limits":{"nvidia.com/gpumem":"30000"}}},
+                                               {"name":"side","resources":{"limits":{"nvidia.com/gpumem":"2000"}}}])");
+  Json uncapped = Pod("b", "Running", Json::array(), "2026-12-06T07:00:00Z");
+  uncapped["spec"]["containers"] = Json::parse(R"([{"name":"sd"}])");
+  const Json pods = {{"items", {pod, uncapped}}};
+  // The pod's cap is 32000 MiB, the sum of its containers'.
+  EXPECT_TRUE(MemoryAtCap(pods, {{"ml/a", 31999}, {"ml/b", 80000}}, 100).empty());
+  const std::vector<Breach> b = MemoryAtCap(pods, {{"ml/a", 32000}}, 100);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].pod, "ml/a");
+  EXPECT_THAT(b[0].detail, HasSubstr("32000 MiB of GPU memory in use, its nvidia.com/gpumem cap is 32000 MiB"));
+}
+
 TEST(ChangeSet, ReadmeRowsInTheReadmesOrderWithStrategies) {
   const fs::path dir = fs::temp_directory_path() / ("gpufit-apply-changes-" + std::to_string(::getpid()));
   fs::remove_all(dir);

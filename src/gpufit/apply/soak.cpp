@@ -111,4 +111,25 @@ std::vector<Breach> FindBreaches(const Json& pods, const RestartBaseline& baseli
   return out;
 }
 
+std::vector<Breach> MemoryAtCap(const Json& pods, const std::map<std::string, double>& used_mib, double now_s) {
+  std::vector<Breach> out;
+  for (const Json& pod : Items(pods)) {
+    const auto used = used_mib.find(PodName(pod));
+    if (used == used_mib.end() || !pod.contains("spec") || !pod["spec"].contains("containers")) continue;
+    long cap = 0;
+    for (const Json& c : pod["spec"]["containers"]) {
+      const std::string limit = Str(c, {"resources", "limits", "nvidia.com/gpumem"});
+      if (!limit.empty() && limit.find_first_not_of("0123456789") == std::string::npos) cap += std::stol(limit);
+    }
+    if (cap <= 0 || used->second < static_cast<double>(cap)) continue;
+    out.push_back({.pod = used->first,
+                   .container = "",
+                   .reason = "at its GPU memory cap",
+                   .detail = fmt::format("{:.0f} MiB of GPU memory in use, its nvidia.com/gpumem cap is {} MiB",
+                                         used->second, cap),
+                   .at_s = now_s});
+  }
+  return out;
+}
+
 }  // namespace gpufit::apply
