@@ -41,6 +41,29 @@ int Run(ApplyFlags& f) {
   std::stringstream canary(f.canary);
   for (std::string key; std::getline(canary, key, ',');)
     if (!key.empty()) f.options.canary.push_back(key);
+  // The files first: a bad plan or folder is said before any cluster is reached.
+  nlohmann::json plan;
+  std::vector<apply::Change> changes;
+  if (f.revert.empty()) {
+    if (f.plan.empty() || f.manifests.empty())
+      return Fail(
+          InvalidArgument("apply: give PLAN.json and --manifests DIR (the folder plan --emit-manifests wrote), "
+                          "or --revert RUN"));
+    std::ifstream in(f.plan);
+    if (!in) return Fail(NotFound("{}: cannot read it", f.plan));
+    try {
+      plan = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      return Fail(InvalidArgument("{}: not JSON: {}", f.plan, e.what()));
+    }
+    Result<std::vector<apply::Change>> read = apply::ReadChanges(f.manifests, plan);
+    if (!read) return Fail(read.error());
+    changes = std::move(*read);
+    f.options.plan_path = f.plan;
+  } else if (!f.plan.empty() || !f.manifests.empty()) {
+    return Fail(
+        InvalidArgument("apply --revert RUN takes no plan nor --manifests: the run's history holds what to undo"));
+  }
   Result<kube_api::KubeConnection> conn = kube_api::ResolveKubeconfig(
       {.path = f.kube.kubeconfig, .context = f.kube.context}, kube_api::KubeEnvironment::FromProcess());
   if (!conn) return Fail(conn.error());
@@ -84,22 +107,7 @@ int Run(ApplyFlags& f) {
   if (!f.revert.empty()) {
     result = apply::RevertRun(*kube, f.revert, f.options, watched);
   } else {
-    if (f.plan.empty() || f.manifests.empty())
-      return Fail(
-          InvalidArgument("apply: give PLAN.json and --manifests DIR (the folder plan --emit-manifests wrote), "
-                          "or --revert RUN"));
-    std::ifstream in(f.plan);
-    if (!in) return Fail(NotFound("{}: cannot read it", f.plan));
-    nlohmann::json plan;
-    try {
-      plan = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      return Fail(InvalidArgument("{}: not JSON: {}", f.plan, e.what()));
-    }
-    Result<std::vector<apply::Change>> changes = apply::ReadChanges(f.manifests, plan);
-    if (!changes) return Fail(changes.error());
-    f.options.plan_path = f.plan;
-    result = apply::Apply(*kube, plan, *changes, f.options, watched);
+    result = apply::Apply(*kube, plan, changes, f.options, watched);
   }
   if (!result) return Fail(result.error());
   for (const std::string& line : result->diff) std::printf("%s\n", line.c_str());
@@ -127,6 +135,10 @@ void AddApplyCommand(CLI::App& app, int& rc) {
       ->type_name("PLAN.json");
   cmd->add_option("--manifests", f->manifests, "the folder gpufit plan --emit-manifests wrote")->type_name("DIR");
   AddKubeApiOptions(cmd, f->kube);
+  cmd->get_option("--kubeconfig")
+      ->description(
+          "the cluster to change ('in-cluster': the pod's service account; default: $KUBECONFIG, "
+          "~/.kube/config, else the pod's service account)");
   cmd->add_flag("--yes", f->options.yes,
                 "apply (without it: the server's dry-run diff of every object, nothing changed)");
   cmd->add_option("--canary", f->canary,
