@@ -162,11 +162,11 @@ TEST(Soak, OomKilledRestartsAndPendingSinceTheWave) {
 TEST(Soak, GpuMemoryAtTheCapFromPrometheus) {
   Json pod = Pod("a", "Running", Json::array(), "2026-12-06T07:00:00Z");
   pod["spec"]["containers"] = Json::parse(R"([{"name":"sd","resources":{"limits":{"nvidia.com/gpumem":"30000"}}},
-                                               {"name":"side","resources":{"limits":{"nvidia.com/gpumem":"2000"}}}])");
+                                               {"name":"side","resources":{"limits":{"nvidia.com/gpumem":"2k"}}}])");
   Json uncapped = Pod("b", "Running", Json::array(), "2026-12-06T07:00:00Z");
   uncapped["spec"]["containers"] = Json::parse(R"([{"name":"sd"}])");
   const Json pods = {{"items", {pod, uncapped}}};
-  // The pod's cap is 32000 MiB, the sum of its containers'.
+  // The pod's cap is 32000 MiB, the sum of its containers' (2k: how the API server spells 2000).
   EXPECT_TRUE(MemoryAtCap(pods, {{"ml/a", 31999}, {"ml/b", 80000}}, 100).empty());
   const std::vector<Breach> b = MemoryAtCap(pods, {{"ml/a", 32000}}, 100);
   ASSERT_EQ(b.size(), 1u);

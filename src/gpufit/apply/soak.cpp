@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "gpufit/apply/internal/json_path.h"
 #include "gpufit/core/rfc3339.h"
+#include "gpufit/ingest/kube/k8s_quantity.h"
 
 namespace gpufit::apply {
 
@@ -118,8 +121,9 @@ std::vector<Breach> MemoryAtCap(const Json& pods, const std::map<std::string, do
     if (used == used_mib.end() || !pod.contains("spec") || !pod["spec"].contains("containers")) continue;
     long cap = 0;
     for (const Json& c : pod["spec"]["containers"]) {
-      const std::string limit = Str(c, {"resources", "limits", "nvidia.com/gpumem"});
-      if (!limit.empty() && limit.find_first_not_of("0123456789") == std::string::npos) cap += std::stol(limit);
+      // A count of MiB, in the API server's canonical spelling of a quantity (30000 is "30k").
+      const Result<double> limit = ParseQuantity(Str(c, {"resources", "limits", "nvidia.com/gpumem"}));
+      if (limit && *limit > 0) cap += std::lround(*limit);
     }
     if (cap <= 0 || used->second < static_cast<double>(cap)) continue;
     out.push_back({.pod = used->first,
