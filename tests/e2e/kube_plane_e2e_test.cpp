@@ -256,6 +256,10 @@ TEST_F(KubePlane, RolloutBelowTheThresholdIsKilledForOutOfMemoryOnce) {
 }
 
 TEST_F(KubePlane, ThresholdMovesWithKwokRestartAndKillsOnlyTheContainerBelowIt) {
+  const std::string missing = (dir_ / "no-such-stages.yaml").string();
+  gpufit::Result<void> refused = plane_->StartKwok({missing});
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("no stage file " + missing));
   StartKwokWithOomBelow(40000);
   // Under default-scheduler: one container exactly at the threshold, one without a GPU.
   Apply(Deployment("mixed", 1, "default-scheduler", {{"worker", "40000"}, {"sidecar", std::nullopt}}));

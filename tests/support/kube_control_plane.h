@@ -28,12 +28,14 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& stdin_text = "");
 
 // A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with one profile per name, each
-// kube-scheduler's default plugins, on the cluster of `kubeconfig`, no leader election. Two
-// profiles, default-scheduler and hami-scheduler, are the stand-in for HAMi: its scheduler is
-// kube-scheduler with the profile hami-scheduler plus HAMi's extender (filter and bind by
-// per-GPU memory, github.com/Project-HAMi/HAMi charts/hami/templates/scheduler), which is not run
-// here; pods naming hami-scheduler are placed by kube-scheduler's own NodeResourcesFit on
-// nvidia.com/gpu and nvidia.com/gpumem.
+// with kube-scheduler's default plugins, on the cluster of `kubeconfig`, no leader election.
+// Two profiles, default-scheduler and hami-scheduler, are an honest stand-in for HAMi, not HAMi:
+// HAMi's scheduler is kube-scheduler with the profile hami-scheduler plus HAMi's extender (filter
+// and bind by each GPU's free memory), whose managedResources, nvidia.com/gpu and
+// nvidia.com/gpumem among them, are ignoredByScheduler (github.com/Project-HAMi/HAMi,
+// charts/hami/templates/scheduler/configmapnew.yaml). No extender runs here: pods naming
+// hami-scheduler are placed by kube-scheduler's own NodeResourcesFit, which counts
+// nvidia.com/gpu and nvidia.com/gpumem against each node's allocatable total.
 std::string SchedulerProfilesYaml(const std::string& kubeconfig, const std::vector<std::string>& scheduler_names);
 
 class KubeControlPlane {
