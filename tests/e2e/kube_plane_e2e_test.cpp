@@ -11,7 +11,8 @@
 //   and each new pod's container is OOMKilled once: exit code 137, restartCount 1, and it stays 1;
 // - the threshold moves by restarting KWOK with a new stage file; a limit equal to the threshold
 //   is not below it; only the container below it is killed, its sibling's status is kept; a
-//   second restart does not kill it again.
+//   second restart does not kill it again;
+// - a StatefulSet gets its pod NAME-0 and a Job completes (its controllers run too).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -263,6 +264,19 @@ TEST_F(KubePlane, ThresholdMovesWithKwokRestartAndKillsOnlyTheContainerBelowIt) 
   StartKwokWithOomBelow(40000);
   // Under default-scheduler: one container exactly at the threshold, one without a GPU.
   Apply(Deployment("mixed", 1, "default-scheduler", {{"worker", "40000"}, {"sidecar", std::nullopt}}));
+  // The other controllers that kube-controller-manager runs: a StatefulSet's pod, a Job that
+  // completes (KWOK's pod-complete stage ends its pod).
+  Json embed = Deployment("embed", 1, "default-scheduler", {{"encoder", std::nullopt}});
+  embed["kind"] = "StatefulSet";
+  Apply(embed);
+  Apply({{"apiVersion", "batch/v1"},
+         {"kind", "Job"},
+         {"metadata", {{"name", "eval"}, {"namespace", "default"}}},
+         {"spec",
+          {{"template",
+            {{"spec",
+              {{"restartPolicy", "Never"},
+               {"containers", Json::array({{{"name", "eval"}, {"image", "python:3.12"}}})}}}}}}}});
   ASSERT_TRUE(WaitFor(
       [&] {
         const std::vector<Json> pods = Pods("mixed");
@@ -270,6 +284,21 @@ TEST_F(KubePlane, ThresholdMovesWithKwokRestartAndKillsOnlyTheContainerBelowIt) 
       },
       30))
       << Get({"pods"}).dump(1);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Get({"job", "eval"})["status"].value("succeeded", 0) == 1;
+      },
+      20))
+      << Get({"job", "eval"}).dump(1);
+  std::vector<Json> embed_pods;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        embed_pods = Pods("embed");
+        return embed_pods.size() == 1 && Running(embed_pods[0]);
+      },
+      20))
+      << Json(embed_pods).dump(1);
+  EXPECT_EQ(embed_pods[0]["metadata"]["name"], "embed-0");
   std::this_thread::sleep_for(std::chrono::seconds(2));
   std::vector<Json> pods = Pods("mixed");
   ASSERT_EQ(pods.size(), 1u);

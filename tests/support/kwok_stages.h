@@ -16,16 +16,19 @@
 namespace gpufit::testing {
 
 // A Stage that kills a container for out of memory, as a kubelet reports it, once: a Running,
-// not deleting pod's container whose `resources.limits[resource]` is an integer quantity
-// (e.g. "60330", nvidia.com/gpumem's MiB) strictly below `threshold_mib`, and whose
-// lastState is not already OOMKilled, gets
+// not deleting pod's container whose `resources.limits[resource]` (nvidia.com/gpumem: a count of
+// MiB) is strictly below `threshold_mib`, and whose lastState is not already OOMKilled, gets
 //   lastState.terminated: {reason: OOMKilled, exitCode: 137, startedAt: the run's start,
 //                          finishedAt: now}
 //   restartCount + 1, state.running.startedAt: now, ready: true (the container runs again).
+// The limit is read in the API server's canonical spellings of a quantity: digits, an optional
+// fraction and an optional suffix m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi or Ei (the server
+// stores a limit of "30000" as "30k"; "60330" stays). An exponent spelling ("3e4") or no limit
+// never fires.
 // The other containers' statuses are kept as they are (containerStatuses is an atomic list:
 // the patch carries all of them). Since the stage then no longer matches, it fires once per
-// container of a pod, also across KWOK restarts; a pod that the rollout replaces starts again
-// at restartCount 0. A limit spelled otherwise ("59Gi", "1e3") or absent never fires.
+// container of a pod, also across KWOK restarts; a pod that a rollout makes starts again at
+// restartCount 0. A pod is killed within about half a second of Running.
 //
 // The YAML of one Stage named `gpufit-oom-below-<threshold>`, for a file given to StartKwok.
 // To change the threshold during a test, restart KWOK with a new file.
