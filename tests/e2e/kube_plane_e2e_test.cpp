@@ -261,6 +261,10 @@ TEST_F(KubePlane, ThresholdMovesWithKwokRestartAndKillsOnlyTheContainerBelowIt) 
   gpufit::Result<void> refused = plane_->StartKwok({missing});
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message, ::testing::HasSubstr("no stage file " + missing));
+  gpufit::Result<void> no_gpus = plane_->CreateKwokGpuNode("gpu-c", 0, kH100MemoryMib);
+  ASSERT_FALSE(no_gpus);
+  EXPECT_THAT(no_gpus.error().message, ::testing::HasSubstr("gpus and gpu_memory_mib must be > 0, got 0 and 81559"));
+  EXPECT_FALSE(plane_->CreateKwokGpuNode("gpu-a", 4, kH100MemoryMib)) << "gpu-a exists";
   StartKwokWithOomBelow(40000);
   // Under default-scheduler: one container exactly at the threshold, one without a GPU.
   Apply(Deployment("mixed", 1, "default-scheduler", {{"worker", "40000"}, {"sidecar", std::nullopt}}));

@@ -130,6 +130,7 @@ std::string SchedulerProfilesYaml(const std::string& kubeconfig, const std::vect
 }
 
 Result<void> KubeControlPlane::StartSchedulerProfiles(const std::vector<std::string>& scheduler_names) const {
+  if (scheduler_names.empty()) return Error{Code::kInvalidArgument, "StartSchedulerProfiles: no scheduler name"};
   const std::string path = dir_ + "/scheduler-profiles.yaml";
   std::ofstream(path) << SchedulerProfilesYaml(kubeconfig_, scheduler_names);
   return StartScheduler(path);
@@ -138,6 +139,10 @@ Result<void> KubeControlPlane::StartSchedulerProfiles(const std::vector<std::str
 Result<void> KubeControlPlane::StartControllerManager() const { return RunScript({"controller-manager", dir_}); }
 
 Result<void> KubeControlPlane::CreateKwokGpuNode(const std::string& name, int gpus, long gpu_memory_mib) const {
+  if (gpus <= 0 || gpu_memory_mib <= 0) {
+    return Error{Code::kInvalidArgument, "CreateKwokGpuNode " + name + ": gpus and gpu_memory_mib must be > 0, got " +
+                                             std::to_string(gpus) + " and " + std::to_string(gpu_memory_mib)};
+  }
   const nlohmann::json resources{{"cpu", "32"},
                                  {"memory", "256Gi"},
                                  {"pods", "110"},

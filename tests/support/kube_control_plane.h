@@ -56,7 +56,8 @@ class KubeControlPlane {
   // (Re)starts kube-scheduler with the KubeSchedulerConfiguration file `config`.
   Result<void> StartScheduler(const std::string& config) const;
   // Writes dir()/scheduler-profiles.yaml (SchedulerProfilesYaml) and (re)starts kube-scheduler
-  // with it: pods naming either `spec.schedulerName` are scheduled onto the KWOK nodes.
+  // with it: pods naming any of them in `spec.schedulerName` are scheduled onto the KWOK nodes.
+  // An error for no name.
   Result<void> StartSchedulerProfiles(const std::vector<std::string>& scheduler_names = {"default-scheduler",
                                                                                          "hami-scheduler"}) const;
   // (Re)starts kube-controller-manager v1.37.2 (built on first use into a cache entry of its
@@ -72,7 +73,8 @@ class KubeControlPlane {
   // gpus * gpu_memory_mib nvidia.com/gpumem (MiB, the node's total: kube-scheduler counts an
   // extended resource per node, HAMi's extender per device). It removes the taint
   // node.kubernetes.io/not-ready that the API server puts on a new node and that the node
-  // lifecycle controller, not run here, would remove once KWOK made the node Ready.
+  // lifecycle controller, not run here, would remove once KWOK made the node Ready. An error
+  // for gpus or gpu_memory_mib <= 0, or carrying kubectl's message (e.g. the node exists).
   Result<void> CreateKwokGpuNode(const std::string& name, int gpus, long gpu_memory_mib) const;
 
   const std::string& dir() const { return dir_; }
