@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "child_process.h"
@@ -105,10 +106,63 @@ Result<std::unique_ptr<KubeControlPlane>> KubeControlPlane::Start(const std::str
 
 KubeControlPlane::~KubeControlPlane() { RunCommand({"bash", Script(), "stop", dir_}); }
 
-Result<void> KubeControlPlane::StartKwok() const { return RunScript({"kwok", dir_}); }
+Result<void> KubeControlPlane::StartKwok(const std::vector<std::string>& extra_stage_files) const {
+  std::vector<std::string> args{"kwok", dir_};
+  for (const std::string& f : extra_stage_files) args.push_back(fs::absolute(f).string());
+  return RunScript(args);
+}
 
 Result<void> KubeControlPlane::StartScheduler(const std::string& config) const {
   return RunScript({"scheduler", dir_, config});
+}
+
+std::string SchedulerProfilesYaml(const std::string& kubeconfig, const std::vector<std::string>& scheduler_names) {
+  std::string y =
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "clientConnection: {kubeconfig: \"" +
+      kubeconfig +
+      "\"}\n"
+      "leaderElection: {leaderElect: false}\n"
+      "profiles:\n";
+  for (const std::string& name : scheduler_names) y += "  - schedulerName: " + name + "\n";
+  return y;
+}
+
+Result<void> KubeControlPlane::StartSchedulerProfiles(const std::vector<std::string>& scheduler_names) const {
+  if (scheduler_names.empty()) return Error{Code::kInvalidArgument, "StartSchedulerProfiles: no scheduler name"};
+  const std::string path = dir_ + "/scheduler-profiles.yaml";
+  std::ofstream(path) << SchedulerProfilesYaml(kubeconfig_, scheduler_names);
+  return StartScheduler(path);
+}
+
+Result<void> KubeControlPlane::StartControllerManager() const { return RunScript({"controller-manager", dir_}); }
+
+Result<void> KubeControlPlane::CreateKwokGpuNode(const std::string& name, int gpus, long gpu_memory_mib) const {
+  if (gpus <= 0 || gpu_memory_mib <= 0) {
+    return Error{Code::kInvalidArgument, "CreateKwokGpuNode " + name + ": gpus and gpu_memory_mib must be > 0, got " +
+                                             std::to_string(gpus) + " and " + std::to_string(gpu_memory_mib)};
+  }
+  const nlohmann::json resources{{"cpu", "32"},
+                                 {"memory", "256Gi"},
+                                 {"pods", "110"},
+                                 {"nvidia.com/gpu", std::to_string(gpus)},
+                                 {"nvidia.com/gpumem", std::to_string(gpus * gpu_memory_mib)}};
+  const std::string node = nlohmann::json{{"apiVersion", "v1"},
+                                          {"kind", "Node"},
+                                          {"metadata",
+                                           {{"name", name},
+                                            {"annotations", {{"kwok.x-k8s.io/node", "fake"}}},
+                                            {"labels", {{"kubernetes.io/hostname", name}}}}},
+                                          {"status", {{"capacity", resources}, {"allocatable", resources}}}}
+                               .dump();
+  if (Result<std::string> made = KubectlOk({"create", "-f", "-"}, node); !made) return made.error();
+  if (Result<std::string> untainted =
+          KubectlOk({"patch", "node", name, "--type", "merge", "-p", R"({"spec": {"taints": null}})"});
+      !untainted) {
+    return untainted.error();
+  }
+  return {};
 }
 
 CommandResult KubeControlPlane::Kubectl(const std::vector<std::string>& args, const std::string& stdin_text) const {

@@ -1,7 +1,9 @@
 // A real Kubernetes control plane for the tests (issue 39): etcd and kube-apiserver on free
 // loopback ports, started by scripts/kube-control-plane (which builds the pinned releases from
 // the Go module proxy once per machine and caches them), and stopped when the object goes.
-// KWOK (nodes with no kubelet, pods that reach Running) and kube-scheduler start on request.
+// On request (issue 42): KWOK (nodes with no kubelet, pods that reach Running, and stages of
+// our own such as tests/support/kwok_stages.h's OOM kill), kube-scheduler, and
+// kube-controller-manager (Deployments roll out: ReplicaSets, their pods, PDB status).
 //
 // Authentication: `kubeconfig()` holds the admin's client certificate (group system:masters);
 // `token()` is a bearer token of the same user (the API server's --token-auth-file); the
@@ -25,6 +27,17 @@ struct CommandResult {
 // Runs argv (argv[0] looked up in PATH) with `stdin_text` on its standard input and waits.
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& stdin_text = "");
 
+// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with one profile per name, each
+// with kube-scheduler's default plugins, on the cluster of `kubeconfig`, no leader election.
+// Two profiles, default-scheduler and hami-scheduler, are an honest stand-in for HAMi, not HAMi:
+// HAMi's scheduler is kube-scheduler with the profile hami-scheduler plus HAMi's extender (filter
+// and bind by each GPU's free memory), whose managedResources, nvidia.com/gpu and
+// nvidia.com/gpumem among them, are ignoredByScheduler (github.com/Project-HAMi/HAMi,
+// charts/hami/templates/scheduler/configmapnew.yaml). No extender runs here: pods naming
+// hami-scheduler are placed by kube-scheduler's own NodeResourcesFit, which counts
+// nvidia.com/gpu and nvidia.com/gpumem against each node's allocatable total.
+std::string SchedulerProfilesYaml(const std::string& kubeconfig, const std::vector<std::string>& scheduler_names);
+
 class KubeControlPlane {
  public:
   // Starts etcd and kube-apiserver with their state, logs and certificates under `dir` (made if
@@ -34,10 +47,35 @@ class KubeControlPlane {
   KubeControlPlane(const KubeControlPlane&) = delete;
   KubeControlPlane& operator=(const KubeControlPlane&) = delete;
 
-  // KWOK manages the nodes annotated `kwok.x-k8s.io/node: fake`.
-  Result<void> StartKwok() const;
+  // (Re)starts KWOK on the nodes annotated `kwok.x-k8s.io/node: fake`, with KWOK's own "fast"
+  // Stages (a node goes Ready, a pod bound to it Running, a deleted pod goes) and the Stage
+  // files `extra_stage_files` (YAML, one or more documents each; e.g. KwokOomStage). KWOK takes
+  // each as one more --config. A restart plays the stages again on every pod it finds; to change
+  // a stage's threshold, call it again with a new file. An error names a missing file.
+  Result<void> StartKwok(const std::vector<std::string>& extra_stage_files = {}) const;
   // (Re)starts kube-scheduler with the KubeSchedulerConfiguration file `config`.
   Result<void> StartScheduler(const std::string& config) const;
+  // Writes dir()/scheduler-profiles.yaml (SchedulerProfilesYaml) and (re)starts kube-scheduler
+  // with it: pods naming any of them in `spec.schedulerName` are scheduled onto the KWOK nodes.
+  // An error for no name.
+  Result<void> StartSchedulerProfiles(const std::vector<std::string>& scheduler_names = {"default-scheduler",
+                                                                                         "hami-scheduler"}) const;
+  // (Re)starts kube-controller-manager v1.37.2 (built on first use into a cache entry of its
+  // own, ~/.cache/gpufit/kube/k8s-1.37.2_kcm; about 2 minutes on a machine whose Go caches hold
+  // the API server's build) with the deployment, replicaset, statefulset, job, disruption and
+  // garbage-collector controllers only, the admin's kubeconfig, no leader election and no
+  // serving port. A Deployment then gets its ReplicaSet and pods, a template change rolls out,
+  // a PodDisruptionBudget gets status.disruptionsAllowed. Returns once the Deployment
+  // controller started; an error carries the end of its log.
+  Result<void> StartControllerManager() const;
+  // Creates a KWOK node `name` (annotated kwok.x-k8s.io/node: fake, label kubernetes.io/hostname)
+  // whose capacity and allocatable are 32 CPUs, 256Gi, 110 pods, `gpus` nvidia.com/gpu and
+  // gpus * gpu_memory_mib nvidia.com/gpumem (MiB, the node's total: kube-scheduler counts an
+  // extended resource per node, HAMi's extender per device). It removes the taint
+  // node.kubernetes.io/not-ready that the API server puts on a new node and that the node
+  // lifecycle controller, not run here, would remove once KWOK made the node Ready. An error
+  // for gpus or gpu_memory_mib <= 0, or carrying kubectl's message (e.g. the node exists).
+  Result<void> CreateKwokGpuNode(const std::string& name, int gpus, long gpu_memory_mib) const;
 
   const std::string& dir() const { return dir_; }
   const std::string& kubeconfig() const { return kubeconfig_; }
