@@ -305,6 +305,9 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       continue;
     }
     Result<Json> dry = run.Send(c, true);
+    if (!dry && dry.error().code == Code::kNotFound && c.method == Change::Method::kApply)
+      return NotFound("{} ({}): the API server does not serve {} {} (is its CRD installed?): {}", c.file,
+                      c.ref.Display(), c.ref.api_version, c.ref.kind, dry.error().message);
     if (!dry)
       return Error{dry.error().code, fmt::format("{} ({}): the API server refused its dry run: {}", c.file,
                                                  c.ref.Display(), dry.error().message)};

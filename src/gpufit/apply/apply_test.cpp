@@ -86,6 +86,7 @@ TEST(Guardrails, WindowsByDayTimeAndPastMidnight) {
   Result<std::vector<MaintenanceWindow>> w = ParseWindows("Sat 02:00-06:00, Sat 23:00-02:00");
   ASSERT_TRUE(w) << w.error().message;
   ASSERT_EQ(w->size(), 2u);
+  EXPECT_EQ((*w)[1].text, "Sat 23:00-02:00");  // as given, without the blanks around it
   EXPECT_EQ(WindowAt(*w, *sat_0300), &(*w)[0]);
   EXPECT_EQ(WindowAt(*w, *sat_0600), nullptr);   // the end is not in it
   EXPECT_EQ(WindowAt(*w, *sun_0100), &(*w)[1]);  // Saturday's window past midnight

@@ -15,7 +15,8 @@ Result<MaintenanceWindow> ParseWindow(const std::string& text) {
     return InvalidArgument("maintenance window '{}': not DAY HH:MM-HH:MM (DAY: Mon..Sun or *; UTC)", text);
   static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
   MaintenanceWindow w;
-  w.text = text;
+  w.text = text.substr(text.find_first_not_of(" \t"));
+  w.text.erase(w.text.find_last_not_of(" \t\r") + 1);
   for (int d = 0; d < 7; ++d)
     if (m[1] == kDays[d]) w.weekday = d;
   const int sh = std::stoi(m[2]), sm = std::stoi(m[3]), eh = std::stoi(m[4]), em = std::stoi(m[5]);
