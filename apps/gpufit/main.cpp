@@ -9,6 +9,7 @@
 
 #include "cli_app.h"
 #include "cli_common.h"
+#include "controller_command.h"
 #include "demo_cluster.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
   cli::AddSimulateCommand(app, rc);
   cli::AddMigCommand(app, rc);
   cli::AddServeCommand(app, rc);
+  cli::AddControllerCommand(app, rc);
   cli::AddTrainingCommand(app, rc);
   cli::AddInferenceCommand(app, rc);
   cli::AddCompletionCommand(app, rc);
