@@ -14,10 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "child_process.h"
@@ -230,6 +233,69 @@ TEST_F(ControllerE2e, PrometheusScrapesItAndEveryDashboardPanelHasData) {
   ASSERT_EQ(waitpid(controller_, &status, 0), controller_);
   controller_ = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFileText(dir_ / "controller.log");
+}
+
+// Per GenTD26 pod, its largest GPU memory sample (MiB) of the trace's last hour: read from
+// the CSV here, apart from gpufit's reader (grid samples t_last - 59 min .. t_last at 60 s).
+std::map<std::string, double> LastHourPeaksMib() {
+  std::ifstream csv(GenTd26() + "/pod_gpu_memory_used_bytes_anon.csv");
+  std::string line;
+  std::getline(csv, line);  // timestamp_anon,value,container_ip
+  std::vector<std::tuple<double, double, std::string>> rows;
+  double last = 0;
+  while (std::getline(csv, line)) {
+    std::istringstream fields(line);
+    std::string t, v, pod;
+    std::getline(fields, t, ',');
+    std::getline(fields, v, ',');
+    std::getline(fields, pod, ',');
+    rows.emplace_back(std::stod(t), std::stod(v) / (1024.0 * 1024.0), pod);
+    last = std::max(last, std::stod(t));
+  }
+  std::map<std::string, double> peaks;
+  for (const auto& [t, mib, pod] : rows)
+    if (t > last - 3600) peaks[pod] = std::max(peaks[pod], mib);
+  return peaks;
+}
+
+// The drift rules against a previous plan in --out that the test wrote: every cap and fitted
+// peak set to 1 MiB, one pod left out. The run names that pod's workload as new, every other
+// pod with memory in the last hour as over its envelope, and every such workload's peak as
+// drifted (recent / 1 MiB > 1.2), in its log, the webhook's JSON and the plan it writes.
+TEST(ControllerDrift, ThePreviousPlanInOutIsComparedWithTheCluster) {
+  const fs::path dir = Scratch("controller-drift");
+  const std::string out = (dir / "out").string();
+  ASSERT_EQ(Gpufit("controller --once" + kPlanFlags + " --out " + out, dir).exit_code, 0);
+  nlohmann::json previous = nlohmann::json::parse(Slurp(dir / "out" / "plan.json"));
+  const std::string left_out = previous["pods"][0]["pod"];
+  previous["pods"].erase(0);
+  for (nlohmann::json& pod : previous["pods"]) pod["right_sizing"]["required_mib"] = 1;
+  for (nlohmann::json& g : previous["groups"]) g.erase("memory_caps_mib");
+  for (nlohmann::json& w : previous["workload_profiles"]["workloads"]) w["memory_peak_mib"] = 1;
+  std::ofstream(dir / "out" / "plan.json") << previous.dump();
+
+  std::size_t over = 0, drifted = 0;
+  for (const auto& [pod, peak] : LastHourPeaksMib()) {
+    if (pod == left_out) continue;
+    over += peak > 1 ? 1 : 0;
+    drifted += peak > 1.2 ? 1 : 0;
+  }
+  ASSERT_GT(over, 10u);  // the trace's last hour has running pods
+
+  WebhookReceiver hook;
+  const CliRun r = Gpufit("controller --once" + kPlanFlags + " --out " + out + " --webhook " + hook.url(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string summary =
+      fmt::format("drift: {} pods over their envelope, 1 new workloads, {} peaks drifted", over, drifted);
+  EXPECT_THAT(r.err, HasSubstr(summary));
+  ASSERT_EQ(hook.bodies().size(), 1u);
+  const nlohmann::json payload = nlohmann::json::parse(hook.bodies()[0]);
+  EXPECT_THAT(payload["text"].get<std::string>(), HasSubstr(summary));
+  EXPECT_THAT(payload["blocks"][2]["text"]["text"].get<std::string>(),
+              HasSubstr("*New workloads:* 1 (pod/" + left_out + ")"));
+  // The run's own plan replaced the test's: the next run compares with it.
+  const nlohmann::json written = nlohmann::json::parse(Slurp(dir / "out" / "plan.json"));
+  EXPECT_EQ(written["pods"].size(), previous["pods"].size() + 1);
 }
 
 TEST(ControllerBadInput, AnUnreachableWebhookIsLoggedAndTheRunSucceeds) {
