@@ -547,10 +547,10 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
       {"mig zzzzz", "unknown command 'mig zzzzz' (commands: check, free, plan, reconfigure)"},
       {"pln --telemetry x.csv",
        "unknown command 'pln' (did you mean 'plan'?; commands: analyze, plan, demo, backtest, replay, simulate, mig, "
-       "serve, training, inference, completion)"},
+       "serve, controller, training, inference, completion)"},
       {"zzzzz",
        "unknown command 'zzzzz' (commands: analyze, plan, demo, backtest, replay, simulate, mig, serve, "
-       "training, inference, completion)"},
+       "controller, training, inference, completion)"},
       // A misspelt choice: CLI11's message and the closest choice, where one is close.
       {"plan -f jsn --telemetry x.csv",
        "--format: jsn not in {text,md,json,yaml,csv,html,table,wide} (did you mean json?)"},
@@ -754,7 +754,7 @@ TEST(UnknownCommand, ExitsTwoEvenWithHelp) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "gpufit: error: unknown command 'apply' (commands: analyze, plan, demo, backtest, replay, simulate, mig, "
-            "serve, training, inference, completion)\n");
+            "serve, controller, training, inference, completion)\n");
   const CliRun close = Gpufit("-v dmeo --help", dir);
   EXPECT_EQ(close.exit_code, 2);
   EXPECT_THAT(close.err, HasSubstr("(did you mean 'demo'?; commands: analyze, plan, demo,"));
