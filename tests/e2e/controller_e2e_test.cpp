@@ -25,6 +25,7 @@
 
 #include "child_process.h"
 #include "cli_run.h"
+#include "dcgm_fixture.h"
 #include "gpufit/serve/tls_fixture.h"
 #include "prometheus_server.h"
 #include "test_paths.h"
@@ -296,6 +297,48 @@ TEST(ControllerDrift, ThePreviousPlanInOutIsComparedWithTheCluster) {
   // The run's own plan replaced the test's: the next run compares with it.
   const nlohmann::json written = nlohmann::json::parse(Slurp(dir / "out" / "plan.json"));
   EXPECT_EQ(written["pods"].size(), previous["pods"].size() + 1);
+}
+
+// The same rules with the telemetry from a real Prometheus (the Prometheus reader, as `plan
+// --prometheus` reads it): a GenTD26 slice of 12 pods over 3 hours (tests/support/dcgm_fixture.h),
+// a previous plan with every cap at 1 MiB. Pods over their envelope: those with a GPU memory
+// sample above 1 MiB in the slice's last hour, counted from the fixture's CSV of the same samples.
+TEST(ControllerDrift, PodsOverTheirEnvelopeFromPrometheus) {
+  const fs::path dir = Scratch("controller-drift-prometheus");
+  const gpufit::Result<gpufit::testing::DcgmFixture> fixture = gpufit::testing::MakeDcgmFixture(GenTd26(), 12, 3);
+  ASSERT_TRUE(fixture.has_value()) << fixture.error().message;
+  fs::create_directories(dir / "prometheus");
+  auto server = gpufit::testing::PrometheusServer::Start(fixture->openmetrics, (dir / "prometheus").string());
+  ASSERT_TRUE(server.has_value()) << server.error().message;
+  const std::string flags = fmt::format(" --prometheus {} --since {} --until {} --step 60s --gpu h100-80gb --out {}",
+                                        (*server)->url(), fixture->since_s, fixture->until_s, (dir / "out").string());
+  ASSERT_EQ(Gpufit("controller --once" + flags, dir).exit_code, 0);
+  nlohmann::json previous = nlohmann::json::parse(Slurp(dir / "out" / "plan.json"));
+  for (nlohmann::json& pod : previous["pods"]) pod["right_sizing"]["required_mib"] = 1;
+  for (nlohmann::json& g : previous["groups"]) g.erase("memory_caps_mib");
+  std::ofstream(dir / "out" / "plan.json") << previous.dump();
+
+  std::map<std::string, double> peaks;  // timestamp_s,pod,metric,value,...
+  std::istringstream csv(fixture->long_csv);
+  std::string line;
+  std::getline(csv, line);
+  while (std::getline(csv, line)) {
+    std::istringstream fields(line);
+    std::string t, pod, metric, value;
+    std::getline(fields, t, ',');
+    std::getline(fields, pod, ',');
+    std::getline(fields, metric, ',');
+    std::getline(fields, value, ',');
+    if (metric == "DCGM_FI_DEV_FB_USED" && std::stod(t) > fixture->until_s - 3600)
+      peaks[pod] = std::max(peaks[pod], std::stod(value));
+  }
+  std::size_t over = 0;
+  for (const auto& [pod, peak] : peaks) over += peak > 1 ? 1 : 0;
+  ASSERT_GT(over, 3u);
+
+  const CliRun r = Gpufit("controller --once" + flags, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(fmt::format("drift: {} pods over their envelope, 0 new workloads", over)));
 }
 
 TEST(ControllerBadInput, AnUnreachableWebhookIsLoggedAndTheRunSucceeds) {
