@@ -97,6 +97,7 @@ struct ControllerRun {
 // recent window against what it just planned).
 Result<ControllerRun> RunControllerOnce(const ControllerFlags& flags, const PlanFacts* previous, double interval_s) {
   PlanFlags f = flags.plan;  // each run reads the cluster and the telemetry afresh
+  if (f.model_gib_flag != nullptr && f.model_gib_flag->count() > 0) f.model_loading.model_gib = f.model_gib;
   const bool cluster = f.kube.given() || !f.nodes.empty() || !f.pods.empty();
   if (cluster)
     if (Result<void> ok = ReadClusterInputs(f); !ok) return ok.error();
@@ -155,7 +156,7 @@ std::optional<PlanFacts> EarlierPlanFacts(const std::string& out_dir) {
   return std::move(*facts);
 }
 
-int RunController(ControllerFlags& flags) {
+int RunController(ControllerFlags& flags, const CLI::App& cmd) {
   const Result<double> interval_s = ParsePrometheusDuration(flags.interval);
   if (!interval_s) return Fail(InvalidArgument("--interval {}: {}", flags.interval, interval_s.error().message));
   if (*interval_s < 1) return Fail(InvalidArgument("--interval {}: must be at least 1s", flags.interval));
@@ -170,6 +171,9 @@ int RunController(ControllerFlags& flags) {
     webhook = *url;
   }
   if (Result<void> ok = CheckPlanOutputs(flags.plan); !ok) return Fail(ok.error());
+  if (const std::string flag = UnusedPrometheusFlag(cmd, flags.plan.telemetry);
+      !flag.empty() && !flags.plan.kube.given())
+    return Fail(InvalidArgument("{} requires --prometheus, or a kubeconfig to find the cluster's Prometheus", flag));
   if (!flags.plan.telemetry.given() && !flags.plan.kube.given() && flags.plan.training_jobs.empty() &&
       flags.plan.inference.empty() && flags.plan.pods.empty())
     return Fail(InvalidArgument(
@@ -276,7 +280,7 @@ void AddControllerCommand(CLI::App& app, int& rc) {
                   "a workload's recent peak above its fitted peak x (1 + this) counts as drift")
       ->capture_default_str();
   cmd->add_flag("--once", flags->once, "one run, then exit (no /metrics): for a CronJob");
-  cmd->callback([flags, &rc] { rc = RunController(*flags); });
+  cmd->callback([flags, cmd, &rc] { rc = RunController(*flags, *cmd); });
 }
 
 }  // namespace gpufit::cli
