@@ -48,6 +48,13 @@ using Clock = std::chrono::steady_clock;
 // The plan's inputs: the GenTD26 trace with the quick packing (cli_e2e_test's).
 const std::string kPlanFlags = " --telemetry " + GenTd26() + " --gpu a100-80gb --search-budget 0";
 
+// Runs `command` under sh with stdout and stderr captured in `dir`.
+CliRun Shell(const std::string& command, const fs::path& dir) {
+  const int status =
+      std::system((command + " > " + (dir / "shell.out").string() + " 2> " + (dir / "shell.err").string()).c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "shell.out"), Slurp(dir / "shell.err")};
+}
+
 bool WaitFor(double seconds, const std::function<bool()>& done) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < deadline) {
@@ -194,6 +201,11 @@ TEST_F(ControllerE2e, PrometheusScrapesItAndEveryDashboardPanelHasData) {
   EXPECT_EQ(ok->status, 200);
   EXPECT_THAT(ok->body, HasSubstr(fmt::format("gpufit_plan_gpus{{when=\"before\"}} {}\n", before)));
   EXPECT_THAT(ok->body, HasSubstr("gpufit_last_run_success 1\n"));
+  // Prometheus' own linter of the exposition format (names, HELP/TYPE, counters' _total).
+  std::ofstream(dir_ / "metrics.txt") << ok->body;
+  const CliRun lint = Shell("promtool check metrics < " + (dir_ / "metrics.txt").string(), dir_);
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+  EXPECT_EQ(lint.out + lint.err, "");
   const auto health = metrics.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
