@@ -3,9 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
+
+#include "gpufit/serve/tls_fixture.h"
 
 namespace gpufit::controller {
 namespace {
@@ -121,6 +125,31 @@ TEST(PostWebhook, ARefusalIsAnErrorWithTheStatus) {
   ASSERT_FALSE(sent.has_value());
   EXPECT_EQ(sent.error().code, Code::kUnavailable);
   EXPECT_THAT(sent.error().message, HasSubstr("HTTP 404: no_service"));
+}
+
+// https is checked against the system's CAs: a server whose certificate a test CA signed is
+// refused, and nothing is posted to it.
+TEST(PostWebhook, HttpsVerifiesTheServerWithTheSystemsCas) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("gpufit-webhook-tls-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  const serve::testing::TestTls tls = serve::testing::MakeTestTls(dir.string());
+  ASSERT_TRUE(tls.ok);
+  httplib::SSLServer server(tls.server_cert.c_str(), tls.server_key.c_str());
+  int posts = 0;
+  server.Post("/hook", [&posts](const httplib::Request&, httplib::Response& res) {
+    ++posts;
+    res.set_content("ok", "text/plain");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  const Result<void> sent = PostWebhook(*ParseWebhookUrl(fmt::format("https://127.0.0.1:{}/hook", port)), "{}", 5);
+  server.stop();
+  t.join();
+  ASSERT_FALSE(sent.has_value());
+  EXPECT_EQ(sent.error().code, Code::kUnavailable);
+  EXPECT_THAT(sent.error().message, HasSubstr("SSL"));
+  EXPECT_EQ(posts, 0);
 }
 
 TEST(PostWebhook, NobodyListeningIsUnavailable) {
