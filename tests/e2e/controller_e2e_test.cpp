@@ -346,7 +346,9 @@ TEST(ControllerDrift, PodsOverTheirEnvelopeFromPrometheus) {
   }
   std::size_t over = 0;
   for (const auto& [pod, peak] : peaks) over += peak > 1 ? 1 : 0;
+  // 8 of the 12: the Job pods and the pods that end two thirds in have no sample in the last hour.
   ASSERT_GT(over, 3u);
+  ASSERT_LT(over, static_cast<std::size_t>(fixture->pods));
 
   const CliRun r = Gpufit("controller --once" + flags, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
