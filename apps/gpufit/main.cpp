@@ -10,6 +10,7 @@
 #include "apply_command.h"
 #include "cli_app.h"
 #include "cli_common.h"
+#include "controller_command.h"
 #include "demo_cluster.h"
 #include "gpufit/analyze/profile.h"
 #include "gpufit/catalog/gpu_catalog.h"
@@ -102,6 +103,7 @@ int main(int argc, char** argv) {
   cli::AddSimulateCommand(app, rc);
   cli::AddMigCommand(app, rc);
   cli::AddServeCommand(app, rc);
+  cli::AddControllerCommand(app, rc);
   cli::AddTrainingCommand(app, rc);
   cli::AddInferenceCommand(app, rc);
   cli::AddApplyCommand(app, rc);

@@ -121,9 +121,6 @@ Result<void> CheckPlanOutputs(const PlanFlags& f) {
   return {};
 }
 
-namespace {
-
-// The pipeline's inputs from the flags (library types only; pipeline/plan_pipeline.h).
 pipeline::PlanInputs PlanInputsOf(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   pipeline::PlanInputs in;
   in.telemetry = telemetry;
@@ -165,8 +162,6 @@ pipeline::PlanInputs PlanInputsOf(PlanFlags& f, const Telemetry* telemetry, cons
   in.note = [](const std::string& line) { std::fprintf(stderr, "gpufit: %s\n", line.c_str()); };
   return in;
 }
-
-}  // namespace
 
 int RunPlan(PlanFlags& f, const Telemetry* telemetry, const std::string& source) {
   if (Result<void> ok = CheckPlanOutputs(f); !ok) return Fail(ok.error());

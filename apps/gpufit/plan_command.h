@@ -16,6 +16,7 @@
 #include "gpufit/model/kube_cluster.h"
 #include "gpufit/model/telemetry.h"
 #include "gpufit/optimize/container_rightsize.h"
+#include "gpufit/pipeline/plan_pipeline.h"
 #include "gpufit/plan/plan.h"
 #include "gpufit/training/workload_file.h"
 #include "inference_command.h"
@@ -74,6 +75,11 @@ Result<void> ReadClusterInputs(PlanFlags& f);
 
 // Every output path of `plan`, checked before anything is read, computed or written.
 Result<void> CheckPlanOutputs(const PlanFlags& f);
+
+// The pipeline's inputs from the flags (library types only; pipeline/plan_pipeline.h): what
+// RunPlan, backtest and the controller pass to RunPlanPipeline. Moves the nodes, pods and the
+// demo's workloads out of `f`.
+pipeline::PlanInputs PlanInputsOf(PlanFlags& f, const Telemetry* telemetry, const std::string& source);
 
 // The plan of `telemetry` (null: the sections of the other inputs alone), printed and written
 // as the flags say; `source` names the telemetry. Returns the exit code.

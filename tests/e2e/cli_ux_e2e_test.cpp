@@ -547,10 +547,10 @@ TEST(DidYouMean, SuggestsTheClosestFlagOfTheCommand) {
       {"mig zzzzz", "unknown command 'mig zzzzz' (commands: check, free, plan, reconfigure)"},
       {"pln --telemetry x.csv",
        "unknown command 'pln' (did you mean 'plan'?; commands: analyze, plan, demo, backtest, replay, simulate, mig, "
-       "serve, training, inference, completion)"},
+       "serve, controller, training, inference, apply, completion)"},
       {"zzzzz",
        "unknown command 'zzzzz' (commands: analyze, plan, demo, backtest, replay, simulate, mig, serve, "
-       "training, inference, completion)"},
+       "controller, training, inference, apply, completion)"},
       // A misspelt choice: CLI11's message and the closest choice, where one is close.
       {"plan -f jsn --telemetry x.csv",
        "--format: jsn not in {text,md,json,yaml,csv,html,table,wide} (did you mean json?)"},
@@ -749,12 +749,12 @@ TEST(FirstRun, NoClusterFoundNamesWhereItLooked) {
 
 TEST(UnknownCommand, ExitsTwoEvenWithHelp) {
   const fs::path dir = Scratch("unknown-command");
-  const CliRun r = Gpufit("apply --help", dir);
+  const CliRun r = Gpufit("deploy --help", dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "gpufit: error: unknown command 'apply' (commands: analyze, plan, demo, backtest, replay, simulate, mig, "
-            "serve, training, inference, completion)\n");
+            "gpufit: error: unknown command 'deploy' (commands: analyze, plan, demo, backtest, replay, simulate, mig, "
+            "serve, controller, training, inference, apply, completion)\n");
   const CliRun close = Gpufit("-v dmeo --help", dir);
   EXPECT_EQ(close.exit_code, 2);
   EXPECT_THAT(close.err, HasSubstr("(did you mean 'demo'?; commands: analyze, plan, demo,"));

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -161,7 +162,8 @@ class HelmChart : public ::testing::Test {
 TEST_F(HelmChart, LintsStrictWithEveryOption) {
   for (const std::vector<std::string>& sets :
        {std::vector<std::string>{},
-        {"extender.enabled=true", "web.enabled=true", "plan.prometheus=http://prometheus.monitoring:9090"}}) {
+        {"extender.enabled=true", "web.enabled=true", "plan.prometheus=http://prometheus.monitoring:9090",
+         "controller.enabled=true"}}) {
     std::vector<std::string> args = {"lint", "--strict", Chart()};
     for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
     const CommandResult r = Helm(args);
@@ -356,6 +358,39 @@ TEST_F(HelmChart, ExtenderAndWebServerAreOptions) {
   ExpectLockedDown(objects);
 }
 
+// Issue 42: `gpufit controller` as a Deployment (its /metrics must answer between runs) with
+// the plan's read-only ServiceAccount, HTTPS with the TLS Secret and the token Secret, and a
+// Service Prometheus finds by the prometheus.io annotations; the webhook URL from a Secret.
+TEST_F(HelmChart, ControllerIsAnOption) {
+  const std::vector<YAML::Node> objects = Render({"controller.enabled=true", "controller.webhookSecretName=hook",
+                                                  "controller.interval=30m", "controller.extraArgs={--gpu,h100-80gb}"});
+  const std::set<std::string> names = KindsAndNames(objects);
+  EXPECT_TRUE(names.count("Deployment/gpufit-controller"));
+  EXPECT_TRUE(names.count("Service/gpufit-controller"));
+  EXPECT_TRUE(names.count("CronJob/gpufit-plan"));  // the HTML report stays
+  EXPECT_EQ(names.size(), 7u);                      // the plan's 5, the controller's 2
+  const YAML::Node pod = PodSpec(Find(objects, "Deployment", "gpufit-controller"));
+  EXPECT_EQ(pod["serviceAccountName"].as<std::string>(), "gpufit-plan");
+  const YAML::Node container = pod["containers"][0];
+  EXPECT_THAT(Strings(container["args"]),
+              ElementsAre("controller", "--kubeconfig", "in-cluster", "--interval", "30m", "--out", "/plans",
+                          "--metrics-listen", "0.0.0.0:9464", "--metrics-tls-cert-file", "/tls/tls.crt",
+                          "--metrics-tls-key-file", "/tls/tls.key", "--metrics-auth-token-file", "/token/token",
+                          "--webhook", "$(GPUFIT_WEBHOOK_URL)", "--gpu", "h100-80gb"));
+  EXPECT_EQ(container["env"][0]["valueFrom"]["secretKeyRef"]["name"].as<std::string>(), "hook");
+  EXPECT_EQ(container["livenessProbe"]["httpGet"]["scheme"].as<std::string>(), "HTTPS");
+  std::map<std::string, std::string> secrets;
+  for (const YAML::Node& v : pod["volumes"])
+    if (v["secret"]) secrets[v["name"].as<std::string>()] = v["secret"]["secretName"].as<std::string>();
+  EXPECT_EQ(secrets, (std::map<std::string, std::string>{{"tls", "gpufit-controller-tls"},
+                                                         {"token", "gpufit-controller-token"}}));
+  const YAML::Node service = Find(objects, "Service", "gpufit-controller");
+  EXPECT_EQ(service["metadata"]["annotations"]["prometheus.io/scrape"].as<std::string>(), "true");
+  EXPECT_EQ(service["metadata"]["annotations"]["prometheus.io/scheme"].as<std::string>(), "https");
+  EXPECT_EQ(service["spec"]["ports"][0]["port"].as<int>(), 9464);
+  ExpectLockedDown(objects);
+}
+
 // Every object of the chart, with and without its options, applied by a real kube-apiserver
 // (v1.37.2) with dryRun=All: schemas, defaulting, admission, unknown fields refused.
 TEST_F(HelmChart, ServerSideDryRunAcceptsEveryObject) {
@@ -365,7 +400,8 @@ TEST_F(HelmChart, ServerSideDryRunAcceptsEveryObject) {
   for (const std::vector<std::string>& sets :
        {std::vector<std::string>{},
         {"extender.enabled=true", "web.enabled=true", "plan.prometheus=http://prometheus.monitoring:9090",
-         "plan.timeZone=Etc/UTC", "reports.storageClassName=standard", "extender.schedulerCIDRs={10.0.0.0/24}"}}) {
+         "plan.timeZone=Etc/UTC", "reports.storageClassName=standard", "extender.schedulerCIDRs={10.0.0.0/24}",
+         "controller.enabled=true", "controller.webhookSecretName=hook"}}) {
     SCOPED_TRACE(fmt::format("--set {}", fmt::join(sets, ",")));
     std::string text;
     const std::vector<YAML::Node> objects = Render(sets, &text);
