@@ -7,9 +7,31 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "gpufit/apply/apply_run.h"
+#include "kube_source.h"
 
 namespace gpufit::cli {
 
 void AddApplyCommand(CLI::App& app, int& rc);
+
+// What one `gpufit apply` is given (also `gpufit controller --apply` after each run).
+struct ApplyRequest {
+  std::string plan{}, manifests{};  // plan.json and the folder plan --emit-manifests wrote
+  std::string revert{};             // or the run to undo
+  std::string prometheus{};         // the soak's GPU memory source ("" for none)
+  KubeApiFlags kube{};
+  apply::ApplyOptions options{};
+  std::function<void(const std::string&)> log{};  // progress lines
+};
+
+// Reads the plan and the folder (errors before any cluster is reached), connects, and applies
+// (apply/apply_run.h) or reverts.
+Result<apply::ApplyResult> ApplyFolder(const ApplyRequest& request);
+
+// 0, 3 (a breach reverted a wave) or 4 (stopped by the kill switch or a window).
+int ApplyExitCode(const apply::ApplyResult& result);
 
 }  // namespace gpufit::cli

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "apply_command.h"
 #include "cli_common.h"
 #include "gpufit/controller/drift.h"
 #include "gpufit/controller/exposition.h"
@@ -44,6 +45,9 @@ struct ControllerFlags {
   double webhook_timeout_s = 10;
   double peak_drift_tolerance = 0.2;
   bool once = false;
+  bool apply = false;  // after each run, gpufit apply --yes of --emit-manifests (apply_command.h)
+  double apply_soak_s = 600;
+  std::string apply_history_namespace = "default";
 };
 
 void ControllerLog(const std::string& line) { std::fprintf(stderr, "gpufit controller: %s\n", line.c_str()); }
@@ -125,9 +129,13 @@ Result<ControllerRun> RunControllerOnce(const ControllerFlags& flags, const Plan
     if (!f.manifests.empty()) extra = ManifestOutput(f.manifests, doc->manifest_files);
     std::vector<std::pair<fs::path, std::string>> files = std::move(extra.files);
     if (!f.output.out_dir.empty()) {
-      fs::create_directories(f.output.out_dir);
       files.emplace_back(fs::path(f.output.out_dir) / "plan.json", doc->json);
       files.emplace_back(fs::path(f.output.out_dir) / "plan.md", doc->markdown);
+    }
+    for (const auto& [path, text] : files) {  // --out and --emit-manifests, made as plan makes them
+      std::error_code ec;
+      if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+      if (ec) return InvalidArgument("{}: cannot create the directory: {}", path.parent_path().string(), ec.message());
     }
     if (Result<void> ok = WriteFilesAtomically(files, extra.removals); !ok) return ok.error();
   }
@@ -171,6 +179,9 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
     webhook = *url;
   }
   if (Result<void> ok = CheckPlanOutputs(flags.plan); !ok) return Fail(ok.error());
+  if (flags.apply && (flags.plan.manifests.empty() || flags.plan.output.out_dir.empty() || !flags.plan.kube.given()))
+    return Fail(InvalidArgument(
+        "--apply needs --emit-manifests DIR and --out DIR (what it applies) and the cluster (--kubeconfig)"));
   if (const std::string flag = UnusedPrometheusFlag(cmd, flags.plan.telemetry);
       !flag.empty() && !flags.plan.kube.given())
     return Fail(InvalidArgument("{} requires --prometheus, or a kubeconfig to find the cluster's Prometheus", flag));
@@ -229,6 +240,26 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
     } else {
       ControllerLog(fmt::format("run {} failed: {}", run, result.error().message));
     }
+    // --apply: the run's folder on the cluster, with apply's guardrails, waves and soak.
+    int apply_code = 0;
+    if (result && flags.apply) {
+      ApplyRequest request{.plan = (fs::path(flags.plan.output.out_dir) / "plan.json").string(),
+                           .manifests = flags.plan.manifests,
+                           .kube = flags.plan.kube,
+                           .log = [](const std::string& line) { ControllerLog("apply: " + line); }};
+      request.options.yes = true;
+      request.options.soak_s = flags.apply_soak_s;
+      request.options.history_namespace = flags.apply_history_namespace;
+      Result<apply::ApplyResult> applied = ApplyFolder(request);
+      if (!applied) {
+        ControllerLog("apply failed: " + applied.error().message);
+        apply_code = ExitCodeFor(applied.error().code);
+      } else {
+        ControllerLog(
+            fmt::format("apply: {}{}", applied->run.empty() ? "" : "run " + applied->run + ": ", applied->summary));
+        apply_code = ApplyExitCode(*applied);
+      }
+    }
     if (webhook) {
       const std::string payload =
           controller::WebhookPayload(result ? &result->facts : nullptr, result ? &result->drift : nullptr, runs,
@@ -238,7 +269,7 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
     }
     // Bad input fails the first run (or the only one) at once; later failures may pass.
     if (!result && (run == 1 || flags.once)) return Fail(result.error());
-    if (flags.once) return 0;
+    if (flags.once) return apply_code;
     if (result) previous = std::move(result->facts);
     const double wait_s = std::max(0.0, *interval_s - took);
     timespec tick{.tv_sec = static_cast<time_t>(wait_s),
@@ -280,6 +311,15 @@ void AddControllerCommand(CLI::App& app, int& rc) {
                   "a workload's recent peak above its fitted peak x (1 + this) counts as drift")
       ->capture_default_str();
   cmd->add_flag("--once", flags->once, "one run, then exit (no /metrics): for a CronJob");
+  cmd->add_flag("--apply", flags->apply,
+                "after each run, apply its --emit-manifests folder to the cluster as gpufit apply --yes does (dry run, "
+                "guardrails, canary, soak, revert on a breach; with --once its exit code)");
+  cmd->add_option("--apply-soak", flags->apply_soak_s, "--apply: seconds to watch each wave's pods")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--apply-history-namespace", flags->apply_history_namespace,
+                  "--apply: namespace of the run history and of the gpufit-control ConfigMap (kill switch, windows)")
+      ->capture_default_str();
   cmd->callback([flags, cmd, &rc] { rc = RunController(*flags, *cmd); });
 }
 

@@ -386,5 +386,31 @@ spec:
   EXPECT_EQ(Spec("web-c"), web_c);
 }
 
+// Continuous mode: `gpufit controller --once --apply` plans from the live cluster and the
+// telemetry, writes the plan and its manifests, and applies them with apply's waves and soak.
+TEST_F(ApplyE2e, ControllerOnceAppliesItsOwnPlan) {
+  const CliRun r =
+      Gpufit(fmt::format("controller --once --apply --apply-soak 3 --kubeconfig {} --telemetry {} --gpu h100-80gb "
+                         "--sharing hami --search-budget 0 --emit-manifests {} --out {}",
+                         plane_->kubeconfig(), (dir_ / "telemetry-72h.csv").string(), (dir_ / "ctl" / "k8s").string(),
+                         (dir_ / "ctl" / "out").string()),
+             dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("apply: run "));
+  EXPECT_THAT(r.err, HasSubstr("applied 8 changes in 2 wave(s)"));
+  EXPECT_EQ(Mib(Template("web-b")["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"]), Cap("web-b", "ctl"));
+  for (const std::string name : {"web-a", "web-b", "web-c"})
+    EXPECT_EQ(Template(name)["schedulerName"], "hami-scheduler") << name;
+  // Run again: the plan is the same, the cluster already has it: nothing to apply.
+  const CliRun again =
+      Gpufit(fmt::format("controller --once --apply --apply-soak 3 --kubeconfig {} --telemetry {} --gpu h100-80gb "
+                         "--sharing hami --search-budget 0 --emit-manifests {} --out {}",
+                         plane_->kubeconfig(), (dir_ / "telemetry-72h.csv").string(), (dir_ / "ctl" / "k8s").string(),
+                         (dir_ / "ctl" / "out").string()),
+             dir_);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("apply: nothing to apply: the cluster already has every change"));
+}
+
 }  // namespace
 }  // namespace gpufit::e2e

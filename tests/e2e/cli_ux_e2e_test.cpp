@@ -749,11 +749,11 @@ TEST(FirstRun, NoClusterFoundNamesWhereItLooked) {
 
 TEST(UnknownCommand, ExitsTwoEvenWithHelp) {
   const fs::path dir = Scratch("unknown-command");
-  const CliRun r = Gpufit("deploy --help", dir);
+  const CliRun r = Gpufit("install --help", dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "gpufit: error: unknown command 'deploy' (commands: analyze, plan, demo, backtest, replay, simulate, mig, "
+            "gpufit: error: unknown command 'install' (commands: analyze, plan, demo, backtest, replay, simulate, mig, "
             "serve, controller, training, inference, apply, completion)\n");
   const CliRun close = Gpufit("-v dmeo --help", dir);
   EXPECT_EQ(close.exit_code, 2);

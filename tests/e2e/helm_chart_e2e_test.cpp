@@ -163,7 +163,7 @@ TEST_F(HelmChart, LintsStrictWithEveryOption) {
   for (const std::vector<std::string>& sets :
        {std::vector<std::string>{},
         {"extender.enabled=true", "web.enabled=true", "plan.prometheus=http://prometheus.monitoring:9090",
-         "controller.enabled=true"}}) {
+         "controller.enabled=true", "controller.apply.enabled=true"}}) {
     std::vector<std::string> args = {"lint", "--strict", Chart()};
     for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
     const CommandResult r = Helm(args);
@@ -391,6 +391,43 @@ TEST_F(HelmChart, ControllerIsAnOption) {
   ExpectLockedDown(objects);
 }
 
+// Issue 42: controller.apply.enabled runs `gpufit controller --apply` as a ServiceAccount of its
+// own: it may patch workloads (never create or delete them, never touch Secrets), keeps its
+// history in the release's namespace, and the plan's identity stays read-only.
+TEST_F(HelmChart, ControllerApplyWritesAsItsOwnIdentity) {
+  const std::vector<YAML::Node> objects =
+      Render({"controller.enabled=true", "controller.apply.enabled=true", "controller.apply.soakSeconds=900"});
+  const std::set<std::string> names = KindsAndNames(objects);
+  for (const char* name :
+       {"ServiceAccount/gpufit-apply", "ClusterRole/gpufit-applier", "ClusterRoleBinding/gpufit-applier",
+        "Role/gpufit-apply-history", "RoleBinding/gpufit-apply-history"})
+    EXPECT_TRUE(names.count(name)) << name;
+  const YAML::Node pod = PodSpec(Find(objects, "Deployment", "gpufit-controller"));
+  EXPECT_EQ(pod["serviceAccountName"].as<std::string>(), "gpufit-apply");
+  const std::vector<std::string> args = Strings(pod["containers"][0]["args"]);
+  const std::string joined = fmt::format("{}", fmt::join(args, " "));
+  EXPECT_THAT(joined, HasSubstr("--emit-manifests /plans/k8s --apply --apply-soak 900 --apply-history-namespace " +
+                                std::string(kNamespace)));
+  // What the applier may do, rule by rule: workloads are patched, never created or deleted.
+  std::map<std::string, std::set<std::string>> verbs;  // "group/resource" -> verbs
+  for (const YAML::Node& rule : Find(objects, "ClusterRole", "gpufit-applier")["rules"])
+    for (const std::string& group : Strings(rule["apiGroups"]))
+      for (const std::string& res : Strings(rule["resources"]))
+        for (const std::string& verb : Strings(rule["verbs"])) verbs[group + "/" + res].insert(verb);
+  EXPECT_EQ(verbs["apps/deployments"], (std::set<std::string>{"get", "list", "patch"}));
+  EXPECT_EQ(verbs["/events"], std::set<std::string>{"create"});
+  EXPECT_FALSE(verbs.count("/secrets"));
+  for (const auto& [resource, set] : verbs) EXPECT_FALSE(set.count("*")) << resource;
+  const YAML::Node history = Find(objects, "Role", "gpufit-apply-history");
+  EXPECT_EQ(history["metadata"]["namespace"].as<std::string>(), kNamespace);
+  EXPECT_THAT(Strings(history["rules"][0]["resources"]), ElementsAre("configmaps"));
+  // The plan's ClusterRole is unchanged: read-only.
+  for (const YAML::Node& rule : Find(objects, "ClusterRole", "gpufit-plan-reader")["rules"])
+    for (const std::string& verb : Strings(rule["verbs"]))
+      EXPECT_TRUE(verb == "get" || verb == "list" || verb == "watch");
+  ExpectLockedDown(objects);
+}
+
 // Every object of the chart, with and without its options, applied by a real kube-apiserver
 // (v1.37.2) with dryRun=All: schemas, defaulting, admission, unknown fields refused.
 TEST_F(HelmChart, ServerSideDryRunAcceptsEveryObject) {
@@ -401,7 +438,7 @@ TEST_F(HelmChart, ServerSideDryRunAcceptsEveryObject) {
        {std::vector<std::string>{},
         {"extender.enabled=true", "web.enabled=true", "plan.prometheus=http://prometheus.monitoring:9090",
          "plan.timeZone=Etc/UTC", "reports.storageClassName=standard", "extender.schedulerCIDRs={10.0.0.0/24}",
-         "controller.enabled=true", "controller.webhookSecretName=hook"}}) {
+         "controller.enabled=true", "controller.webhookSecretName=hook", "controller.apply.enabled=true"}}) {
     SCOPED_TRACE(fmt::format("--set {}", fmt::join(sets, ",")));
     std::string text;
     const std::vector<YAML::Node> objects = Render(sets, &text);

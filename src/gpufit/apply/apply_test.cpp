@@ -217,7 +217,9 @@ TEST(ChangeSet, ReadmeRowsInTheReadmesOrderWithStrategies) {
   Result<std::vector<Change>> gone = ReadChanges(dir, plan);
   ASSERT_FALSE(gone);
   EXPECT_THAT(gone.error().message, HasSubstr("README.md:13: names"));
-  EXPECT_FALSE(ReadChanges(dir, Json::object()));
+  EXPECT_TRUE(CheckPlanJson(plan, "p.json"));
+  EXPECT_EQ(CheckPlanJson(Json::object(), "p.json").error().message,
+            "p.json: no backtest.status: not a plan.json of gpufit plan");
   fs::remove_all(dir);
 }
 

@@ -139,15 +139,19 @@ Result<Json> YamlToJson(const std::string& text, const std::string& where) {
   }
 }
 
+Result<void> CheckPlanJson(const Json& plan, const std::string& where) {
+  if (!plan.is_object() || !plan.contains("backtest") || !plan["backtest"].is_object() ||
+      !plan["backtest"].contains("status") || !plan["backtest"]["status"].is_object())
+    return InvalidArgument("{}: no backtest.status: not a plan.json of gpufit plan", where);
+  return {};
+}
+
 Result<std::vector<Change>> ReadChanges(const fs::path& dir, const Json& plan) {
   const fs::path readme = dir / "README.md";
   std::ifstream in(readme);
   if (!in)
     return NotFound("{}: cannot read it (the folder that gpufit plan --emit-manifests wrote has a README.md)",
                     readme.string());
-  if (!plan.is_object() || !plan.contains("backtest") || !plan["backtest"].is_object() ||
-      !plan["backtest"].contains("status"))
-    return InvalidArgument("the plan has no backtest.status: not a plan.json of gpufit plan");
   const bool mig =
       plan.contains("options") && plan["options"].is_object() && StringField(plan["options"], "sharing") == "mig";
   static const std::regex patch_cmd(

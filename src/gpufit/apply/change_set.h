@@ -16,7 +16,7 @@
 //                                 (the memory caps and the sharing set-up they need).
 // Errors (kInvalidArgument, naming the file and line): a README row whose file is missing, a
 // file that is not one object with apiVersion, kind and metadata.name, an apply command that is
-// none of the above, a plan.json that is not gpufit's (no backtest.status).
+// none of the above.
 #pragma once
 
 #include <filesystem>
@@ -57,6 +57,10 @@ struct Change {
   std::string what;        // the README's "changes" cell
   bool workload = false;   // a patch of a pod template's owner (Deployment, StatefulSet, DaemonSet)
 };
+
+// Whether `plan` is a plan.json of gpufit plan (it has backtest.status); kInvalidArgument naming
+// `where` otherwise.
+Result<void> CheckPlanJson(const nlohmann::json& plan, const std::string& where);
 
 // The changes of `dir` in the README's order of application: full objects and patches of
 // cluster objects (ConfigMaps, ClusterPolicy, ResourceClaims, node labels, lending) first, then
