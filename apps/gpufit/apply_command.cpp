@@ -1,9 +1,13 @@
 #include "apply_command.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -28,6 +32,36 @@ struct ApplyFlags {
   std::string canary;
   std::vector<std::string> windows;
 };
+
+// SIGTERM or SIGINT, once one asked a run to stop (sigtimedwait in the soak's sleep took it).
+std::atomic<int> stop_signal{0};
+
+sigset_t StopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+// "SIGTERM", "SIGINT" or "": a signal taken during a sleep, or one pending (blocked) now.
+std::string PendingStopSignal() {
+  int signal = stop_signal.load();
+  if (signal == 0) {
+    sigset_t pending;
+    sigpending(&pending);
+    signal = sigismember(&pending, SIGTERM) ? SIGTERM : sigismember(&pending, SIGINT) ? SIGINT : 0;
+  }
+  return signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "SIGINT" : "";
+}
+
+// Sleeps `s` seconds, or less when SIGTERM or SIGINT (blocked by the caller) arrives.
+void SleepUnlessSignalled(double s) {
+  const sigset_t set = StopSignals();
+  timespec wait{.tv_sec = static_cast<time_t>(s),
+                .tv_nsec = static_cast<long>((s - static_cast<double>(static_cast<time_t>(s))) * 1e9)};
+  if (const int signal = sigtimedwait(&set, nullptr, &wait); signal > 0) stop_signal = signal;
+}
 
 double WallNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
@@ -70,9 +104,15 @@ int Run(ApplyFlags& f) {
   f.request.log = [](const std::string& line) {
     if (!Quiet()) std::fprintf(stderr, "%s: %s\n", ProgramName().c_str(), line.c_str());
   };
+  // SIGTERM and SIGINT stop the run where the kill switch would (its state recorded, what was
+  // applied left as it is), not in the middle of a change: blocked here, taken by the soak's
+  // sleep or seen pending at each change and poll.
+  const sigset_t signals = StopSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   Result<apply::ApplyResult> result = ApplyFolder(f.request);
   if (!result) return Fail(result.error());
   for (const std::string& line : result->diff) std::printf("%s\n", line.c_str());
+  for (const std::string& line : result->skipped) std::printf("skipped: %s\n", line.c_str());
   std::printf("%s%s\n", result->run.empty() ? "" : fmt::format("run {}: ", result->run).c_str(),
               result->summary.c_str());
   return ApplyExitCode(*result);
@@ -109,9 +149,8 @@ Result<apply::ApplyResult> ApplyFolder(const ApplyRequest& r) {
   if (!conn) return conn.error();
   Result<kube_api::KubeClient> kube = kube_api::KubeClient::Make(*conn);
   if (!kube) return kube.error();
-  apply::ApplyEnv env{.now = WallNow,
-                      .sleep = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); },
-                      .log = r.log ? r.log : [](const std::string&) {}};
+  apply::ApplyEnv env{.now = WallNow, .sleep = SleepUnlessSignalled, .log = r.log ? r.log : [](const std::string&) {}};
+  env.interrupted = PendingStopSignal;
   if (!r.prometheus.empty())
     env.gpu_memory_mib = [url = r.prometheus](const std::vector<std::string>& namespaces) {
       return GpuMemoryInUse(url, namespaces);
@@ -119,6 +158,8 @@ Result<apply::ApplyResult> ApplyFolder(const ApplyRequest& r) {
   return r.revert.empty() ? apply::Apply(*kube, plan, changes, options, env)
                           : apply::RevertRun(*kube, r.revert, options, env);
 }
+
+bool ApplyStoppedBySignal() { return !PendingStopSignal().empty(); }
 
 int ApplyExitCode(const apply::ApplyResult& result) {
   switch (result.outcome) {

@@ -31,7 +31,11 @@ struct ApplyRequest {
 // (apply/apply_run.h) or reverts.
 Result<apply::ApplyResult> ApplyFolder(const ApplyRequest& request);
 
-// 0, 3 (a breach reverted a wave) or 4 (stopped by the kill switch or a window).
+// 0, 3 (a breach reverted a wave) or 4 (stopped by the kill switch, a window or a signal).
 int ApplyExitCode(const apply::ApplyResult& result);
+
+// Whether SIGTERM or SIGINT asked an ApplyFolder run to stop (the caller blocks both signals:
+// the run takes them between changes and polls, as the kill switch).
+bool ApplyStoppedBySignal();
 
 }  // namespace gpufit::cli

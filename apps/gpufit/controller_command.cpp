@@ -259,6 +259,11 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
             fmt::format("apply: {}{}", applied->run.empty() ? "" : "run " + applied->run + ": ", applied->summary));
         apply_code = ApplyExitCode(*applied);
       }
+      if (ApplyStoppedBySignal()) {  // the soak took SIGTERM or SIGINT: the controller stops too
+        ControllerLog("stopping on a signal during apply");
+        endpoint.reset();
+        return apply_code;
+      }
     }
     if (webhook) {
       const std::string payload =

@@ -230,7 +230,7 @@ TEST_F(ApplyE2e, DryRunCanaryOomRevertedAndRevertOfARun) {
   // The time from the OOM kill (the container's finishedAt) to the end of the revert.
   std::smatch m;
   const std::string verdict = record["verdict"];
-  ASSERT_TRUE(std::regex_search(verdict, m, std::regex(R"(reverted ([0-9.]+) s after it)"))) << verdict;
+  ASSERT_TRUE(std::regex_search(verdict, m, std::regex(R"(reverted ([0-9.]+) s after the breach)"))) << verdict;
   std::cout << "OOM to revert: " << m[1] << " s\n";
   EXPECT_LT(std::stod(m[1]), 15.0);
   const std::string events = *plane_->KubectlOk({"get", "events", "-n", "ml", "-o", "json"});
@@ -288,7 +288,7 @@ TEST_F(ApplyE2e, KillSwitchWindowAndOptOut) {
   stopper.join();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_EQ(killed.exit_code, 4) << killed.out << killed.err;
-  EXPECT_THAT(killed.out, HasSubstr("stopped by the kill switch during wave 0's soak"));
+  EXPECT_THAT(killed.out, HasSubstr("stopped (by the kill switch) during wave 0's soak"));
   EXPECT_LT(took, 50.0);                                            // well before the 60 s soak ended
   EXPECT_EQ(Template("web-a")["schedulerName"], "hami-scheduler");  // the canary stays
   EXPECT_EQ(Spec("web-b"), original_["web-b"]);                     // the second wave never began
@@ -410,6 +410,37 @@ TEST_F(ApplyE2e, ControllerOnceAppliesItsOwnPlan) {
              dir_);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.err, HasSubstr("apply: nothing to apply: the cluster already has every change"));
+}
+
+// One run at a time (the lock ConfigMap): a second run while the first soaks does nothing and
+// names the first. SIGTERM stops a run where the kill switch would: recorded "stopped", exit 4,
+// the lock released, what was applied left as it is.
+TEST_F(ApplyE2e, ASecondRunAtOnceAndSigterm) {
+  ASSERT_EQ(Plan(72, "plan").exit_code, 0);
+  const fs::path first_dir = dir_ / "first";
+  fs::create_directories(first_dir);
+  // The first run, in the background, under `timeout`: SIGTERM after 20 s, during its 60 s soak.
+  const std::string command = fmt::format(
+      "timeout --preserve-status -s TERM 20 {} apply {} --manifests {} --kubeconfig {} --yes --soak 60 "
+      "--poll 0.5 > {} 2> {}",
+      gpufit::test_paths::GpufitBin(), (dir_ / "plan" / "out" / "plan.json").string(), (dir_ / "plan" / "k8s").string(),
+      plane_->kubeconfig(), (first_dir / "stdout").string(), (first_dir / "stderr").string());
+  int status = -1;
+  std::thread first([&] { status = std::system(command.c_str()); });
+  ASSERT_TRUE(Eventually([&] { return Template("web-a").value("schedulerName", "") == "hami-scheduler"; }, 30));
+  const CliRun second = Apply("plan", "--yes --soak 2");
+  first.join();
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.out, HasSubstr("nothing applied: another run ("));
+  EXPECT_THAT(second.out, HasSubstr("is in progress: ConfigMap default/gpufit-apply-lock renewed"));
+  EXPECT_EQ(Spec("web-b"), original_["web-b"]);  // the second run changed nothing
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 4) << Slurp(first_dir / "stderr");
+  const std::string out = Slurp(first_dir / "stdout");
+  EXPECT_THAT(out, HasSubstr("stopped (on SIGTERM) during wave 0's soak"));
+  EXPECT_EQ(Record(RunId(out))["state"], "stopped");
+  EXPECT_EQ(plane_->Kubectl({"get", "configmap", "gpufit-apply-lock", "-n", "default"}).rc, 1);  // released
+  EXPECT_EQ(Template("web-a")["schedulerName"], "hami-scheduler");                               // the canary stays
 }
 
 }  // namespace

@@ -416,6 +416,10 @@ TEST_F(HelmChart, ControllerApplyWritesAsItsOwnIdentity) {
         for (const std::string& verb : Strings(rule["verbs"])) verbs[group + "/" + res].insert(verb);
   EXPECT_EQ(verbs["apps/deployments"], (std::set<std::string>{"get", "list", "patch"}));
   EXPECT_EQ(verbs["/events"], std::set<std::string>{"create"});
+  // Server-side apply of an object that is not there yet creates it.
+  EXPECT_EQ(verbs["scheduling.k8s.io/priorityclasses"],
+            (std::set<std::string>{"get", "create", "patch", "update", "delete"}));
+  EXPECT_TRUE(verbs["kueue.x-k8s.io/clusterqueues"].count("create"));
   EXPECT_FALSE(verbs.count("/secrets"));
   for (const auto& [resource, set] : verbs) EXPECT_FALSE(set.count("*")) << resource;
   const YAML::Node history = Find(objects, "Role", "gpufit-apply-history");

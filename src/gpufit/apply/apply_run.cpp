@@ -164,6 +164,77 @@ class Runner {
   const ApplyEnv& env_;
 };
 
+// One run at a time per history namespace: the ConfigMap gpufit-apply-lock, created (the API
+// server lets one create win), renewed at every change and poll by a PUT on the resourceVersion
+// it last wrote (a run that lost it to another stops), deleted at the end. A lock not renewed
+// for kLockStaleS (a run killed with SIGKILL) is taken over the same way.
+class RunLock {
+ public:
+  static constexpr double kLockStaleS = 180;
+  RunLock(const KubeClient& kube, const ApplyOptions& o, const ApplyEnv& env) : kube_(kube), o_(o), env_(env) {}
+  ~RunLock() {
+    if (!held_) return;
+    Result<Json> r = kube_.Delete(Path());
+    if (!r && r.error().code != Code::kNotFound)
+      env_.log("note: the run's lock was not released: " + r.error().message);
+  }
+  // "" when taken; else why not (another run holds it).
+  Result<std::string> Acquire(const std::string& run) {
+    run_ = run;
+    Result<Json> made = kube_.Create(Collection(), Object(""));
+    if (made) return Took(*made);
+    if (made.error().code != Code::kFailedPrecondition || made.error().message.find(" 409") == std::string::npos)
+      return made.error();
+    Result<Json> live = kube_.Get(Path());
+    if (!live) return live.error();
+    const std::string holder = Str(*live, {"data", "run"});
+    Result<double> renewed = ParseRfc3339(Str(*live, {"data", "renewed"}));
+    const double age = renewed ? env_.now() - *renewed : kLockStaleS + 1;
+    if (age <= kLockStaleS)
+      return fmt::format("another run ({}) is in progress: ConfigMap {}/{} renewed {:.0f} s ago", holder,
+                         o_.history_namespace, kName, age);
+    env_.log(fmt::format("taking over the lock of run {}, not renewed for {:.0f} s", holder, age));
+    Result<Json> taken = kube_.Replace(Path(), Object(Str(*live, {"metadata", "resourceVersion"})));
+    if (!taken) return fmt::format("another run took the lock first: {}", taken.error().message);
+    return Took(*taken);
+  }
+  // An error when another run took the lock (or the API server refuses).
+  Result<void> Renew() {
+    Result<Json> r = kube_.Replace(Path(), Object(version_));
+    if (!r)
+      return Error{r.error().code,
+                   fmt::format("the run's lock {}/{}: {}", o_.history_namespace, kName, r.error().message)};
+    version_ = Str(*r, {"metadata", "resourceVersion"});
+    return {};
+  }
+
+ private:
+  static constexpr const char* kName = "gpufit-apply-lock";
+  std::string Collection() const { return fmt::format("/api/v1/namespaces/{}/configmaps", o_.history_namespace); }
+  std::string Path() const { return Collection() + "/" + kName; }
+  Json Object(const std::string& version) const {
+    Json o = {{"apiVersion", "v1"},
+              {"kind", "ConfigMap"},
+              {"metadata",
+               {{"name", kName},
+                {"namespace", o_.history_namespace},
+                {"labels", {{"app.kubernetes.io/managed-by", "gpufit"}}}}},
+              {"data", {{"run", run_}, {"renewed", FormatRfc3339(env_.now())}}}};
+    if (!version.empty()) o["metadata"]["resourceVersion"] = version;
+    return o;
+  }
+  std::string Took(const Json& object) {
+    held_ = true;
+    version_ = Str(object, {"metadata", "resourceVersion"});
+    return "";
+  }
+  const KubeClient& kube_;
+  const ApplyOptions& o_;
+  const ApplyEnv& env_;
+  std::string run_, version_;
+  bool held_ = false;
+};
+
 std::string RunId(double now_s) {
   std::string t = FormatRfc3339(now_s);  // 2026-12-06T08:15:00Z
   std::string id;
@@ -179,6 +250,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
                           const ApplyOptions& o, const ApplyEnv& env) {
   Runner run(kube, o, env);
   if (Result<void> ok = CheckWorkloads(kube, plan, o.plan_path); !ok) return ok.error();
+  if (Result<void> ok = CheckFolderOfPlan(plan, changes, o.plan_path); !ok) return ok.error();
   if (Result<void> held = CheckHeld(plan, changes, o.plan_path); !held) return held.error();
 
   ApplyResult result;
@@ -235,11 +307,27 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
     diffs[c.file] = lines;
     if (!lines.empty()) todo.push_back(&c);
   }
+  for (const std::string& key : o.canary)
+    if (std::none_of(todo.begin(), todo.end(),
+                     [&](const Change* c) { return c->workload && c->ref.WorkloadKey() == key; }))
+      return InvalidArgument(
+          "--canary {}: no change of the folder patches that workload (give kind/namespace/name, "
+          "e.g. deployment/genai/sd-web)",
+          key);
   if (!o.yes) {
     result.outcome = ApplyOutcome::kDryRun;
     result.summary =
         fmt::format("dry run: {} of {} changes would change the cluster; nothing was applied (--yes applies them)",
                     todo.size(), changes.size());
+    result.skipped = record.skipped;
+    // What would stop --yes now, said now.
+    Result<Control> control = run.ReadControlNow();
+    if (!control) return control.error();
+    if (control->stop)
+      result.summary += fmt::format("; note: the kill switch is on (ConfigMap {}/{}): --yes would do nothing",
+                                    o.history_namespace, kControlConfigMap);
+    else if (const MaintenanceWindow* w = WindowAt(control->windows, env.now()))
+      result.summary += fmt::format("; note: now is in the maintenance window '{}': --yes would do nothing", w->text);
     return result;
   }
   if (todo.empty()) {
@@ -281,13 +369,6 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
   // Waves: what the workloads need and the canary workloads, then the rest.
   std::vector<std::vector<const Change*>> waves(2);
   std::set<std::string> canary_strategies;
-  for (const std::string& key : o.canary)
-    if (std::none_of(todo.begin(), todo.end(),
-                     [&](const Change* c) { return c->workload && c->ref.WorkloadKey() == key; }))
-      return InvalidArgument(
-          "--canary {}: no change of the folder patches that workload (give kind/namespace/name, "
-          "e.g. deployment/genai/sd-web)",
-          key);
   for (const Change* c : todo) {
     if (c->workload) {
       Result<std::string> pdb = BlockingPdb(kube, c->ref, saved[c->file]);
@@ -343,6 +424,14 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       a.diff = diffs[c->file];
       record.changes.push_back(std::move(a));
     }
+  RunLock lock(kube, o, env);
+  Result<std::string> busy = lock.Acquire(record.run);
+  if (!busy) return busy.error();
+  if (!busy->empty()) {
+    result.run.clear();
+    result.summary = "nothing applied: " + *busy;
+    return result;
+  }
   if (Result<void> r = run.SaveRecord(record, true); !r) return r.error();
   env.log(fmt::format("run {}: {} changes in {} wave(s); history in ConfigMap {}/{}", record.run, record.changes.size(),
                       waves.size(), o.history_namespace, RunConfigMapName(record.run)));
@@ -351,10 +440,23 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
     record.state = state;
     record.verdict = verdict;
     result.summary = verdict;
+    result.skipped = record.skipped;
     return run.SaveRecord(record, false);
   };
 
+  // Why the run must stop now, "" to go on: a signal (SIGTERM, SIGINT), the kill switch, or the
+  // lock taken by another run.
+  auto stop_reason = [&]() -> Result<std::string> {
+    if (env.interrupted)
+      if (const std::string signal = env.interrupted(); !signal.empty()) return "on " + signal;
+    Result<Control> now_control = run.ReadControlNow();
+    if (!now_control) return now_control.error();
+    if (now_control->stop) return std::string("by the kill switch");
+    if (Result<void> renewed = lock.Renew(); !renewed) return "the lock was lost: " + renewed.error().message;
+    return std::string();
+  };
   std::size_t index = 0;
+  bool soaked = false;  // a wave with workloads was watched
   for (std::size_t w = 0; w < waves.size(); ++w) {
     const double wave_start = env.now();
     if (w > 0) {
@@ -395,13 +497,13 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
 
     for (const Change* c : waves[w]) {
       AppliedChange& a = record.changes[index++];
-      Result<Control> now_control = run.ReadControlNow();
-      if (!now_control) return now_control.error();
-      if (now_control->stop) {
+      Result<std::string> why = stop_reason();
+      if (!why) return why.error();
+      if (!why->empty()) {
         result.outcome = ApplyOutcome::kStopped;
-        if (Result<void> r = finish("stopped", fmt::format("stopped by the kill switch in wave {} before {}; what was "
-                                                           "applied stays (gpufit apply --revert {} undoes it)",
-                                                           w, c->file, record.run));
+        if (Result<void> r = finish("stopped", fmt::format("stopped ({}) in wave {} before {}; what was applied stays "
+                                                           "(gpufit apply --revert {} undoes it)",
+                                                           *why, w, c->file, record.run));
             !r)
           return r.error();
         return result;
@@ -429,13 +531,13 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
                         o.pending_s));
     for (double t = env.now(); t - wave_start < o.soak_s; t = env.now()) {
       env.sleep(std::min(o.poll_s, std::max(0.0, wave_start + o.soak_s - t)));
-      Result<Control> now_control = run.ReadControlNow();
-      if (!now_control) return now_control.error();
-      if (now_control->stop) {
+      Result<std::string> reason = stop_reason();
+      if (!reason) return reason.error();
+      if (!reason->empty()) {
         result.outcome = ApplyOutcome::kStopped;
-        if (Result<void> r = finish("stopped", fmt::format("stopped by the kill switch during wave {}'s soak; what "
-                                                           "was applied stays (gpufit apply --revert {} undoes it)",
-                                                           w, record.run));
+        if (Result<void> r = finish("stopped", fmt::format("stopped ({}) during wave {}'s soak; what was applied "
+                                                           "stays (gpufit apply --revert {} undoes it)",
+                                                           *reason, w, record.run));
             !r)
           return r.error();
         return result;
@@ -459,7 +561,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       result.reverted_s = env.now();
       result.outcome = ApplyOutcome::kReverted;
       const std::string verdict =
-          fmt::format("wave {} {} after a breach: {}; reverted {:.1f} s after it", w,
+          fmt::format("wave {} {} after a breach: {}; reverted {:.1f} s after the breach", w,
                       reverted ? "reverted" : "NOT fully reverted (" + reverted.error().message + ")", why,
                       result.reverted_s - b.at_s);
       if (Result<void> r = finish("reverted", verdict); !r) return r.error();
@@ -467,15 +569,15 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       return result;
     }
     env.log(fmt::format("wave {} held its soak of {:.0f} s", w, o.soak_s));
+    soaked = true;
   }
   result.outcome = ApplyOutcome::kApplied;
   if (Result<void> r = finish(
           "applied",
-          fmt::format("applied {} changes in {} wave(s){}; each wave with workloads "
-                      "held a soak of {:.0f} s",
-                      record.changes.size(), waves.size(),
+          fmt::format("applied {} changes in {} wave(s){}; {}", record.changes.size(), waves.size(),
                       record.skipped.empty() ? std::string() : fmt::format(" ({} skipped)", record.skipped.size()),
-                      o.soak_s));
+                      soaked ? fmt::format("each wave with workloads held a soak of {:.0f} s", o.soak_s)
+                             : std::string("no wave changed a workload, so none was soaked")));
       !r)
     return r.error();
   return result;
@@ -502,8 +604,7 @@ Result<ApplyResult> RevertRun(const KubeClient& kube, const std::string& id, con
   });
   if (standing == 0) {
     result.outcome = ApplyOutcome::kNothing;
-    result.summary =
-        fmt::format("run {} ({}): every change it applied is already undone: nothing to revert", id, record->state);
+    result.summary = fmt::format("{}: every change it applied is already undone: nothing to revert", record->state);
     return result;
   }
   Result<void> r = run.RevertWave(*record, -1, fmt::format("gpufit apply --revert {}", id));

@@ -29,8 +29,12 @@
 //    their GPU memory cap (soak.h). A breach reverts the wave (each change's undo,
 //    last first) and stops the run: outcome kReverted;
 //  * a refused change reverts its wave and stops the run: kFailedPrecondition (exit 2);
-//  * the kill switch is read before every change and every poll: the run stops at once,
-//    leaving what it applied (outcome kStopped; --revert RUN undoes it);
+//  * the kill switch (and env.interrupted: SIGTERM, SIGINT) is read before every change and
+//    every poll: the run stops at once, leaving what it applied (outcome kStopped; --revert RUN
+//    undoes it);
+//  * one run at a time per history namespace: a lock ConfigMap (gpufit-apply-lock), renewed at
+//    every change and poll; a second run does nothing (kNothing, naming the run that holds it);
+//    a lock not renewed for 3 minutes (a run killed outright) is taken over;
 //  * history (history.h): the run's ConfigMap, written before the first change and after each;
 //    an Event (reason GpufitApplied, GpufitReverted) on every object changed or reverted.
 // The library reads no clock: `now`, `sleep` and `log` come from the caller.
@@ -71,6 +75,9 @@ struct ApplyEnv {
   // Optional (empty: the soak reads the pods alone): GPU memory in use (MiB) per
   // "namespace/pod" of these namespaces, now; soak.h's MemoryAtCap compares it with the caps.
   std::function<Result<std::map<std::string, double>>(const std::vector<std::string>& namespaces)> gpu_memory_mib{};
+  // Optional: "" to go on, or the signal that asks the run to stop ("SIGTERM"); read where the
+  // kill switch is (before each change, at each poll): the run stops as the kill switch stops it.
+  std::function<std::string()> interrupted{};
 };
 
 enum class ApplyOutcome {
@@ -86,6 +93,7 @@ struct ApplyResult {
   std::string run;                      // the run id ("" for a dry run)
   std::string summary;                  // one paragraph
   std::vector<std::string> diff;        // dry run: per change its header and diff lines
+  std::vector<std::string> skipped;     // "FILE: why" of each change left alone (opt-out, PDB, caps, a Job's)
   double breach_s = 0, reverted_s = 0;  // kReverted: when the breach happened and when the revert ended
 };
 

@@ -110,6 +110,10 @@ TEST(Guardrails, ControlConfigMapAndOptOut) {
   EXPECT_FALSE(ReadControl(Json::object(), "cm")->stop);
   EXPECT_TRUE(Excluded(Json::parse(R"({"metadata":{"annotations":{"gpufit.io/exclude":"true"}}})")));
   EXPECT_FALSE(Excluded(Json::parse(R"({"metadata":{"annotations":{"gpufit.io/exclude":"false"}}})")));
+  EXPECT_FALSE(Excluded(Json::parse(R"({"metadata":{"annotations":{"gpufit.io/exclude":"False"}}})")));
+  EXPECT_TRUE(Excluded(Json::parse(R"({"metadata":{"annotations":{"gpufit.io/exclude":"True"}}})")));
+  EXPECT_TRUE(Excluded(Json::parse(R"({"metadata":{"annotations":{"gpufit.io/exclude":"yes"}}})")));
+  EXPECT_FALSE(Excluded(Json::parse(R"({"metadata":{"annotations":{"other":"true"}}})")));
 }
 
 Json Pod(const std::string& name, const std::string& phase, Json statuses, const std::string& created) {
@@ -217,6 +221,18 @@ TEST(ChangeSet, ReadmeRowsInTheReadmesOrderWithStrategies) {
   Result<std::vector<Change>> gone = ReadChanges(dir, plan);
   ASSERT_FALSE(gone);
   EXPECT_THAT(gone.error().message, HasSubstr("README.md:13: names"));
+  // A file of another kind than its name says, and a workload patch past the pod template.
+  std::ofstream(dir / "priorityclass-gpufit-inference.yaml")
+      << "apiVersion: \"rbac.authorization.k8s.io/v1\"\nkind: \"ClusterRoleBinding\"\nmetadata:\n  name: \"x\"\n";
+  EXPECT_THAT(ReadChanges(dir, plan).error().message, HasSubstr("a ClusterRoleBinding in a priorityclass-*.yaml file"));
+  std::ofstream(dir / "priorityclass-gpufit-inference.yaml")
+      << "apiVersion: \"scheduling.k8s.io/v1\"\nkind: \"PriorityClass\"\nmetadata:\n  name: \"gpufit-inference\"\n";
+  Json replicas = HamiPatch();
+  replicas["spec"]["replicas"] = 0;
+  std::ofstream(dir / "workload-ml-deployment-web.yaml") << replicas.dump();
+  EXPECT_THAT(ReadChanges(dir, plan).error().message,
+              HasSubstr("sets .spec.replicas; gpufit's change only .spec.template"));
+  std::ofstream(dir / "workload-ml-deployment-web.yaml") << HamiPatch().dump();
   EXPECT_TRUE(CheckPlanJson(plan, "p.json"));
   EXPECT_EQ(CheckPlanJson(Json::object(), "p.json").error().message,
             "p.json: no backtest.status: not a plan.json of gpufit plan");
@@ -251,6 +267,16 @@ TEST(History, RunRecordRoundTripsThroughItsConfigMap) {
   EXPECT_DOUBLE_EQ(back->changes.at(0).reverted_at_s, r.started_s + 9);
   EXPECT_EQ(back->skipped, r.skipped);
   EXPECT_FALSE(ReadRunConfigMap(Json::parse(R"({"data":{"run.json":"{}"}})"), "cm"));
+  // An edited history: a Namespace to delete is not a change gpufit apply makes.
+  Json edited = cm;
+  Json run = Json::parse(edited["data"]["run.json"].get<std::string>());
+  run["changes"][0]["object"] = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"namespace", ""}, {"name", "ml"}};
+  run["changes"][0]["undo_kind"] = "delete";
+  edited["data"]["run.json"] = run.dump();
+  EXPECT_THAT(ReadRunConfigMap(edited, "cm").error().message, HasSubstr("undoes Namespace ml by 'delete'"));
+  Json unlabelled = cm;
+  unlabelled["metadata"].erase("labels");
+  EXPECT_THAT(ReadRunConfigMap(unlabelled, "cm").error().message, HasSubstr("not labelled"));
 }
 
 }  // namespace

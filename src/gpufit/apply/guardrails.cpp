@@ -1,5 +1,6 @@
 #include "gpufit/apply/guardrails.h"
 
+#include <cctype>
 #include <cmath>
 #include <regex>
 
@@ -91,7 +92,11 @@ bool Excluded(const Json& object) {
   const Json& meta = object["metadata"];
   if (!meta.is_object() || !meta.contains("annotations") || !meta["annotations"].is_object()) return false;
   const Json& a = meta["annotations"];
-  return a.contains(kExcludeAnnotation) && a[kExcludeAnnotation] == "true";
+  if (!a.contains(kExcludeAnnotation)) return false;
+  // Fail safe: any value but "false" ("True", "yes", "1", a typo) keeps gpufit away.
+  std::string v = a[kExcludeAnnotation].is_string() ? a[kExcludeAnnotation].get<std::string>() : "";
+  for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return v != "false";
 }
 
 }  // namespace gpufit::apply

@@ -14,7 +14,8 @@
 // fault (and revert), and a rollout would compete with the drain for the same disruptions.
 // A window is "DAY HH:MM-HH:MM" in UTC, DAY one of Mon..Sun or * (every day); 24:00 ends a
 // day; a window whose end is before its start runs past midnight.
-// Opt-out: a workload (or its namespace) annotated gpufit.io/exclude: "true" is never changed.
+// Opt-out: a workload (or its namespace) annotated gpufit.io/exclude is never changed, whatever
+// the value but "false" (any case): a "True" or a typo fails safe.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -48,7 +49,7 @@ struct Control {
 // The ConfigMap's data (an absent ConfigMap is a default Control). `where` names it in errors.
 Result<Control> ReadControl(const nlohmann::json& configmap, const std::string& where);
 
-// Whether `object`'s metadata.annotations say gpufit.io/exclude: "true".
+// Whether `object`'s metadata.annotations carry gpufit.io/exclude with a value other than "false".
 bool Excluded(const nlohmann::json& object);
 
 }  // namespace gpufit::apply

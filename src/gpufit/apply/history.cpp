@@ -1,10 +1,21 @@
 #include "gpufit/apply/history.h"
 
+#include <set>
+
 #include "gpufit/core/rfc3339.h"
 
 namespace gpufit::apply {
 
 using Json = nlohmann::json;
+
+namespace {
+
+std::string StrAt(const Json& j, const char* a, const char* b) {
+  if (!j.contains(a) || !j[a].is_object() || !j[a].contains(b) || !j[a][b].is_string()) return "";
+  return j[a][b].get<std::string>();
+}
+
+}  // namespace
 
 std::string RunConfigMapName(const std::string& run) { return "gpufit-apply-" + run; }
 
@@ -38,6 +49,11 @@ Json RunConfigMap(const RunRecord& r, const std::string& ns) {
 }
 
 Result<RunRecord> ReadRunConfigMap(const Json& configmap, const std::string& where) {
+  if (!configmap.is_object() || !configmap.contains("metadata") ||
+      StrAt(configmap["metadata"], "labels", "app.kubernetes.io/managed-by") != "gpufit")
+    return InvalidArgument("{}: not labelled app.kubernetes.io/managed-by=gpufit: not a run of gpufit apply", where);
+  if (!configmap.contains("data") || !configmap["data"].is_object() || !configmap["data"].contains("run.json"))
+    return InvalidArgument("{}: no data[\"run.json\"]: not a run of gpufit apply", where);
   try {
     const Json j = Json::parse(configmap.at("data").at("run.json").get<std::string>());
     RunRecord r;
@@ -70,6 +86,16 @@ Result<RunRecord> ReadRunConfigMap(const Json& configmap, const std::string& whe
         a.reverted_at_s = *at;
       }
       a.undo_kind = c.at("undo_kind").get<std::string>();
+      // Only what a run of gpufit apply can have changed, and undone the way it undoes it: a
+      // history edited by someone else must not make --revert delete or patch anything else.
+      static const std::set<std::string> kPatched = {"Deployment", "StatefulSet", "DaemonSet", "Node", "ClusterPolicy"};
+      static const std::set<std::string> kApplied = {"ConfigMap",      "ResourceClaim", "PriorityClass",
+                                                     "ResourceFlavor", "ClusterQueue",  "LocalQueue"};
+      const bool patched = kPatched.contains(a.ref.kind), applied = kApplied.contains(a.ref.kind);
+      if (!(patched && a.undo_kind == "patch") &&
+          !(applied && (a.undo_kind == "delete" || a.undo_kind == "replace" || a.undo_kind == "patch")))
+        return InvalidArgument("{}: change {} undoes {} by '{}': not a change gpufit apply makes (edited history?)",
+                               where, a.file, a.ref.Display(), a.undo_kind);
       a.undo = c.at("undo");
       a.diff = c.at("diff").get<std::vector<std::string>>();
       r.changes.push_back(std::move(a));

@@ -54,6 +54,19 @@ Result<void> CheckHeld(const Json& plan, const std::vector<Change>& changes, con
   return {};
 }
 
+Result<void> CheckFolderOfPlan(const Json& plan, const std::vector<Change>& changes, const std::string& plan_path) {
+  std::set<std::string> planned;
+  if (plan.contains("pods") && plan["pods"].is_array())
+    for (const Json& p : plan["pods"])
+      if (!Str(p, {"workload"}).empty()) planned.insert(Str(p, {"workload"}));
+  if (planned.empty()) return {};  // a plan without workload keys names pods only
+  for (const Change& c : changes)
+    if (c.file.starts_with("workload-") && !planned.contains(c.ref.WorkloadKey()))
+      return InvalidArgument("{} patches {}, which {} does not plan: the folder is of another plan", c.file,
+                             c.ref.WorkloadKey(), plan_path);
+  return {};
+}
+
 Result<void> CheckWorkloads(const KubeClient& kube, const Json& plan, const std::string& plan_path) {
   std::vector<std::string> keys;
   std::set<std::string> seen;

@@ -20,6 +20,12 @@ Result<void> CheckHeld(const nlohmann::json& plan, const std::vector<Change>& ch
 // pods[].workload that the cluster does not have; other errors are the API server's.
 Result<void> CheckWorkloads(const kube_api::KubeClient& kube, const nlohmann::json& plan, const std::string& plan_path);
 
+// For a plan keyed by workload (plan --pods or --kubeconfig: pods[].workload): kInvalidArgument
+// naming the first workload patch of the folder whose workload plan.json does not plan (a
+// folder of another plan: the plan's backtest does not vouch for it).
+Result<void> CheckFolderOfPlan(const nlohmann::json& plan, const std::vector<Change>& changes,
+                               const std::string& plan_path);
+
 // "" when no PodDisruptionBudget of the workload's namespace that selects its pods (by
 // spec.selector.matchLabels against the live object's pod template labels) stands in the way;
 // else why: "PodDisruptionBudget NAME allows no disruption now (...)" or "... has no status yet".
