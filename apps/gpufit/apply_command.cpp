@@ -4,7 +4,6 @@
 #include <pthread.h>
 
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -12,7 +11,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "cli_common.h"
 #include "gpufit/apply/apply_run.h"
@@ -22,6 +20,7 @@
 #include "gpufit/ingest/kube_api/kubeconfig.h"
 #include "gpufit/ingest/prometheus/client.h"
 #include "kube_source.h"
+#include "telemetry_source.h"
 
 namespace gpufit::cli {
 
@@ -63,8 +62,6 @@ void SleepUnlessSignalled(double s) {
   if (const int signal = sigtimedwait(&set, nullptr, &wait); signal > 0) stop_signal = signal;
 }
 
-double WallNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
 // The largest GPU memory in use of each pod of `namespaces` over the last minute, from the
 // Prometheus at `url`, as gpufit plan reads it (DCGM_FI_DEV_FB_USED, MiB, by dcgm-exporter's
 // namespace and pod labels).
@@ -72,7 +69,7 @@ Result<std::map<std::string, double>> GpuMemoryInUse(const std::string& url,
                                                      const std::vector<std::string>& namespaces) {
   std::string matcher;
   for (const std::string& ns : namespaces) matcher += (matcher.empty() ? "" : "|") + ns;
-  const double now = WallNow();
+  const double now = NowSeconds();
   PrometheusOptions prometheus;
   prometheus.url = url;
   prometheus.timeout_s = 10;
@@ -149,7 +146,8 @@ Result<apply::ApplyResult> ApplyFolder(const ApplyRequest& r) {
   if (!conn) return conn.error();
   Result<kube_api::KubeClient> kube = kube_api::KubeClient::Make(*conn);
   if (!kube) return kube.error();
-  apply::ApplyEnv env{.now = WallNow, .sleep = SleepUnlessSignalled, .log = r.log ? r.log : [](const std::string&) {}};
+  apply::ApplyEnv env{
+      .now = NowSeconds, .sleep = SleepUnlessSignalled, .log = r.log ? r.log : [](const std::string&) {}};
   env.interrupted = PendingStopSignal;
   if (!r.prometheus.empty())
     env.gpu_memory_mib = [url = r.prometheus](const std::vector<std::string>& namespaces) {

@@ -52,10 +52,6 @@ struct ControllerFlags {
 
 void ControllerLog(const std::string& line) { std::fprintf(stderr, "gpufit controller: %s\n", line.c_str()); }
 
-double ControllerWallSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // "host:port" or "[v6]:port".
 Result<void> ParseMetricsListen(const std::string& listen, controller::MetricsEndpointOptions& o) {
   const std::size_t colon = listen.rfind(':');
@@ -217,7 +213,7 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
     {
       const std::lock_guard lock(state.mu);
       state.runs.success = result.has_value();
-      state.runs.finished_unix_s = ControllerWallSeconds();
+      state.runs.finished_unix_s = NowSeconds();
       state.runs.duration_s = took;
       state.runs.error = result ? "" : result.error().message;
       if (result) {

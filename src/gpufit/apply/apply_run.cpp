@@ -21,27 +21,7 @@ using kube_api::KubeClient;
 
 namespace {
 
-std::string Encode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/')
-      out += static_cast<char>(c);
-    else
-      out += fmt::format("%{:02X}", c);
-  }
-  return out;
-}
-
 using internal::Str;
-
-// The object as a user wrote it: without what the server keeps for itself.
-Json Stripped(Json o) {
-  o.erase("status");
-  if (o.contains("metadata") && o["metadata"].is_object())
-    for (const char* k : {"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp"})
-      o["metadata"].erase(k);
-  return o;
-}
 
 std::string LabelSelector(const Json& object) {
   std::string sel;
@@ -351,7 +331,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
     return result;
   }
   Result<Json> history = kube.Get(fmt::format("/api/v1/namespaces/{}/configmaps?labelSelector={}", o.history_namespace,
-                                              Encode("app.kubernetes.io/managed-by=gpufit")));
+                                              kube_api::PercentEncode("app.kubernetes.io/managed-by=gpufit")));
   if (!history && history.error().code != Code::kNotFound) return history.error();
   std::size_t runs_today = 0;
   if (history)
@@ -416,7 +396,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       const Json& before = saved[c->file];
       if (c->method == Change::Method::kApply) {
         a.undo_kind = before.is_null() ? "delete" : "replace";
-        a.undo = before.is_null() ? Json() : Stripped(before);
+        a.undo = before.is_null() ? Json() : WithoutServerFields(before);
       } else {
         a.undo_kind = "patch";
         a.undo = InversePatch(before, c->body, c->patch_type != "merge");
@@ -443,6 +423,12 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
     result.skipped = record.skipped;
     return run.SaveRecord(record, false);
   };
+  // The run stops where it is: what was applied stays, the record says why.
+  auto stopped = [&](const std::string& verdict) -> Result<ApplyResult> {
+    result.outcome = ApplyOutcome::kStopped;
+    if (Result<void> r = finish("stopped", verdict); !r) return r.error();
+    return result;
+  };
 
   // Why the run must stop now, "" to go on: a signal (SIGTERM, SIGINT), the kill switch, or the
   // lock taken by another run.
@@ -463,13 +449,8 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       Result<Control> now_control = run.ReadControlNow();
       if (!now_control) return now_control.error();
       if (const MaintenanceWindow* mw = WindowAt(now_control->windows, wave_start)) {
-        result.outcome = ApplyOutcome::kStopped;
-        if (Result<void> r = finish("stopped", fmt::format("stopped before wave {}: the maintenance window '{}' began; "
-                                                           "wave(s) before it stay applied",
-                                                           w, mw->text));
-            !r)
-          return r.error();
-        return result;
+        return stopped(fmt::format(
+            "stopped before wave {}: the maintenance window '{}' began; wave(s) before it stay applied", w, mw->text));
       }
     }
     // The pods of the wave's workloads, and their restarts before it.
@@ -480,7 +461,8 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
           namespaces.push_back(c->ref.ns);
         const std::string sel = LabelSelector(saved[c->file]);
         if (!sel.empty())
-          pod_lists.push_back(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", c->ref.ns, Encode(sel)));
+          pod_lists.push_back(
+              fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", c->ref.ns, kube_api::PercentEncode(sel)));
       }
     auto pods_now = [&]() -> Result<Json> {
       Json all = {{"items", Json::array()}};
@@ -500,13 +482,10 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       Result<std::string> why = stop_reason();
       if (!why) return why.error();
       if (!why->empty()) {
-        result.outcome = ApplyOutcome::kStopped;
-        if (Result<void> r = finish("stopped", fmt::format("stopped ({}) in wave {} before {}; what was applied stays "
-                                                           "(gpufit apply --revert {} undoes it)",
-                                                           *why, w, c->file, record.run));
-            !r)
-          return r.error();
-        return result;
+        return stopped(
+            fmt::format("stopped ({}) in wave {} before {}; what was applied stays (gpufit apply --revert "
+                        "{} undoes it)",
+                        *why, w, c->file, record.run));
       }
       Result<Json> sent = run.Send(*c, false);
       if (!sent) {
@@ -534,13 +513,10 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       Result<std::string> reason = stop_reason();
       if (!reason) return reason.error();
       if (!reason->empty()) {
-        result.outcome = ApplyOutcome::kStopped;
-        if (Result<void> r = finish("stopped", fmt::format("stopped ({}) during wave {}'s soak; what was applied "
-                                                           "stays (gpufit apply --revert {} undoes it)",
-                                                           *reason, w, record.run));
-            !r)
-          return r.error();
-        return result;
+        return stopped(
+            fmt::format("stopped ({}) during wave {}'s soak; what was applied stays (gpufit apply --revert "
+                        "{} undoes it)",
+                        *reason, w, record.run));
       }
       Result<Json> pods = pods_now();
       if (!pods) return pods.error();

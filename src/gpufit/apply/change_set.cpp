@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include "gpufit/apply/internal/json_path.h"
+
 namespace gpufit::apply {
 
 namespace fs = std::filesystem;
@@ -83,16 +85,6 @@ std::vector<std::string> Cells(const std::string& line) {
     if (c.size() >= 2 && c.front() == '`' && c.back() == '`') c = c.substr(1, c.size() - 2);
   }
   return cells;
-}
-
-std::string StringField(const Json& j, const char* a, const char* b = nullptr) {
-  const Json* at = &j;
-  for (const char* k : {a, b}) {
-    if (k == nullptr) break;
-    if (!at->is_object() || !at->contains(k)) return "";
-    at = &(*at)[k];
-  }
-  return at->is_string() ? at->get<std::string>() : "";
 }
 
 bool IsWorkloadKind(const std::string& kind) {
@@ -188,8 +180,7 @@ Result<std::vector<Change>> ReadChanges(const fs::path& dir, const Json& plan) {
   if (!in)
     return NotFound("{}: cannot read it (the folder that gpufit plan --emit-manifests wrote has a README.md)",
                     readme.string());
-  const bool mig =
-      plan.contains("options") && plan["options"].is_object() && StringField(plan["options"], "sharing") == "mig";
+  const bool mig = internal::Str(plan, {"options", "sharing"}) == "mig";
   static const std::regex patch_cmd(
       R"(kubectl patch (\S+) (\S+)(?: -n (\S+))? --type (strategic|merge) --patch-file (\S+))");
   static const std::regex apply_cmd(R"(kubectl apply -f (\S+))");
@@ -237,10 +228,10 @@ Result<std::vector<Change>> ReadChanges(const fs::path& dir, const Json& plan) {
     Result<Json> body = YamlToJson(text.str(), file.string());
     if (!body) return body.error();
     c.body = std::move(*body);
-    c.ref = {.api_version = StringField(c.body, "apiVersion"),
-             .kind = StringField(c.body, "kind"),
-             .ns = StringField(c.body, "metadata", "namespace"),
-             .name = StringField(c.body, "metadata", "name")};
+    c.ref = {.api_version = internal::Str(c.body, {"apiVersion"}),
+             .kind = internal::Str(c.body, {"kind"}),
+             .ns = internal::Str(c.body, {"metadata", "namespace"}),
+             .name = internal::Str(c.body, {"metadata", "name"})};
     if (c.ref.api_version.empty() || c.ref.kind.empty() || c.ref.name.empty())
       return InvalidArgument("{}: no apiVersion, kind or metadata.name", file.string());
     if (Result<void> ok = CheckKind(c, file.string()); !ok) return ok.error();

@@ -2,20 +2,12 @@
 
 #include <set>
 
+#include "gpufit/apply/internal/json_path.h"
 #include "gpufit/core/rfc3339.h"
 
 namespace gpufit::apply {
 
 using Json = nlohmann::json;
-
-namespace {
-
-std::string StrAt(const Json& j, const char* a, const char* b) {
-  if (!j.contains(a) || !j[a].is_object() || !j[a].contains(b) || !j[a][b].is_string()) return "";
-  return j[a][b].get<std::string>();
-}
-
-}  // namespace
 
 std::string RunConfigMapName(const std::string& run) { return "gpufit-apply-" + run; }
 
@@ -49,8 +41,7 @@ Json RunConfigMap(const RunRecord& r, const std::string& ns) {
 }
 
 Result<RunRecord> ReadRunConfigMap(const Json& configmap, const std::string& where) {
-  if (!configmap.is_object() || !configmap.contains("metadata") ||
-      StrAt(configmap["metadata"], "labels", "app.kubernetes.io/managed-by") != "gpufit")
+  if (internal::Str(configmap, {"metadata", "labels", "app.kubernetes.io/managed-by"}) != "gpufit")
     return InvalidArgument("{}: not labelled app.kubernetes.io/managed-by=gpufit: not a run of gpufit apply", where);
   if (!configmap.contains("data") || !configmap["data"].is_object() || !configmap["data"].contains("run.json"))
     return InvalidArgument("{}: no data[\"run.json\"]: not a run of gpufit apply", where);

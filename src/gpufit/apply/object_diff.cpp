@@ -8,14 +8,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-bool Ignored(const std::string& path) {
-  for (const char* p :
-       {"status", "metadata.uid", "metadata.resourceVersion", "metadata.generation", "metadata.creationTimestamp",
-        "metadata.managedFields", "metadata.annotations.deployment.kubernetes.io/revision"})
-    if (path == p) return true;
-  return false;
-}
-
 bool NamedList(const Json& j) {
   if (!j.is_array() || j.empty()) return false;
   for (const Json& e : j)
@@ -27,7 +19,6 @@ const Json kEmptyObject = Json::object();
 const Json kEmptyArray = Json::array();
 
 void DiffAt(const std::string& path, const Json* a, const Json* b, std::vector<std::string>& out) {
-  if (Ignored(path)) return;
   auto join = [&](const std::string& k) { return path.empty() ? k : path + "." + k; };
   if (a != nullptr && b != nullptr && a->is_object() && b->is_object()) {
     for (const auto& [k, v] : a->items()) DiffAt(join(k), &v, b->contains(k) ? &(*b)[k] : nullptr, out);
@@ -113,9 +104,24 @@ Json Inverse(const Json& saved, const Json& patch, bool strategic) {
 
 }  // namespace
 
+Json WithoutServerFields(Json object) {
+  if (!object.is_object()) return object;
+  object.erase("status");
+  if (object.contains("metadata") && object["metadata"].is_object()) {
+    Json& meta = object["metadata"];
+    for (const char* k : {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"}) meta.erase(k);
+    if (meta.contains("annotations") && meta["annotations"].is_object()) {
+      meta["annotations"].erase("deployment.kubernetes.io/revision");
+      if (meta["annotations"].empty()) meta.erase("annotations");
+    }
+  }
+  return object;
+}
+
 std::vector<std::string> Diff(const Json& before, const Json& after) {
   std::vector<std::string> out;
-  DiffAt("", &before, &after, out);
+  const Json a = WithoutServerFields(before), b = WithoutServerFields(after);
+  DiffAt("", &a, &b, out);
   return out;
 }
 

@@ -30,6 +30,10 @@ namespace gpufit::apply {
 
 std::vector<std::string> Diff(const nlohmann::json& before, const nlohmann::json& after);
 
+// `object` as a user wrote it: without status and the metadata the server keeps for itself (the
+// fields Diff leaves out). What `gpufit apply` saves to put an object back.
+nlohmann::json WithoutServerFields(nlohmann::json object);
+
 // `strategic`: a strategic merge patch (else an RFC 7386 merge patch).
 nlohmann::json InversePatch(const nlohmann::json& saved, const nlohmann::json& patch, bool strategic);
 

@@ -53,17 +53,6 @@ bool IsIp(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-std::string PercentEncode(const std::string& s) {
-  std::string out;
-  for (const unsigned char c : s) {
-    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~')
-      out.push_back(static_cast<char>(c));
-    else
-      out += fmt::format("%{:02X}", c);
-  }
-  return out;
-}
-
 void SetTimeout(httplib::ClientImpl& c, double s, bool connect) {
   const auto sec = static_cast<time_t>(s);
   const auto usec = static_cast<time_t>(std::lround((s - static_cast<double>(sec)) * 1e6));
@@ -159,6 +148,17 @@ Result<KubeClient> KubeClient::Make(const KubeConnection& connection, const Kube
   }
   c.tls_ = std::move(tls);
   return c;
+}
+
+std::string PercentEncode(const std::string& s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~')
+      out.push_back(static_cast<char>(c));
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
 }
 
 Result<Json> KubeClient::Get(const std::string& path) const { return Send("GET", path, "", ""); }

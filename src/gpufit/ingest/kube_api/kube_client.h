@@ -43,6 +43,10 @@ struct KubeClientOptions {
   std::size_t max_items = 1'000'000;
 };
 
+// `s` as a query parameter's value: every byte but RFC 3986's unreserved ones (letters, digits,
+// - _ . ~) as %XX (a label selector "app.kubernetes.io/name=x" -> "app.kubernetes.io%2Fname%3Dx").
+std::string PercentEncode(const std::string& s);
+
 class KubeClient {
  public:
   // Checks the server URL and parses the PEM material once. Errors: kInvalidArgument.
