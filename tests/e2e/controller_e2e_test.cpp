@@ -167,6 +167,7 @@ nlohmann::json Query(const std::string& url, const std::string& expr) {
 }
 
 TEST_F(ControllerE2e, PrometheusScrapesItAndEveryDashboardPanelHasData) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   WebhookReceiver hook;
   const auto started = Clock::now();
   const int port = StartController(hook.url());
@@ -276,6 +277,7 @@ std::map<std::string, double> LastHourPeaksMib() {
 // pod with memory in the last hour as over its envelope, and every such workload's peak as
 // drifted (recent / 1 MiB > 1.2), in its log, the webhook's JSON and the plan it writes.
 TEST(ControllerDrift, ThePreviousPlanInOutIsComparedWithTheCluster) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("controller-drift");
   const std::string out = (dir / "out").string();
   ASSERT_EQ(Gpufit("controller --once" + kPlanFlags + " --out " + out, dir).exit_code, 0);
@@ -316,6 +318,7 @@ TEST(ControllerDrift, ThePreviousPlanInOutIsComparedWithTheCluster) {
 // a previous plan with every cap at 1 MiB. Pods over their envelope: those with a GPU memory
 // sample above 1 MiB in the slice's last hour, counted from the fixture's CSV of the same samples.
 TEST(ControllerDrift, PodsOverTheirEnvelopeFromPrometheus) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("controller-drift-prometheus");
   const gpufit::Result<gpufit::testing::DcgmFixture> fixture = gpufit::testing::MakeDcgmFixture(GenTd26(), 12, 3);
   ASSERT_TRUE(fixture.has_value()) << fixture.error().message;
@@ -356,6 +359,7 @@ TEST(ControllerDrift, PodsOverTheirEnvelopeFromPrometheus) {
 }
 
 TEST(ControllerBadInput, AnUnreachableWebhookIsLoggedAndTheRunSucceeds) {
+  if (!fs::exists(GenTd26())) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("controller-webhook-down");
   const int nobody = FreeLoopbackPort();
   const CliRun r = Gpufit("controller --once" + kPlanFlags + " --webhook-timeout 2 --out " + (dir / "out").string() +

@@ -174,9 +174,8 @@ class KubeLive : public ::testing::Test {
   static std::string Files() {
     return "--nodes " + (*dir_ / "nodes.json").string() + " --pods " + (*dir_ / "pods.json").string();
   }
-  static void SkipWithoutData() {
-    if (!fs::exists(*dir_ / "fixture.csv")) GTEST_SKIP() << "no " << GenTd26();
-  }
+  // GTEST_SKIP in a helper returns from the helper only: the test checks this and skips itself.
+  static bool HasData() { return fs::exists(*dir_ / "fixture.csv"); }
 
   static fs::path* dir_;
   static KubeControlPlane* plane_;
@@ -207,7 +206,7 @@ Json WithoutSources(Json j, const std::vector<std::string>& names) {
 }
 
 TEST_F(KubeLive, PlanFromTheApiServerEqualsThePlanFromKubectlFiles) {
-  SkipWithoutData();
+  if (!HasData()) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("kube-live-plan");
   const CliRun files = Plan(Files(), dir);
   ASSERT_EQ(files.exit_code, 0) << files.err;
@@ -228,7 +227,7 @@ TEST_F(KubeLive, PlanFromTheApiServerEqualsThePlanFromKubectlFiles) {
 }
 
 TEST_F(KubeLive, BearerTokenAndCaFileRelativeToTheKubeconfig) {
-  SkipWithoutData();
+  if (!HasData()) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("kube-live-token");
   fs::create_directories(dir / "kube");
   fs::copy_file(plane_->ca_file(), dir / "kube" / "ca.crt");
@@ -246,7 +245,7 @@ TEST_F(KubeLive, BearerTokenAndCaFileRelativeToTheKubeconfig) {
 }
 
 TEST_F(KubeLive, ExecPluginThatPrintsTheToken) {
-  SkipWithoutData();
+  if (!HasData()) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("kube-live-exec");
   const fs::path plugin = dir / "token-plugin.sh";
   std::ofstream(plugin)
@@ -315,7 +314,7 @@ TEST_F(KubeLive, KubeconfigTogetherWithFilesIsAnError) {
 }
 
 TEST_F(KubeLive, ReplayMatchesByWorkloadFromTheApiServer) {
-  SkipWithoutData();
+  if (!HasData()) GTEST_SKIP() << "no " << GenTd26();
   const fs::path dir = Scratch("kube-live-replay");
   ASSERT_EQ(Gpufit("plan --telemetry " + (*dir_ / "fixture.csv").string() + " --gpu h200-141gb --search-budget 0 " +
                        Files() + " --out " + (dir / "out").string(),
