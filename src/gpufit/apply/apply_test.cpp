@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -97,6 +98,48 @@ TEST(Guardrails, WindowsByDayTimeAndPastMidnight) {
   for (const char* bad : {"Sat 2:00-06:00", "Fri 25:00-26:00", "Mon 03:00-03:00", "Sunday 01:00-02:00"})
     EXPECT_FALSE(ParseWindow(bad)) << bad;
   EXPECT_THAT(ParseWindow("Fri 25:00-26:00").error().message, HasSubstr("Fri 25:00-26:00"));
+}
+
+// Issue 50: every day of one week (2026-12-06 is a Sunday in the Gregorian calendar), at the
+// last second before midnight UTC, at midnight and just after. A day's window holds on that day
+// only; listed before '*', it is the one named on its day and '*' is named on the six others;
+// a window past midnight holds from its start to midnight and on the next day until its end,
+// Saturday's into Sunday included.
+TEST(Guardrails, EveryDayOfTheWeekAroundMidnightUtc) {
+  static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  Result<double> sunday = ParseRfc3339("2026-12-06T00:00:00Z");
+  ASSERT_TRUE(sunday);
+  const double kDay = 86400;
+  for (int d = 0; d < 7; ++d) {
+    const double start = *sunday + d * kDay;  // 00:00:00 of day d
+    Result<std::vector<MaintenanceWindow>> first = ParseWindows(fmt::format("{} 00:00-24:00, * 00:00-24:00", kDays[d]));
+    Result<std::vector<MaintenanceWindow>> late = ParseWindows(fmt::format("{} 23:30-00:30", kDays[d]));
+    ASSERT_TRUE(first && late);
+    for (int other = 0; other < 7; ++other) {
+      const double day = *sunday + other * kDay;
+      for (double t : {day, day + 0.5, day + 60, day + kDay - 60, day + kDay - 0.5}) {
+        const MaintenanceWindow* w = WindowAt(*first, t);
+        ASSERT_NE(w, nullptr) << FormatRfc3339(t);
+        EXPECT_EQ(w->text, other == d ? fmt::format("{} 00:00-24:00", kDays[d]) : "* 00:00-24:00")
+            << kDays[d] << " at " << FormatRfc3339(t);
+      }
+    }
+    // The window past midnight: 23:30 of day d to 00:30 of day d + 1 (Sat -> Sun wraps the week).
+    const double midnight = start + kDay;
+    EXPECT_EQ(WindowAt(*late, midnight - 1801), nullptr) << kDays[d];        // 23:29:59
+    EXPECT_NE(WindowAt(*late, midnight - 1800), nullptr) << kDays[d];        // 23:30:00
+    EXPECT_NE(WindowAt(*late, midnight - 0.5), nullptr) << kDays[d];         // 23:59:59.5
+    EXPECT_NE(WindowAt(*late, midnight), nullptr) << kDays[d];               // 00:00:00, the next day
+    EXPECT_NE(WindowAt(*late, midnight + 1799), nullptr) << kDays[d];        // 00:29:59
+    EXPECT_EQ(WindowAt(*late, midnight + 1800), nullptr) << kDays[d];        // 00:30:00: the end is not in it
+    EXPECT_EQ(WindowAt(*late, start + 60), nullptr) << kDays[d];             // 00:01 of day d itself
+    EXPECT_EQ(WindowAt(*late, midnight + kDay - 60), nullptr) << kDays[d];   // 23:59 of day d + 1
+  }
+  // Before 1970 too (the floor of a negative minute): 1969-12-31 was a Wednesday.
+  Result<std::vector<MaintenanceWindow>> wed = ParseWindows("Wed 23:00-24:00");
+  ASSERT_TRUE(wed);
+  EXPECT_NE(WindowAt(*wed, -0.5), nullptr);
+  EXPECT_EQ(WindowAt(*wed, 0), nullptr);
 }
 
 TEST(Guardrails, ControlConfigMapAndOptOut) {

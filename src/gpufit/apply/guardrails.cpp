@@ -54,8 +54,9 @@ Result<std::vector<MaintenanceWindow>> ParseWindows(const std::string& text) {
 
 const MaintenanceWindow* WindowAt(const std::vector<MaintenanceWindow>& windows, double unix_s) {
   const auto minute = static_cast<long long>(std::floor(unix_s / 60));
-  const int of_day = static_cast<int>(((minute % 1440) + 1440) % 1440);
-  const int weekday = static_cast<int>((((minute / 1440) + 4) % 7 + 7) % 7);  // 1970-01-01 was a Thursday
+  const auto day = static_cast<long long>(std::floor(unix_s / 86400));  // floored: before 1970 too
+  const int of_day = static_cast<int>(minute - day * 1440);
+  const int weekday = static_cast<int>(((day + 4) % 7 + 7) % 7);  // 1970-01-01 was a Thursday
   for (const MaintenanceWindow& w : windows) {
     if (w.start_min < w.end_min) {
       if ((w.weekday < 0 || w.weekday == weekday) && of_day >= w.start_min && of_day < w.end_min) return &w;
