@@ -8,9 +8,12 @@
 #include <optional>
 #include <set>
 
+#include "gpufit/apply/allow_list.h"
+#include "gpufit/apply/history_seal.h"
 #include "gpufit/apply/internal/json_path.h"
 #include "gpufit/apply/object_diff.h"
 #include "gpufit/apply/plan_checks.h"
+#include "gpufit/apply/run_lock.h"
 #include "gpufit/apply/soak.h"
 #include "gpufit/core/rfc3339.h"
 
@@ -36,6 +39,14 @@ std::string LabelSelector(const Json& object) {
 class Runner {
  public:
   Runner(const KubeClient& kube, const ApplyOptions& o, const ApplyEnv& env) : kube_(kube), o_(o), env_(env) {}
+
+  // The history's key (history_seal.h), made on the first run when `create`.
+  Result<void> LoadKey(bool create) {
+    Result<std::string> key = HistoryKey(kube_, o_.history_namespace, create);
+    if (!key) return key.error();
+    key_ = std::move(*key);
+    return {};
+  }
 
   Result<Control> ReadControlNow() {
     const std::string path =
@@ -66,6 +77,16 @@ class Runner {
   Result<void> Undo(const AppliedChange& a) {
     const std::string path = a.ref.Path();
     if (a.undo_kind == "delete") {
+      // Only an object gpufit's field manager wrote: a record naming another is refused.
+      Result<Json> live = kube_.Get(path);
+      if (!live && live.error().code == Code::kNotFound) return {};
+      if (!live) return live.error();
+      bool ours = false;
+      if (live->contains("metadata") && (*live)["metadata"].contains("managedFields"))
+        for (const Json& m : (*live)["metadata"]["managedFields"]) ours |= Str(m, {"manager"}) == o_.field_manager;
+      if (!ours)
+        return FailedPrecondition("{} has no fields of manager {}: gpufit apply did not create it; not deleted",
+                                  a.ref.Display(), o_.field_manager);
       Result<Json> r = kube_.Delete(path);
       if (!r && r.error().code != Code::kNotFound) return r.error();
       return {};
@@ -85,6 +106,24 @@ class Runner {
         a.patch_type == "merge" ? KubeClient::PatchType::kMerge : KubeClient::PatchType::kStrategicMerge, a.undo);
     if (!r) return r.error();
     return {};
+  }
+
+  // Whether the change `a` (intended, not marked applied) is in the live object: a created
+  // object exists; a patch or an apply's dry run against the live object changes nothing.
+  Result<bool> TookEffect(const AppliedChange& a) {
+    Result<Json> live = kube_.Get(a.ref.Path());
+    if (!live && live.error().code == Code::kNotFound) return false;
+    if (!live) return live.error();
+    if (a.undo_kind == "delete") return true;
+    Change c;
+    c.file = a.file;
+    c.ref = a.ref;
+    c.method = a.method == "apply" ? Change::Method::kApply : Change::Method::kPatch;
+    c.patch_type = a.patch_type;
+    c.body = a.body;
+    Result<Json> dry = Send(c, true);
+    if (!dry) return dry.error();
+    return Diff(*live, *dry).empty();
   }
 
   void Event(const ObjectRef& ref, const std::string& reason, const std::string& type, const std::string& message) {
@@ -110,7 +149,7 @@ class Runner {
   }
 
   Result<void> SaveRecord(const RunRecord& record, bool first) {
-    const Json cm = RunConfigMap(record, o_.history_namespace);
+    const Json cm = RunConfigMap(record, o_.history_namespace, key_);
     const std::string collection = fmt::format("/api/v1/namespaces/{}/configmaps", o_.history_namespace);
     Result<Json> r =
         first ? kube_.Create(collection, cm) : kube_.Replace(collection + "/" + RunConfigMapName(record.run), cm);
@@ -142,87 +181,8 @@ class Runner {
   const KubeClient& kube_;
   const ApplyOptions& o_;
   const ApplyEnv& env_;
+  std::string key_;
 };
-
-// One run at a time per history namespace: the ConfigMap gpufit-apply-lock, created (the API
-// server lets one create win), renewed at every change and poll by a PUT on the resourceVersion
-// it last wrote (a run that lost it to another stops), deleted at the end. A lock not renewed
-// for kLockStaleS (a run killed with SIGKILL) is taken over the same way.
-class RunLock {
- public:
-  static constexpr double kLockStaleS = 180;
-  RunLock(const KubeClient& kube, const ApplyOptions& o, const ApplyEnv& env) : kube_(kube), o_(o), env_(env) {}
-  ~RunLock() {
-    if (!held_) return;
-    Result<Json> r = kube_.Delete(Path());
-    if (!r && r.error().code != Code::kNotFound)
-      env_.log("note: the run's lock was not released: " + r.error().message);
-  }
-  // "" when taken; else why not (another run holds it).
-  Result<std::string> Acquire(const std::string& run) {
-    run_ = run;
-    Result<Json> made = kube_.Create(Collection(), Object(""));
-    if (made) return Took(*made);
-    if (made.error().code != Code::kFailedPrecondition || made.error().message.find(" 409") == std::string::npos)
-      return made.error();
-    Result<Json> live = kube_.Get(Path());
-    if (!live) return live.error();
-    const std::string holder = Str(*live, {"data", "run"});
-    Result<double> renewed = ParseRfc3339(Str(*live, {"data", "renewed"}));
-    const double age = renewed ? env_.now() - *renewed : kLockStaleS + 1;
-    if (age <= kLockStaleS)
-      return fmt::format("another run ({}) is in progress: ConfigMap {}/{} renewed {:.0f} s ago", holder,
-                         o_.history_namespace, kName, age);
-    env_.log(fmt::format("taking over the lock of run {}, not renewed for {:.0f} s", holder, age));
-    Result<Json> taken = kube_.Replace(Path(), Object(Str(*live, {"metadata", "resourceVersion"})));
-    if (!taken) return fmt::format("another run took the lock first: {}", taken.error().message);
-    return Took(*taken);
-  }
-  // An error when another run took the lock (or the API server refuses).
-  Result<void> Renew() {
-    Result<Json> r = kube_.Replace(Path(), Object(version_));
-    if (!r)
-      return Error{r.error().code,
-                   fmt::format("the run's lock {}/{}: {}", o_.history_namespace, kName, r.error().message)};
-    version_ = Str(*r, {"metadata", "resourceVersion"});
-    return {};
-  }
-
- private:
-  static constexpr const char* kName = "gpufit-apply-lock";
-  std::string Collection() const { return fmt::format("/api/v1/namespaces/{}/configmaps", o_.history_namespace); }
-  std::string Path() const { return Collection() + "/" + kName; }
-  Json Object(const std::string& version) const {
-    Json o = {{"apiVersion", "v1"},
-              {"kind", "ConfigMap"},
-              {"metadata",
-               {{"name", kName},
-                {"namespace", o_.history_namespace},
-                {"labels", {{"app.kubernetes.io/managed-by", "gpufit"}}}}},
-              {"data", {{"run", run_}, {"renewed", FormatRfc3339(env_.now())}}}};
-    if (!version.empty()) o["metadata"]["resourceVersion"] = version;
-    return o;
-  }
-  std::string Took(const Json& object) {
-    held_ = true;
-    version_ = Str(object, {"metadata", "resourceVersion"});
-    return "";
-  }
-  const KubeClient& kube_;
-  const ApplyOptions& o_;
-  const ApplyEnv& env_;
-  std::string run_, version_;
-  bool held_ = false;
-};
-
-std::string RunId(double now_s) {
-  std::string t = FormatRfc3339(now_s);  // 2026-12-06T08:15:00Z
-  std::string id;
-  for (char c : t)
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return id;
-}
 
 }  // namespace
 
@@ -257,6 +217,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
       return live.error();
     }
     const Json before = live ? *live : Json();
+    if (Result<void> ok = CheckAgainstLive(c, before, c.file); !ok) return ok.error();
     bool out = Excluded(before);
     if (!out && !c.ref.ns.empty()) {
       if (!namespace_out.contains(c.ref.ns)) {
@@ -381,7 +342,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
   if (waves[1].empty()) waves.pop_back();
   if (waves[0].empty()) waves.erase(waves.begin());
 
-  record.run = RunId(start);
+  record.run = NewRunId(start);
   record.started_s = start;
   record.state = "applying";
   result.run = record.run;
@@ -401,6 +362,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
         a.undo_kind = "patch";
         a.undo = InversePatch(before, c->body, c->patch_type != "merge");
       }
+      a.body = c->body;
       a.diff = diffs[c->file];
       record.changes.push_back(std::move(a));
     }
@@ -412,6 +374,7 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
     result.summary = "nothing applied: " + *busy;
     return result;
   }
+  if (Result<void> k = run.LoadKey(true); !k) return k.error();
   if (Result<void> r = run.SaveRecord(record, true); !r) return r.error();
   env.log(fmt::format("run {}: {} changes in {} wave(s); history in ConfigMap {}/{}", record.run, record.changes.size(),
                       waves.size(), o.history_namespace, RunConfigMapName(record.run)));
@@ -487,6 +450,8 @@ Result<ApplyResult> Apply(const KubeClient& kube, const Json& plan, const std::v
                         "{} undoes it)",
                         *why, w, c->file, record.run));
       }
+      a.intended_at_s = env.now();  // the journal's intent: a kill from here on leaves it to --revert
+      if (Result<void> r = run.SaveRecord(record, false); !r) return r.error();
       Result<Json> sent = run.Send(*c, false);
       if (!sent) {
         const std::string refused =
@@ -571,10 +536,22 @@ Result<ApplyResult> RevertRun(const KubeClient& kube, const std::string& id, con
         "app.kubernetes.io/managed-by=gpufit lists them)",
         id, where, o.history_namespace);
   if (!cm) return cm.error();
-  Result<RunRecord> record = ReadRunConfigMap(*cm, where);
+  if (Result<void> k = run.LoadKey(false); !k)
+    return Error{k.error().code, fmt::format("{}: cannot check its seal: {}", where, k.error().message)};
+  Result<RunRecord> record = ReadRunConfigMap(*cm, where, run.key_);
   if (!record) return record.error();
   ApplyResult result;
   result.run = id;
+  // The journal: a change intended but not marked applied (the run was killed while sending it)
+  // is undone when the live object shows it took effect.
+  for (AppliedChange& a : record->changes) {
+    if (a.intended_at_s <= 0 || a.applied_at_s > 0 || a.reverted_at_s > 0) continue;
+    Result<bool> took = run.TookEffect(a);
+    if (!took) return took.error();
+    env.log(fmt::format("{} ({}) was being applied when run {} stopped: {}", a.file, a.ref.Display(), id,
+                        *took ? "it took effect, so it is undone" : "it did not take effect"));
+    if (*took) a.applied_at_s = a.intended_at_s;
+  }
   const auto standing = std::count_if(record->changes.begin(), record->changes.end(), [](const AppliedChange& a) {
     return a.applied_at_s > 0 && a.reverted_at_s <= 0;
   });

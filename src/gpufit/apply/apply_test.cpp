@@ -4,11 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "gpufit/apply/change_set.h"
 #include "gpufit/apply/guardrails.h"
 #include "gpufit/apply/history.h"
+#include "gpufit/apply/history_seal.h"
 #include "gpufit/apply/object_diff.h"
 #include "gpufit/apply/soak.h"
 #include "gpufit/core/rfc3339.h"
@@ -233,21 +236,23 @@ TEST(ChangeSet, ReadmeRowsInTheReadmesOrderWithStrategies) {
          "| `workload-ml-job-j.yaml` | c | w | `kustomize: list workload-ml-job-j.yaml under patches: of the Job's "
          "source` |\n"
          "| `priorityclass-gpufit-inference.yaml` | c | w | `kubectl apply -f priorityclass-gpufit-inference.yaml` |\n"
-         "| `configmap-x.yaml` | c | w | `kubectl apply -f configmap-x.yaml` |\n\n## Notes\n";
+         "| `configmap-gpu-operator-gpufit-device-plugin-config.yaml` | c | w | `kubectl apply -f "
+         "configmap-gpu-operator-gpufit-device-plugin-config.yaml` |\n\n## Notes\n";
   std::ofstream(dir / "workload-ml-deployment-web.yaml") << HamiPatch().dump();
   std::ofstream(dir / "workload-ml-job-j.yaml")
       << "apiVersion: \"batch/v1\"\nkind: \"Job\"\nmetadata:\n  name: \"j\"\n  namespace: \"ml\"\n";
   std::ofstream(dir / "priorityclass-gpufit-inference.yaml")
       << "apiVersion: \"scheduling.k8s.io/v1\"\nkind: \"PriorityClass\"\nmetadata:\n  name: "
          "\"gpufit-inference\"\nvalue: 1000\n";
-  std::ofstream(dir / "configmap-x.yaml") << "apiVersion: \"v1\"\nkind: \"ConfigMap\"\nmetadata:\n  name: \"x\"\n  "
-                                             "namespace: \"gpu-operator\"\ndata:\n  a: \"1\"\n";
+  std::ofstream(dir / "configmap-gpu-operator-gpufit-device-plugin-config.yaml")
+      << "apiVersion: \"v1\"\nkind: \"ConfigMap\"\nmetadata:\n  name: \"gpufit-device-plugin-config\"\n  "
+         "namespace: \"gpu-operator\"\ndata:\n  a: \"1\"\n";
   const Json plan = {{"backtest", {{"status", Json::object()}}}, {"options", {{"sharing", "hami"}}}};
   Result<std::vector<Change>> c = ReadChanges(dir, plan);
   ASSERT_TRUE(c) << c.error().message;
   ASSERT_EQ(c->size(), 4u);
-  EXPECT_EQ((*c)[0].file, "configmap-x.yaml");
-  EXPECT_EQ((*c)[0].ref.Path(), "/api/v1/namespaces/gpu-operator/configmaps/x");
+  EXPECT_EQ((*c)[0].file, "configmap-gpu-operator-gpufit-device-plugin-config.yaml");
+  EXPECT_EQ((*c)[0].ref.Path(), "/api/v1/namespaces/gpu-operator/configmaps/gpufit-device-plugin-config");
   EXPECT_EQ((*c)[0].strategy, "colocation");
   EXPECT_EQ((*c)[1].ref.Path(), "/apis/scheduling.k8s.io/v1/priorityclasses/gpufit-inference");
   EXPECT_EQ((*c)[1].strategy, "lending");
@@ -274,7 +279,7 @@ TEST(ChangeSet, ReadmeRowsInTheReadmesOrderWithStrategies) {
   replicas["spec"]["replicas"] = 0;
   std::ofstream(dir / "workload-ml-deployment-web.yaml") << replicas.dump();
   EXPECT_THAT(ReadChanges(dir, plan).error().message,
-              HasSubstr("sets .spec.replicas; gpufit's change only .spec.template"));
+              HasSubstr("workload-ml-deployment-web.yaml: spec.replicas: not a field gpufit changes"));
   std::ofstream(dir / "workload-ml-deployment-web.yaml") << HamiPatch().dump();
   EXPECT_TRUE(CheckPlanJson(plan, "p.json"));
   EXPECT_EQ(CheckPlanJson(Json::object(), "p.json").error().message,
@@ -282,44 +287,79 @@ TEST(ChangeSet, ReadmeRowsInTheReadmesOrderWithStrategies) {
   fs::remove_all(dir);
 }
 
-TEST(History, RunRecordRoundTripsThroughItsConfigMap) {
+TEST(History, RunRecordRoundTripsThroughItsSealedConfigMap) {
+  const std::string key(64, 'a');
   RunRecord r;
-  r.run = "20261206t080000z";
+  r.run = "20261206t080000z-abc123";
   r.started_s = *ParseRfc3339("2026-12-06T08:00:00Z");
   r.plan = "plan.json";
   r.state = "applied";
   r.verdict = "ok";
-  r.changes.push_back({.file = "f.yaml",
+  r.changes.push_back({.file = "workload-ml-deployment-web.yaml",
                        .ref = {.api_version = "apps/v1", .kind = "Deployment", .ns = "ml", .name = "web"},
                        .method = "patch",
                        .patch_type = "strategic",
                        .wave = 1,
+                       .intended_at_s = r.started_s + 4,
                        .applied_at_s = r.started_s + 5,
                        .reverted_at_s = r.started_s + 9,
                        .undo_kind = "patch",
                        .undo = InversePatch(Live(), HamiPatch(), true),
+                       .body = HamiPatch(),
                        .diff = {"~ a: 1 -> 2"}});
   r.skipped = {"g.yaml: opted out"};
-  const Json cm = RunConfigMap(r, "gpufit");
-  EXPECT_EQ(cm["metadata"]["name"], "gpufit-apply-20261206t080000z");
+  const Json cm = RunConfigMap(r, "gpufit", key);
+  EXPECT_EQ(cm["metadata"]["name"], "gpufit-apply-20261206t080000z-abc123");
   EXPECT_EQ(cm["metadata"]["annotations"]["gpufit.io/started"], "2026-12-06T08:00:00Z");
-  Result<RunRecord> back = ReadRunConfigMap(cm, "cm");
+  // The seal is HMAC-SHA256 of "NAME\nTEXT", as OpenSSL's command computes it: RFC 4231's key
+  // of case 2 on its message with a newline for the blank, `printf 'what do ya want \nfor
+  // nothing?' | openssl dgst -sha256 -hmac Jefe`.
+  EXPECT_EQ(Seal("Jefe", "what do ya want ", "for nothing?"),
+            "2b9465add41e8aa0dbcc02871fef19654a8699bde87fd049e66a6aa765dbc5e1");
+  EXPECT_EQ(cm["metadata"]["annotations"]["gpufit.io/seal"],
+            Seal(key, "gpufit-apply-20261206t080000z-abc123", cm["data"]["run.json"].get<std::string>()));
+  Result<RunRecord> back = ReadRunConfigMap(cm, "cm", key);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->changes.at(0).undo, r.changes[0].undo);
+  EXPECT_EQ(back->changes.at(0).body, HamiPatch());
+  EXPECT_DOUBLE_EQ(back->changes.at(0).intended_at_s, r.started_s + 4);
   EXPECT_DOUBLE_EQ(back->changes.at(0).applied_at_s, r.started_s + 5);
   EXPECT_DOUBLE_EQ(back->changes.at(0).reverted_at_s, r.started_s + 9);
   EXPECT_EQ(back->skipped, r.skipped);
-  EXPECT_FALSE(ReadRunConfigMap(Json::parse(R"({"data":{"run.json":"{}"}})"), "cm"));
-  // An edited history: a Namespace to delete is not a change gpufit apply makes.
+  EXPECT_FALSE(ReadRunConfigMap(Json::parse(R"({"data":{"run.json":"{}"}})"), "cm", key));
+  // Another key (a record planted by whoever can write ConfigMaps there, sealed with a guess).
+  EXPECT_THAT(ReadRunConfigMap(cm, "cm", std::string(64, 'b')).error().message, HasSubstr("its seal"));
+  // An edited record, even one byte: a Namespace to delete.
   Json edited = cm;
   Json run = Json::parse(edited["data"]["run.json"].get<std::string>());
   run["changes"][0]["object"] = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"namespace", ""}, {"name", "ml"}};
   run["changes"][0]["undo_kind"] = "delete";
-  edited["data"]["run.json"] = run.dump();
-  EXPECT_THAT(ReadRunConfigMap(edited, "cm").error().message, HasSubstr("undoes Namespace ml by 'delete'"));
+  edited["data"]["run.json"] = run.dump(1);
+  EXPECT_THAT(ReadRunConfigMap(edited, "cm", key).error().message, HasSubstr("does not match its record"));
+  // Sealed (the key stolen), still refused: not a change gpufit apply makes.
+  edited["metadata"]["annotations"]["gpufit.io/seal"] =
+      Seal(key, "gpufit-apply-20261206t080000z-abc123", edited["data"]["run.json"].get<std::string>());
+  EXPECT_THAT(ReadRunConfigMap(edited, "cm", key).error().message, HasSubstr("a Namespace in a workload-*.yaml file"));
+  // A genuine record copied under another run's name.
+  Json moved = cm;
+  moved["metadata"]["name"] = "gpufit-apply-20261206t090000z-zzz999";
+  moved["metadata"]["annotations"]["gpufit.io/seal"] =
+      Seal(key, "gpufit-apply-20261206t090000z-zzz999", cm["data"]["run.json"].get<std::string>());
+  EXPECT_THAT(ReadRunConfigMap(moved, "cm", key).error().message, HasSubstr("holds the record of run"));
   Json unlabelled = cm;
   unlabelled["metadata"].erase("labels");
-  EXPECT_THAT(ReadRunConfigMap(unlabelled, "cm").error().message, HasSubstr("not labelled"));
+  EXPECT_THAT(ReadRunConfigMap(unlabelled, "cm", key).error().message, HasSubstr("not labelled"));
+}
+
+TEST(History, RunIdsAreUniqueAndStartWithTheUtcSecond) {
+  const double t = *ParseRfc3339("2026-12-07T18:15:00Z");
+  std::set<std::string> ids;
+  for (int i = 0; i < 100; ++i) {
+    const std::string id = NewRunId(t);
+    EXPECT_TRUE(std::regex_match(id, std::regex("20261207t181500z-[a-z0-9]{6}"))) << id;
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 100u);  // 36^6 = 2.2e9 ids a second: a collision among 100 has odds of 2e-6
 }
 
 }  // namespace

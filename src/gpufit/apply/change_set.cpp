@@ -8,8 +8,10 @@
 #include <cctype>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "gpufit/apply/allow_list.h"
 #include "gpufit/apply/internal/json_path.h"
 
 namespace gpufit::apply {
@@ -102,41 +104,6 @@ int Rank(const Change& c) {
   return rank;
 }
 
-// What plan --emit-manifests writes under each file name (plan/manifests/): a file of another
-// kind, or a workload patch that reaches past the pod template, is not gpufit's and is refused,
-// since the strategy (and so the backtest that vouches for it) is read from the file's name.
-Result<void> CheckKind(const Change& c, const std::string& where) {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> kKinds = {
-      {"workload-", {"Deployment", "StatefulSet", "DaemonSet", "Job"}},
-      {"node-", {"Node"}},
-      {"configmap-", {"ConfigMap"}},
-      {"clusterpolicy-", {"ClusterPolicy"}},
-      {"resourceclaim-", {"ResourceClaim"}},
-      {"priorityclass-", {"PriorityClass"}},
-      {"kueue-", {"ResourceFlavor", "ClusterQueue", "LocalQueue"}}};
-  for (const auto& [prefix, kinds] : kKinds) {
-    if (!c.file.starts_with(prefix)) continue;
-    if (std::find(kinds.begin(), kinds.end(), c.ref.kind) == kinds.end())
-      return InvalidArgument("{}: a {} in a {}*.yaml file; gpufit writes {} there", where, c.ref.kind, prefix,
-                             fmt::format("{}", fmt::join(kinds, ", ")));
-    if (prefix == "workload-") {
-      for (const auto& [key, value] : c.body.items())
-        if (key != "apiVersion" && key != "kind" && key != "metadata" && key != "spec")
-          return InvalidArgument("{}: a workload patch sets .{}; gpufit's change only the pod template", where, key);
-      if (c.body.contains("spec"))
-        for (const auto& [key, value] : c.body["spec"].items())
-          if (key != "template")
-            return InvalidArgument("{}: a workload patch sets .spec.{}; gpufit's change only .spec.template", where,
-                                   key);
-    }
-    return {};
-  }
-  return InvalidArgument(
-      "{}: not a file name gpufit plan --emit-manifests writes (workload-, node-, configmap-, "
-      "clusterpolicy-, resourceclaim-, priorityclass-, kueue-)",
-      where);
-}
-
 }  // namespace
 
 std::string ObjectRef::CollectionPath() const {
@@ -181,6 +148,11 @@ Result<std::vector<Change>> ReadChanges(const fs::path& dir, const Json& plan) {
     return NotFound("{}: cannot read it (the folder that gpufit plan --emit-manifests wrote has a README.md)",
                     readme.string());
   const bool mig = internal::Str(plan, {"options", "sharing"}) == "mig";
+  std::set<std::string> planned_namespaces;  // of plan.json's workloads ("kind/ns/name")
+  if (plan.contains("pods") && plan["pods"].is_array())
+    for (const Json& p : plan["pods"])
+      if (const std::string key = internal::Str(p, {"workload"}); std::count(key.begin(), key.end(), '/') == 2)
+        planned_namespaces.insert(key.substr(key.find('/') + 1, key.rfind('/') - key.find('/') - 1));
   static const std::regex patch_cmd(
       R"(kubectl patch (\S+) (\S+)(?: -n (\S+))? --type (strategic|merge) --patch-file (\S+))");
   static const std::regex apply_cmd(R"(kubectl apply -f (\S+))");
@@ -234,7 +206,7 @@ Result<std::vector<Change>> ReadChanges(const fs::path& dir, const Json& plan) {
              .name = internal::Str(c.body, {"metadata", "name"})};
     if (c.ref.api_version.empty() || c.ref.kind.empty() || c.ref.name.empty())
       return InvalidArgument("{}: no apiVersion, kind or metadata.name", file.string());
-    if (Result<void> ok = CheckKind(c, file.string()); !ok) return ok.error();
+    if (Result<void> ok = CheckAllowed(c, planned_namespaces, file.string()); !ok) return ok.error();
     c.workload = c.method == Change::Method::kPatch && IsWorkloadKind(c.ref.kind);
     c.strategy = c.file.starts_with("kueue-") || c.file.starts_with("priorityclass-") ? "lending"
                  : mig                                                                ? "mig"

@@ -16,7 +16,8 @@
 //                                 (the memory caps and the sharing set-up they need).
 // Errors (kInvalidArgument, naming the file and line): a README row whose file is missing, a
 // file that is not one object with apiVersion, kind and metadata.name, an apply command that is
-// none of the above.
+// none of the above, an object or a field that gpufit never changes (allow_list.h, naming the
+// file and the JSON path).
 #pragma once
 
 #include <filesystem>

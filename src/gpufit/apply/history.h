@@ -1,7 +1,9 @@
 // The history of `gpufit apply`: one ConfigMap per run, gpufit-apply-<RUN> in the history
 // namespace, labelled app.kubernetes.io/managed-by=gpufit and gpufit.io/apply-run=<RUN>, whose
-// data["run.json"] is the RunRecord below. It is written before the first change and after each
-// one, so a run that dies half-way can still be undone with `gpufit apply --revert RUN`.
+// data["run.json"] is the RunRecord below, sealed (history_seal.h). It is a journal: written
+// before the first change, before each change (its intent) and after it (applied), so a run
+// killed at any moment can still be undone with `gpufit apply --revert RUN`: a change intended
+// but not marked applied is undone when the live object shows it took effect.
 // (A ConfigMap holds at most 1 MiB: one per run keeps each far below it; the undo of a change is
 // only the fields its patch touched, or the object it replaced.)
 #pragma once
@@ -16,18 +18,21 @@
 namespace gpufit::apply {
 
 struct AppliedChange {
-  std::string file;
-  ObjectRef ref;
-  std::string method;       // "patch" or "apply"
-  std::string patch_type;   // "strategic", "merge" (patch) or "" (apply)
+  std::string file{};
+  ObjectRef ref{};
+  std::string method{};       // "patch" or "apply"
+  std::string patch_type{};   // "strategic", "merge" (patch) or "" (apply)
   int wave = 0;             // 0: the canary
+  double intended_at_s = 0;  // Unix seconds: written just before the change is sent; 0 before
   double applied_at_s = 0;  // Unix seconds; 0 until applied
   double reverted_at_s = 0;  // Unix seconds; 0 while it stands
   // How to undo it: "patch" -> `undo` is the inverse patch (object_diff.h); "replace" -> `undo`
   // is the object as it was (PUT back); "delete" -> the change created the object.
-  std::string undo_kind;
-  nlohmann::json undo;
-  std::vector<std::string> diff;  // object_diff.h lines of the server's dry run
+  std::string undo_kind{};
+  nlohmann::json undo{};
+  nlohmann::json body{};            // the change itself (the file's object): what --revert dry-runs to see
+                                  // whether an intended change took effect
+  std::vector<std::string> diff{};  // object_diff.h lines of the server's dry run
 };
 
 struct RunRecord {
@@ -43,8 +48,11 @@ struct RunRecord {
 };
 
 std::string RunConfigMapName(const std::string& run);
-nlohmann::json RunConfigMap(const RunRecord& record, const std::string& ns);
-// The record of a run's ConfigMap; kInvalidArgument naming `where` when it is not one.
-Result<RunRecord> ReadRunConfigMap(const nlohmann::json& configmap, const std::string& where);
+// The run's ConfigMap, sealed with `key` (history_seal.h).
+nlohmann::json RunConfigMap(const RunRecord& record, const std::string& ns, const std::string& key);
+// The record of a run's ConfigMap. kInvalidArgument naming `where` when it is not one: no
+// managed-by label, a seal that does not match under `key`, a name that is not its run's, or a
+// change gpufit apply does not make (allow_list.h: CheckUndo).
+Result<RunRecord> ReadRunConfigMap(const nlohmann::json& configmap, const std::string& where, const std::string& key);
 
 }  // namespace gpufit::apply

@@ -59,7 +59,12 @@ Result<void> CheckFolderOfPlan(const Json& plan, const std::vector<Change>& chan
   if (plan.contains("pods") && plan["pods"].is_array())
     for (const Json& p : plan["pods"])
       if (!Str(p, {"workload"}).empty()) planned.insert(Str(p, {"workload"}));
-  if (planned.empty()) return {};  // a plan without workload keys names pods only
+  for (const Change& c : changes)
+    if (planned.empty() && c.file.starts_with("workload-"))
+      return InvalidArgument(
+          "{} patches {}, but {} names no workload (pods[].workload): a plan made without the cluster's pods "
+          "(--pods or --kubeconfig) cannot show it is of this cluster; plan again with them",
+          c.file, c.ref.WorkloadKey(), plan_path);
   for (const Change& c : changes)
     if (c.file.starts_with("workload-") && !planned.contains(c.ref.WorkloadKey()))
       return InvalidArgument("{} patches {}, which {} does not plan: the folder is of another plan", c.file,

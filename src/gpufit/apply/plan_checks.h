@@ -20,9 +20,10 @@ Result<void> CheckHeld(const nlohmann::json& plan, const std::vector<Change>& ch
 // pods[].workload that the cluster does not have; other errors are the API server's.
 Result<void> CheckWorkloads(const kube_api::KubeClient& kube, const nlohmann::json& plan, const std::string& plan_path);
 
-// For a plan keyed by workload (plan --pods or --kubeconfig: pods[].workload): kInvalidArgument
-// naming the first workload patch of the folder whose workload plan.json does not plan (a
-// folder of another plan: the plan's backtest does not vouch for it).
+// kInvalidArgument naming the first workload patch of the folder whose workload plan.json does
+// not plan (pods[].workload: a folder of another plan, which the plan's backtest does not vouch
+// for), or any workload patch when plan.json names no workload at all (planned from telemetry
+// alone, it cannot show it is of this cluster).
 Result<void> CheckFolderOfPlan(const nlohmann::json& plan, const std::vector<Change>& changes,
                                const std::string& plan_path);
 
