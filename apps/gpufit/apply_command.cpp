@@ -225,7 +225,7 @@ void AddApplyCommand(CLI::App& app, int& rc) {
       "  gpufit apply out/plan.json --manifests k8s --yes     # canary, soak, then the rest\n"
       "  kubectl patch configmap gpufit-control -n default --type merge -p '{\"data\":{\"stop\":\"true\"}}'  # kill "
       "switch\n"
-      "  gpufit apply --revert 20261206t081500z               # undo a run");
+      "  gpufit apply --revert 20261206t081500z-k3f9a2        # undo a run");
   cmd->callback([f, &rc] { rc = Run(*f); });
 }
 

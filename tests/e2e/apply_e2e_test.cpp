@@ -184,7 +184,7 @@ class ApplyE2e : public ::testing::Test {
   }
   std::string RunId(const std::string& stdout_text) {
     std::smatch m;
-    return std::regex_search(stdout_text, m, std::regex(R"(run ([0-9a-z]+):)")) ? m[1].str() : "";
+    return std::regex_search(stdout_text, m, std::regex(R"(run ([0-9a-z]+-[0-9a-z]{6}):)")) ? m[1].str() : "";
   }
   Json Record(const std::string& run) {
     const Json cm = Get({"configmap", "-n", "default", "gpufit-apply-" + run});

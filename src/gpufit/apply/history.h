@@ -36,7 +36,7 @@ struct AppliedChange {
 };
 
 struct RunRecord {
-  std::string run;  // "20261206t081500z": the start, UTC
+  std::string run;  // "20261206t081500z-k3f9a2": the start, UTC, and 6 random characters (history_seal.h)
   double started_s = 0;
   std::string plan;  // the plan.json it applied (path as given)
   // "applying", "applied", "reverted" (the soak saw a breach), "failed" (the API server refused
