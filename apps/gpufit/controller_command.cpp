@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "gpufit/controller/drift.h"
 #include "gpufit/controller/exposition.h"
+#include "gpufit/controller/liveness.h"
 #include "gpufit/controller/metrics_endpoint.h"
 #include "gpufit/controller/plan_facts.h"
 #include "gpufit/controller/webhook.h"
@@ -199,7 +200,17 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
   std::unique_ptr<controller::MetricsEndpoint> endpoint;
   if (!flags.once) {
     if (Result<void> ok = ParseMetricsListen(flags.metrics_listen, flags.metrics); !ok) return Fail(ok.error());
-    endpoint = std::make_unique<controller::MetricsEndpoint>(flags.metrics, [&state] { return state.Text(); });
+    // /healthz fails when no run finished for longer than a loop may take (controller/liveness.h).
+    const controller::LivenessBudget budget{.interval_s = *interval_s,
+                                            .apply_soak_s = flags.apply ? flags.apply_soak_s : 0,
+                                            .webhook_timeout_s = webhook ? flags.webhook_timeout_s : 0};
+    const double started = NowSeconds();
+    endpoint = std::make_unique<controller::MetricsEndpoint>(
+        flags.metrics, [&state] { return state.Text(); },
+        [&state, budget, started] {
+          const std::lock_guard lock(state.mu);
+          return controller::Unhealthy(NowSeconds(), std::max(started, state.runs.finished_unix_s), budget);
+        });
     if (Result<void> ok = endpoint->Start(); !ok) return Fail(ok.error());
     ControllerLog(fmt::format("/metrics on {}://{}:{}", flags.metrics.tls_cert_file.empty() ? "http" : "https",
                               flags.metrics.host, endpoint->port()));
@@ -265,7 +276,13 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
       const std::string payload =
           controller::WebhookPayload(result ? &result->facts : nullptr, result ? &result->drift : nullptr, runs,
                                      result ? result->source : flags.plan.telemetry.name);
-      if (Result<void> sent = controller::PostWebhook(*webhook, payload, flags.webhook_timeout_s); !sent)
+      // Cut at once by SIGTERM or SIGINT (blocked, so pending): the wait below then takes it.
+      const auto signalled = [&signals] {
+        sigset_t pending;
+        sigpending(&pending);
+        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
+      };
+      if (Result<void> sent = controller::PostWebhook(*webhook, payload, flags.webhook_timeout_s, signalled); !sent)
         ControllerLog("warning: the webhook was not delivered (the run goes on): " + sent.error().message);
     }
     // Bad input fails the first run (or the only one) at once; later failures may pass.
@@ -306,7 +323,7 @@ void AddControllerCommand(CLI::App& app, int& rc) {
   cmd->add_option("--webhook", flags->webhook,
                   "Slack-compatible incoming webhook URL: a summary is POSTed after each run (https; http to "
                   "loopback only); a failure is logged, never fatal");
-  cmd->add_option("--webhook-timeout", flags->webhook_timeout_s, "seconds to connect, and for each read and write")
+  cmd->add_option("--webhook-timeout", flags->webhook_timeout_s, "seconds for the whole POST: connect, TLS, request and answer")
       ->capture_default_str();
   cmd->add_option("--peak-drift-tolerance", flags->peak_drift_tolerance,
                   "a workload's recent peak above its fitted peak x (1 + this) counts as drift")

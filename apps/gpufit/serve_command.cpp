@@ -56,7 +56,8 @@ int Run(const ServeFlags& f) {
   // Who may call: refused before any snapshot is read or waited for (serve/http_server.h).
   serve::BindFunction binds;  // only whether there is one matters here
   if (binder) binds.bind = [](const serve::BindingArgs&) -> Result<void> { return {}; };
-  const serve::ServerOptions auth{.bind = binds,
+  const serve::ServerOptions auth{.host = f.host,
+                                  .bind = binds,
                                   .tls_cert_file = f.tls_cert_file,
                                   .tls_key_file = f.tls_key_file,
                                   .client_ca_file = f.client_ca_file,

@@ -400,7 +400,9 @@ TEST_F(HelmChart, ControllerApplyWritesAsItsOwnIdentity) {
   const std::set<std::string> names = KindsAndNames(objects);
   for (const char* name :
        {"ServiceAccount/gpufit-apply", "ClusterRole/gpufit-applier", "ClusterRoleBinding/gpufit-applier",
-        "Role/gpufit-apply-history", "RoleBinding/gpufit-apply-history"})
+        "ClusterRole/gpufit-apply-workloads", "ClusterRoleBinding/gpufit-apply-workloads", "Role/gpufit-apply-history",
+        "RoleBinding/gpufit-apply-history", "Role/gpufit-apply-lending", "ValidatingAdmissionPolicy/gpufit-apply-guard",
+        "ValidatingAdmissionPolicyBinding/gpufit-apply-guard"})
     EXPECT_TRUE(names.count(name)) << name;
   const YAML::Node pod = PodSpec(Find(objects, "Deployment", "gpufit-controller"));
   EXPECT_EQ(pod["serviceAccountName"].as<std::string>(), "gpufit-apply");
@@ -414,17 +416,46 @@ TEST_F(HelmChart, ControllerApplyWritesAsItsOwnIdentity) {
     for (const std::string& group : Strings(rule["apiGroups"]))
       for (const std::string& res : Strings(rule["resources"]))
         for (const std::string& verb : Strings(rule["verbs"])) verbs[group + "/" + res].insert(verb);
-  EXPECT_EQ(verbs["apps/deployments"], (std::set<std::string>{"get", "list", "patch"}));
+  // Issue 51: least privilege. Cluster-wide it reads; its writes are by name where RBAC allows
+  // (PriorityClasses, Kueue objects); no Node patch and no ClusterPolicy without gpuOperator;
+  // no services/proxy, no Secrets, no ConfigMaps outside its namespace.
+  EXPECT_EQ(verbs["apps/deployments"], (std::set<std::string>{"get", "list"}));
   EXPECT_EQ(verbs["/events"], std::set<std::string>{"create"});
+  EXPECT_EQ(verbs["/nodes"], (std::set<std::string>{"get", "list", "watch"}));
+  EXPECT_FALSE(verbs.count("/services/proxy"));
+  EXPECT_FALSE(verbs.count("/configmaps"));
+  EXPECT_FALSE(verbs.count("nvidia.com/clusterpolicies"));
   // Server-side apply of an object that is not there yet creates it.
   EXPECT_EQ(verbs["scheduling.k8s.io/priorityclasses"],
             (std::set<std::string>{"get", "create", "patch", "update", "delete"}));
+  for (const YAML::Node& rule : Find(objects, "ClusterRole", "gpufit-applier")["rules"])
+    if (Strings(rule["apiGroups"]) == std::vector<std::string>{"scheduling.k8s.io"} &&
+        Strings(rule["verbs"]) != std::vector<std::string>{"create"}) {
+      EXPECT_THAT(Strings(rule["resourceNames"]), ElementsAre("gpufit-inference", "gpufit-night-lending"));
+    }
   EXPECT_TRUE(verbs["kueue.x-k8s.io/clusterqueues"].count("create"));
   EXPECT_FALSE(verbs.count("/secrets"));
   for (const auto& [resource, set] : verbs) EXPECT_FALSE(set.count("*")) << resource;
+  // Workload patches: every namespace by default, one RoleBinding per namespace when listed.
+  EXPECT_THAT(Strings(Find(objects, "ClusterRole", "gpufit-apply-workloads")["rules"][0]["verbs"]),
+              ElementsAre("patch"));
+  const std::vector<YAML::Node> scoped = Render({"controller.enabled=true", "controller.apply.enabled=true",
+                                                 "controller.apply.namespaces={ml,genai}", "controller.apply.gpuOperator=true"});
+  const std::set<std::string> scoped_names = KindsAndNames(scoped);
+  EXPECT_FALSE(scoped_names.count("ClusterRoleBinding/gpufit-apply-workloads"));
+  int bindings = 0;
+  for (const YAML::Node& o : scoped)
+    if (o["kind"].as<std::string>() == "RoleBinding" &&
+        o["metadata"]["name"].as<std::string>() == "gpufit-apply-workloads") {
+      ++bindings;
+      EXPECT_THAT(o["metadata"]["namespace"].as<std::string>(), ::testing::AnyOf("ml", "genai"));
+    }
+  EXPECT_EQ(bindings, 2);
+  EXPECT_EQ(Find(scoped, "Role", "gpufit-apply-gpu-operator")["metadata"]["namespace"].as<std::string>(), "gpu-operator");
   const YAML::Node history = Find(objects, "Role", "gpufit-apply-history");
   EXPECT_EQ(history["metadata"]["namespace"].as<std::string>(), kNamespace);
   EXPECT_THAT(Strings(history["rules"][0]["resources"]), ElementsAre("configmaps"));
+  EXPECT_THAT(Strings(history["rules"][2]["resourceNames"]), ElementsAre("gpufit-apply-key"));  // the history's key
   // The plan's ClusterRole is unchanged: read-only.
   for (const YAML::Node& rule : Find(objects, "ClusterRole", "gpufit-plan-reader")["rules"])
     for (const std::string& verb : Strings(rule["verbs"]))
@@ -442,7 +473,9 @@ TEST_F(HelmChart, ServerSideDryRunAcceptsEveryObject) {
        {std::vector<std::string>{},
         {"extender.enabled=true", "web.enabled=true", "plan.prometheus=http://prometheus.monitoring:9090",
          "plan.timeZone=Etc/UTC", "reports.storageClassName=standard", "extender.schedulerCIDRs={10.0.0.0/24}",
-         "controller.enabled=true", "controller.webhookSecretName=hook", "controller.apply.enabled=true"}}) {
+         "controller.enabled=true", "controller.webhookSecretName=hook", "controller.apply.enabled=true",
+         "controller.apply.namespaces={default}", "controller.apply.gpuOperator=true",
+         "controller.apply.gpuOperatorNamespace=default", "controller.apply.resourceClaims=true"}}) {
     SCOPED_TRACE(fmt::format("--set {}", fmt::join(sets, ",")));
     std::string text;
     const std::vector<YAML::Node> objects = Render(sets, &text);

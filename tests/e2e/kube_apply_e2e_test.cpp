@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli_run.h"
+#include "gpufit/apply/change_set.h"
 #include "dcgm_fixture.h"
 #include "kube_control_plane.h"
 #include "kube_dry_run.h"
@@ -236,6 +237,15 @@ class KubeApply : public ::testing::Test {
     EXPECT_THAT(r.errors, ::testing::IsEmpty()) << Slurp(out / "README.md");
     for (const std::string& w : r.warnings) std::cout << "server warning: " << w << "\n";
   }
+  // gpufit apply reads the folder as its own (issue 51's allow-list: every file, kind, name and
+  // JSON path an emitter writes is one apply accepts), with the plan it came from.
+  static void ExpectApplyReads(const fs::path& out, const std::string& plan_json) {
+    const nlohmann::json plan = nlohmann::json::parse(plan_json, nullptr, false);
+    gpufit::Result<std::vector<gpufit::apply::Change>> changes =
+        gpufit::apply::ReadChanges(out, plan.is_discarded() ? nlohmann::json::object() : plan);
+    ASSERT_TRUE(changes) << changes.error().message;
+    EXPECT_EQ(changes->size(), gpufit::testing::YamlFiles(out));
+  }
   static std::string Cluster() {
     return " --pods " + (*dir_ / "pods.json").string() + " --nodes " + (*dir_ / "nodes.json").string();
   }
@@ -260,6 +270,7 @@ TEST_F(KubeApply, EverySharingBackEndPassesServerSideDryRun) {
                             dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ExpectApplied(out);
+    ExpectApplyReads(out, r.out);
     // Each back end patched at least one workload: the server merged a real patch.
     bool patched = false;
     for (const auto& e : fs::directory_iterator(out))
@@ -277,6 +288,7 @@ TEST_F(KubeApply, NightLendingPriorityClassAndKueueObjects) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(fs::exists(dir / "k8s" / "kueue-clusterqueue-gpufit-night.yaml"));
   ExpectApplied(dir / "k8s");
+  ExpectApplyReads(dir / "k8s", "{}");
 }
 
 TEST_F(KubeApply, ServingAutoscalersHpaAndKeda) {

@@ -77,13 +77,16 @@ class Runner {
   Result<void> Undo(const AppliedChange& a) {
     const std::string path = a.ref.Path();
     if (a.undo_kind == "delete") {
-      // Only an object gpufit's field manager wrote: a record naming another is refused.
+      // Only an object gpufit's field manager wrote: a record naming one that other managers wrote
+      // is refused. (An object of metadata alone, as Kueue's ResourceFlavor, has no managed field
+      // to list: the API server records none.)
       Result<Json> live = kube_.Get(path);
       if (!live && live.error().code == Code::kNotFound) return {};
       if (!live) return live.error();
-      bool ours = false;
-      if (live->contains("metadata") && (*live)["metadata"].contains("managedFields"))
-        for (const Json& m : (*live)["metadata"]["managedFields"]) ours |= Str(m, {"manager"}) == o_.field_manager;
+      const Json managed = live->contains("metadata") ? live->at("metadata").value("managedFields", Json::array())
+                                                      : Json::array();
+      bool ours = managed.empty();
+      for (const Json& m : managed) ours |= Str(m, {"manager"}) == o_.field_manager;
       if (!ours)
         return FailedPrecondition("{} has no fields of manager {}: gpufit apply did not create it; not deleted",
                                   a.ref.Display(), o_.field_manager);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "gpufit/serve/loopback.h"
 #include "gpufit/serve/bearer_token.h"
 #include "gpufit/serve/internal/http_listener.h"
 
@@ -11,10 +12,7 @@ namespace {
 
 using serve::internal::HttpAnswer;
 using serve::internal::HttpRequest;
-
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
+using serve::IsLoopbackHost;
 
 HttpAnswer Json(int status, std::string body, std::vector<std::pair<std::string, std::string>> headers = {}) {
   return {.status = status, .content_type = "application/json", .body = std::move(body), .headers = std::move(headers)};
@@ -53,7 +51,7 @@ Result<void> CheckMetricsAuthentication(const MetricsEndpointOptions& o) {
 
 struct MetricsEndpoint::Impl {
   MetricsEndpointOptions options;
-  std::function<std::string()> metrics;
+  std::function<std::string()> metrics, unhealthy;
   std::optional<serve::BearerToken> token;
   std::optional<serve::internal::HttpListener> listener;
   std::thread thread;
@@ -62,7 +60,13 @@ struct MetricsEndpoint::Impl {
     const std::string path = PathOf(r.target);
     if (path != "/metrics" && path != "/healthz") return Json(404, R"({"error":"not found"})");
     if (r.method != "GET") return Json(405, R"({"error":"GET only"})", {{"Allow", "GET"}});
-    if (path == "/healthz") return {.status = 200, .content_type = "text/plain", .body = "ok", .headers = {}};
+    if (path == "/healthz") {
+      const std::string why = unhealthy ? unhealthy() : "";
+      return {.status = why.empty() ? 200 : 503,
+              .content_type = "text/plain",
+              .body = why.empty() ? "ok" : why,
+              .headers = {}};
+    }
     if (token && !token->Matches(r.authorization))
       return Json(401, R"({"error":"a bearer token is required"})", {{"WWW-Authenticate", "Bearer"}});
     return {
@@ -70,10 +74,12 @@ struct MetricsEndpoint::Impl {
   }
 };
 
-MetricsEndpoint::MetricsEndpoint(MetricsEndpointOptions options, std::function<std::string()> metrics)
+MetricsEndpoint::MetricsEndpoint(MetricsEndpointOptions options, std::function<std::string()> metrics,
+                                 std::function<std::string()> unhealthy)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->metrics = std::move(metrics);
+  impl_->unhealthy = std::move(unhealthy);
 }
 
 MetricsEndpoint::~MetricsEndpoint() { Stop(); }

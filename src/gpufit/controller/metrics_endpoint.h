@@ -3,7 +3,9 @@
 // of HttpLimits) with its bearer-token check (serve/bearer_token.h):
 //
 //   GET /metrics   the exposition text `metrics()` returns (text/plain; version=0.0.4)
-//   GET /healthz   200 "ok" to everyone (kubelet's probes carry no token)
+//   GET /healthz   200 "ok" to everyone (kubelet's probes carry no token); 503 with the reason
+//                  when `unhealthy` says one (the controller's loop has not finished a run for
+//                  longer than it should: a liveness probe then restarts the pod)
 //   anything else  404; a method other than GET 405; a GET with a body 413
 //
 // Authentication, as `gpufit serve` enforces it (serve/http_server.h), checked before
@@ -37,7 +39,9 @@ Result<void> CheckMetricsAuthentication(const MetricsEndpointOptions& options);
 
 class MetricsEndpoint {
  public:
-  MetricsEndpoint(MetricsEndpointOptions options, std::function<std::string()> metrics);
+  // `unhealthy`: "" while healthy, else why not (thread-safe; null: always healthy).
+  MetricsEndpoint(MetricsEndpointOptions options, std::function<std::string()> metrics,
+                  std::function<std::string()> unhealthy = {});
   ~MetricsEndpoint();  // stops and joins
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
+
+#include "gpufit/controller/liveness.h"
+
 namespace gpufit::controller {
 namespace {
 
@@ -65,6 +69,30 @@ TEST(MetricsEndpoint, ServesTheTextOnLoopbackAndRefusesOtherPathsAndMethods) {
   EXPECT_EQ(client.Get("/healthz")->body, "ok");
   EXPECT_EQ(client.Get("/other")->status, 404);
   EXPECT_EQ(client.Post("/metrics", "x", "text/plain")->status, 405);
+  endpoint.Stop();
+}
+
+// Issue 51: /healthz fails while the loop is stuck, so that a liveness probe restarts it.
+TEST(MetricsEndpoint, HealthzFailsWhenTheLoopIsStuck) {
+  MetricsEndpointOptions o;
+  o.port = 0;
+  o.insecure_http = true;
+  std::atomic<double> now{1000};
+  const LivenessBudget budget{.interval_s = 5, .apply_soak_s = 0, .webhook_timeout_s = 10};
+  // By hand: 3 x 5 s + 10 s + 600 s = 625 s; with --apply --apply-soak 900, 2 x 900 + 300 more.
+  EXPECT_DOUBLE_EQ(StaleAfterS(budget), 625);
+  EXPECT_DOUBLE_EQ(StaleAfterS({.interval_s = 3600, .apply_soak_s = 900, .webhook_timeout_s = 10}),
+                   3 * 3600 + 2100 + 10 + 600);
+  MetricsEndpoint endpoint(o, [] { return std::string(); }, [&] { return Unhealthy(now, 1000, budget); });
+  ASSERT_TRUE(endpoint.Start().has_value());
+  httplib::Client client("127.0.0.1", endpoint.port());
+  now = 1000 + 625;
+  EXPECT_EQ(client.Get("/healthz")->status, 200);
+  now = 1000 + 626;
+  const auto stuck = client.Get("/healthz");
+  ASSERT_TRUE(stuck);
+  EXPECT_EQ(stuck->status, 503);
+  EXPECT_THAT(stuck->body, HasSubstr("no run finished for 626 s (more than the 625 s allowed"));
   endpoint.Stop();
 }
 

@@ -4,9 +4,14 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
+
+#include "gpufit/serve/loopback.h"
 
 namespace gpufit::controller {
 namespace {
@@ -59,7 +64,7 @@ Result<WebhookUrl> ParseWebhookUrl(const std::string& url) {
       return InvalidArgument("--webhook {}: the port must be 1-65535, got {}", url, port);
   }
   if (u.host.empty()) return InvalidArgument("--webhook {}: no host", url);
-  if (u.scheme == "http" && u.host != "127.0.0.1" && u.host != "::1" && u.host != "localhost")
+  if (u.scheme == "http" && !serve::IsLoopbackHost(u.host))
     return InvalidArgument(
         "--webhook {}: plain http only to a loopback address (the summary names the cluster's "
         "workloads); use https",
@@ -118,7 +123,8 @@ std::string WebhookPayload(const PlanFacts* plan, const DriftReport* drift, cons
   return json{{"text", text}, {"blocks", blocks}}.dump();
 }
 
-Result<void> PostWebhook(const WebhookUrl& url, const std::string& payload, double timeout_s) {
+Result<void> PostWebhook(const WebhookUrl& url, const std::string& payload, double timeout_s,
+                         const std::function<bool()>& cancelled) {
   const std::string where = fmt::format("webhook {}://{}:{}{}", url.scheme, url.host, url.port, url.path);
   httplib::Client client(fmt::format(
       "{}://{}:{}", url.scheme, url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host, url.port));
@@ -140,7 +146,31 @@ Result<void> PostWebhook(const WebhookUrl& url, const std::string& payload, doub
   };
   httplib::Response res;
   httplib::Error error = httplib::Error::Success;
-  if (!client.send(req, res, error))
+  // httplib bounds each read and write, not the exchange: it runs on a thread of its own, and
+  // this one stops it (Client::stop closes its socket) at the deadline or when cancelled.
+  std::atomic<bool> done{false};
+  bool sent = false;
+  std::thread exchange([&] {
+    sent = client.send(req, res, error);
+    done = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::string cut;
+  while (!done) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      cut = fmt::format("no answer within {:g} s (--webhook-timeout)", timeout_s);
+    } else if (cancelled && cancelled()) {
+      cut = "cancelled (the controller is stopping)";
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    client.stop();
+    break;
+  }
+  exchange.join();
+  if (!cut.empty()) return Unavailable("{}: {}", where, cut);
+  if (!sent)
     return Unavailable("{}: {}", where,
                        error == httplib::Error::Canceled && answer.size() >= kMaxAnswerBytes
                            ? "the answer passed 64 KiB"

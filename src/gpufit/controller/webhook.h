@@ -9,12 +9,15 @@
 // workloads whose peak drifted; the first few of each named) and a context line with the
 // source and the run's duration. A failed run sends its error instead of the figures.
 //
-// Delivery: PostWebhook sends once, bounded: `timeout_s` to connect, and again for each read
-// and write; at most 64 KiB of the answer is read. https verifies the server with the system's
+// Delivery: PostWebhook sends once, bounded: `timeout_s` for the whole exchange (connect, TLS,
+// the request and the answer together: a server that trickles a byte at a time cannot hold the
+// controller's loop), cut at once when `cancelled` says so (a signal); at most 64 KiB of the
+// answer is read. https verifies the server with the system's
 // CAs (OpenSSL's default paths); plain http only to a loopback address, since the summary
 // names the cluster's workloads. The caller logs a failure; it never fails the run.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "gpufit/controller/drift.h"
@@ -39,8 +42,10 @@ Result<WebhookUrl> ParseWebhookUrl(const std::string& url);
 std::string WebhookPayload(const PlanFacts* plan, const DriftReport* drift, const RunRecord& runs,
                            const std::string& source);
 
-// POSTs `payload`. Errors: kUnavailable naming the URL (cannot connect, timed out, TLS failed,
-// or an answer other than 2xx, with the status and the start of its body).
-Result<void> PostWebhook(const WebhookUrl& url, const std::string& payload, double timeout_s);
+// POSTs `payload`. Errors: kUnavailable naming the webhook: no answer within `timeout_s` (a
+// deadline), cancelled, cannot connect, TLS failed, an answer past 64 KiB, or a status other than
+// 2xx (with the start of its body).
+Result<void> PostWebhook(const WebhookUrl& url, const std::string& payload, double timeout_s,
+                         const std::function<bool()>& cancelled = {});
 
 }  // namespace gpufit::controller

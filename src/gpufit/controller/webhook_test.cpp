@@ -5,11 +5,14 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "gpufit/serve/tls_fixture.h"
+#include "trickle_server.h"
 
 namespace gpufit::controller {
 namespace {
@@ -158,6 +161,34 @@ TEST(PostWebhook, NobodyListeningIsUnavailable) {
   ASSERT_FALSE(sent.has_value());
   EXPECT_EQ(sent.error().code, Code::kUnavailable);
   EXPECT_THAT(sent.error().message, HasSubstr("webhook http://127.0.0.1:1/hook: request failed"));
+}
+
+// Issue 51: a receiver that answers a status line and then one header byte every 200 ms would
+// hold a per-read timeout forever (and the controller's loop with it); the deadline covers the
+// whole exchange, and a signal cuts it at once.
+TEST(PostWebhook, ATrickledAnswerMeetsTheDeadlineAndASignalCutsIt) {
+  gpufit::testing::HeaderTrickleServer trickle(std::chrono::milliseconds(200));
+  const Result<WebhookUrl> url = ParseWebhookUrl(trickle.url() + "/hook");
+  ASSERT_TRUE(url);
+  auto start = std::chrono::steady_clock::now();
+  Result<void> sent = PostWebhook(*url, "{}", 1.5);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(sent.has_value());
+  EXPECT_EQ(sent.error().code, Code::kUnavailable);
+  EXPECT_THAT(sent.error().message, HasSubstr("no answer within 1.5 s (--webhook-timeout)"));
+  EXPECT_LT(took, 10.0);  // without the deadline it never returns: the server trickles forever
+  std::atomic<bool> signalled{false};
+  std::thread signal([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    signalled = true;
+  });
+  start = std::chrono::steady_clock::now();
+  sent = PostWebhook(*url, "{}", 30, [&] { return signalled.load(); });
+  took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  signal.join();
+  ASSERT_FALSE(sent.has_value());
+  EXPECT_THAT(sent.error().message, HasSubstr("cancelled (the controller is stopping)"));
+  EXPECT_LT(took, 25.0);  // well before the 30 s deadline
 }
 
 }  // namespace

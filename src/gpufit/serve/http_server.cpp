@@ -1,4 +1,5 @@
 #include "gpufit/serve/http_server.h"
+#include "gpufit/serve/loopback.h"
 
 #include <fmt/format.h>
 
@@ -66,6 +67,12 @@ Result<void> CheckAuthentication(const ServerOptions& o) {
       return InvalidArgument(
           "--insecure-http with --kube-api: anyone reaching the port could bind pods; serve HTTPS with "
           "--client-ca-file or --auth-token-file");
+    if (!IsLoopbackHost(o.host))
+      return InvalidArgument(
+          "--insecure-http only on a loopback address (127.0.0.1, ::1, localhost), got --host {}: anything that "
+          "reaches it could read the cluster's placements without authentication; serve HTTPS with --client-ca-file "
+          "or --auth-token-file",
+          o.host);
     return {};
   }
   if (!o.auth_token_file.empty() && !tls)

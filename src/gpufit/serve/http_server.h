@@ -18,8 +18,8 @@
 //  * `auth_token_file` (HTTPS only): "Authorization: Bearer <token>" (serve/bearer_token.h:
 //    read again when the file changes, compared in constant time); missing or wrong: 401.
 //  * both: either one suffices (401 then, when neither is there).
-//  * `insecure_http`: plain HTTP, no authentication (a loopback test); not with `bind` (an
-//    anonymous client could create Bindings) and not with TLS files.
+//  * `insecure_http`: plain HTTP, no authentication (a loopback test); on a loopback host only,
+//    not with `bind` (an anonymous client could create Bindings) and not with TLS files.
 // /healthz and /readyz answer everyone. A refusal is a JSON {"Error": ...}, counted as outcome
 // "unauthenticated" of its verb ("metrics" for /metrics) and logged with the peer.
 //
@@ -93,7 +93,8 @@ struct ServerOptions {
 };
 
 // Whether `options` name an authentication (see above), before anything is read or bound: the
-// error says what to give. Errors: kInvalidArgument.
+// error says what to give; `insecure_http` only on a loopback host (as the controller's
+// --metrics-insecure-http). Errors: kInvalidArgument.
 Result<void> CheckAuthentication(const ServerOptions& options);
 
 class ExtenderServer {

@@ -1,6 +1,7 @@
 #include "gpufit/serve/http_server.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -261,15 +262,28 @@ TEST(ExtenderServer, UrlPrefixAndBindError) {
   const auto missing = c.Post("/filter", FilterBody("1"), "application/json");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
-  // An address of no interface of this machine (TEST-NET-1, RFC 5737) cannot be bound.
+  // A port another server holds cannot be bound.
   const Json nodes = testing::ListOf({NodeJson("n1", 8, "64Gi", 2, "A100")}, "NodeList");
   auto e = Extender::FromSnapshot(*ParseKubeNodes(nodes, "nodes"), {}, {});
   ASSERT_TRUE(e) << e.error().message;
-  ExtenderServer elsewhere(std::move(*e), ServerOptions{.host = "192.0.2.1", .port = 8888, .insecure_http = true});
-  const Result<void> bound = elsewhere.Bind();
+  ExtenderServer taken(std::move(*e), ServerOptions{.host = "127.0.0.1", .port = s.port(), .insecure_http = true});
+  const Result<void> bound = taken.Bind();
   ASSERT_FALSE(bound);
   EXPECT_EQ(bound.error().code, Code::kUnavailable);
-  EXPECT_THAT(bound.error().message, HasSubstr("cannot bind 192.0.2.1:8888"));
+  EXPECT_THAT(bound.error().message, HasSubstr(fmt::format("cannot bind 127.0.0.1:{}", s.port())));
+}
+
+// Issue 51: plain HTTP without authentication only on a loopback address (an anonymous reader
+// of every placement elsewhere), as the controller's --metrics-insecure-http.
+TEST(ExtenderServer, InsecureHttpOnlyOnLoopback) {
+  for (const char* host : {"127.0.0.1", "127.0.0.53", "::1", "localhost"})
+    EXPECT_TRUE(CheckAuthentication(ServerOptions{.host = host, .insecure_http = true})) << host;
+  for (const char* host : {"0.0.0.0", "::", "192.0.2.1", "10.0.0.1", "128.0.0.1"}) {
+    const Result<void> r = CheckAuthentication(ServerOptions{.host = host, .insecure_http = true});
+    ASSERT_FALSE(r) << host;
+    EXPECT_EQ(r.error().code, Code::kInvalidArgument);
+    EXPECT_THAT(r.error().message, HasSubstr(std::string("only on a loopback address (127.0.0.1, ::1, localhost), got --host ") + host));
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "gpufit/core/input_file.h"
 #include "gpufit/ingest/internal/yaml_fields.h"
 #include "gpufit/training/checkpoint.h"
+#include "gpufit/training/cluster_jobs.h"
 #include "gpufit/training/gang.h"
 
 namespace gpufit {
@@ -95,18 +96,25 @@ Result<Entry> ParseJobEntry(const YAML::Node& node, const std::string& path, std
   GPUFIT_TRY(model, f.Text("gpu_model", ""));
   GPUFIT_TRY(work_h, f.Number("work_h"));
   if (work_h <= 0) return InvalidArgument("{}: work_h must be > 0", f.where());
+  // The physical bounds of the cluster's annotations (cluster_jobs.h): a larger figure is a typo
+  // or hostile input, not a job (1e300 hours would overflow every cost after it).
+  if (work_h > kMaxWorkHours)
+    return InvalidArgument("{}: work_h {} is above {} h ({})", f.where(), work_h, kMaxWorkHours, kAnnotationBoundWhy);
   if (!f.Has("checkpoint_size_gib") && (!f.Has("checkpoint_write_s") || !f.Has("restore_s"))) {
     return InvalidArgument("{}: give checkpoint_size_gib, or both checkpoint_write_s and restore_s", f.where());
   }
   GPUFIT_TRY(size_gib, f.Number("checkpoint_size_gib", 0.0));
+  if (size_gib > kMaxCheckpointGib)
+    return InvalidArgument("{}: checkpoint_size_gib {} is above {} GiB ({})", f.where(), size_gib, kMaxCheckpointGib,
+                           kAnnotationBoundWhy);
   e.size_gib = size_gib;
-  if (f.Has("checkpoint_write_s")) {
-    GPUFIT_TRY(write_s, f.Number("checkpoint_write_s"));
-    e.write_s = write_s;
-  }
-  if (f.Has("restore_s")) {
-    GPUFIT_TRY(restore_s, f.Number("restore_s"));
-    e.restore_s = restore_s;
+  for (const char* field : {"checkpoint_write_s", "restore_s"}) {
+    if (!f.Has(field)) continue;
+    GPUFIT_TRY(seconds, f.Number(field));
+    if (seconds > kMaxCheckpointSeconds)
+      return InvalidArgument("{}: {} {} is above {} s ({})", f.where(), field, seconds, kMaxCheckpointSeconds,
+                             kAnnotationBoundWhy);
+    (std::string_view(field) == "restore_s" ? e.restore_s : e.write_s) = seconds;
   }
   GPUFIT_TRY(submit_h, f.Number("submit_h", 0.0));
   GPUFIT_TRY(how, f.Text("checkpointing", "application"));

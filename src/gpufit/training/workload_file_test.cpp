@@ -93,6 +93,17 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
             std::string::npos);
   EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: .nan, checkpoint_size_gib: 1}\n").find("finite"),
             std::string::npos);
+  // Issue 51: past the physical bounds of cluster_jobs.h (10 years of work, 7 days to write or
+  // restore a checkpoint, 1 PiB of it).
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1e300, checkpoint_size_gib: 1}\n")
+                .find("job a: work_h 1e+300 is above 87660 h"),
+            std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_write_s: 1e9, restore_s: 1}\n")
+                .find("checkpoint_write_s 1000000000 is above 604800 s"),
+            std::string::npos);
+  EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 2e6}\n")
+                .find("checkpoint_size_gib 2000000 is above 1048576 GiB"),
+            std::string::npos);
   EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1, checkpoint_size_gib: 1, checkpointing: maybe}\n")
                 .find("checkpointing must be"),
             std::string::npos);
