@@ -232,7 +232,9 @@ int RunThroughput(const KubeControlPlane& plane, const fs::path& dir, const Args
                                "--kube-token-file",
                                (dir / "token").string(),
                                "--kube-ca-file",
-                               plane.ca_file()},
+                               plane.ca_file(),
+                               "--scheduler-name",
+                               config.scheduler_name},
                               (dir / ("serve-" + variant + ".log")).string());
       if (!started) {
         fmt::print(stderr, "{}: {}\n", variant, started.error().message);

@@ -123,7 +123,7 @@ Result<std::vector<ConfigLine>> CheckConfigFile(const CLI::App& app, const std::
       }
     if (!TomlValue(value))
       return InvalidArgument("{}: {} = {}: not a TOML value (quote text: \"...\"; or a number, true, false, [a, list])",
-                             where(), key, value.empty() ? "(nothing)" : value);
+                             where(), key, value.empty() ? "(nothing)" : QuoteForMessage(value));
     const std::vector<std::string> keys = KeyNames(*section);
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
       const std::string closest = ClosestName(key, keys);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "cli_common.h"
 #include "gpufit/ingest/kube/kube_reader.h"
@@ -28,7 +29,8 @@ namespace {
 struct ServeFlags {
   std::string nodes, pods, watch_dir, profiles, policy = "gpufit", host = "127.0.0.1", url_prefix;
   std::string kube_api, kube_token_file, kube_ca_file;
-  std::string tls_cert_file, tls_key_file, client_ca_file, auth_token_file;
+  std::string tls_cert_file, tls_key_file, client_ca_file, auth_token_file, metrics_token_file;
+  std::vector<std::string> scheduler_names{"default-scheduler"};
   bool insecure_http = false, node_cache_capable = true;
   std::size_t max_connections = 1024, max_connections_per_peer = 64;
   std::string replicas_apart = "gpu";
@@ -47,7 +49,11 @@ int Run(const ServeFlags& f) {
   std::optional<serve::ApiServerBinder> binder;
   if (!f.kube_api.empty()) {
     Result<serve::ApiServerBinder> made = serve::ApiServerBinder::Make(
-        {.url = f.kube_api, .token_file = f.kube_token_file, .ca_file = f.kube_ca_file, .timeout_s = 5});
+        {.url = f.kube_api,
+         .token_file = f.kube_token_file,
+         .ca_file = f.kube_ca_file,
+         .timeout_s = 5,
+         .scheduler_names = f.scheduler_names});
     if (!made) return Fail(made.error());
     binder = std::move(*made);
   } else if (!f.kube_token_file.empty() || !f.kube_ca_file.empty()) {
@@ -62,6 +68,7 @@ int Run(const ServeFlags& f) {
                                   .tls_key_file = f.tls_key_file,
                                   .client_ca_file = f.client_ca_file,
                                   .auth_token_file = f.auth_token_file,
+                                  .metrics_token_file = f.metrics_token_file,
                                   .insecure_http = f.insecure_http};
   if (Result<void> ok = serve::CheckAuthentication(auth); !ok) return Fail(ok.error());
   const bool live = f.kube.given();
@@ -167,6 +174,7 @@ int Run(const ServeFlags& f) {
                                .tls_key_file = f.tls_key_file,
                                .client_ca_file = f.client_ca_file,
                                .auth_token_file = f.auth_token_file,
+                               .metrics_token_file = f.metrics_token_file,
                                .insecure_http = f.insecure_http,
                                .node_cache_capable = f.node_cache_capable,
                                .max_nodes_body_bytes = static_cast<std::size_t>(f.max_nodes_body_mib * 1024 * 1024),
@@ -313,6 +321,10 @@ void AddServeCommand(CLI::App& app, int& rc) {
                   "on SIGTERM, answer /readyz 503 this long before closing (endpoints drop the pod first)")
       ->check(CLI::Range(0.0, 300.0))
       ->capture_default_str();
+  cmd->add_option("--scheduler-name", flags->scheduler_names,
+                  "with --kube-api: the kube-scheduler profiles that call this extender (repeat for each); bind "
+                  "refuses a pod whose spec.schedulerName is another's")
+      ->capture_default_str();
   cmd->add_option("--kube-api", flags->kube_api,
                   "API server to create Bindings on for the bind verb, e.g. https://kubernetes.default.svc "
                   "(without it, bind answers an error)");
@@ -341,12 +353,18 @@ void AddServeCommand(CLI::App& app, int& rc) {
                                        "with --tls-cert-file: or a bearer token (Authorization: Bearer <token>) equal "
                                        "to this file's content, read again when the file changes")
                            ->check(CLI::ExistingFile);
+  CLI::Option* metrics_token =
+      cmd->add_option("--metrics-token-file", flags->metrics_token_file,
+                      "with --tls-cert-file: a second bearer token that /metrics accepts and filter, prioritize and "
+                      "bind never do (give it to Prometheus, not the scheduler's token)")
+          ->check(CLI::ExistingFile);
   cmd->add_flag("--insecure-http", flags->insecure_http,
                 "serve plain HTTP with no authentication (a test on loopback); not with --kube-api or the TLS flags. "
                 "Without it serve needs --tls-cert-file with --client-ca-file or --auth-token-file")
       ->excludes(cert)
       ->excludes(client_ca)
-      ->excludes(token);
+      ->excludes(token)
+      ->excludes(metrics_token);
   cmd->add_option("--node-cache-capable", flags->node_cache_capable,
                   "as kube-scheduler's extender nodeCacheCapable (deploy/scheduler: true): true, requests carry "
                   "NodeNames and one carrying Nodes (a full NodeList) is refused with 400; false, Nodes are read, "

@@ -246,7 +246,10 @@ TEST(ConfigFile, BadFilesAreExit2WithTheirLine) {
   };
   const Case cases[] = {
       {"no equals sign", "[plan]\ngpu h100-80gb\n", ":2: expected key = value or [COMMAND], got 'gpu h100-80gb'"},
-      {"unquoted text", "[plan]\ngpu = h100-80gb\n", ":2: gpu = h100-80gb: not a TOML value"},
+      {"unquoted text", "[plan]\ngpu = h100-80gb\n", ":2: gpu = 'h100-80gb': not a TOML value"},
+      // Issue 51: an 800 KB line is quoted by its first 80 characters, not echoed whole.
+      {"a long line", "[plan]\ngpu = " + std::string(800'000, 'x') + "\n",
+       ":2: gpu = '" + std::string(80, 'x') + "'... (800000 bytes): not a TOML value"},
       {"unknown section", "[pln]\ngpu = \"h100-80gb\"\n", ":1: [pln] is not a gpufit command (did you mean [plan]?)"},
       {"key twice", "[plan]\ngpu = \"a\"\ngpu = \"b\"\n", ":3: gpu is set twice (first on line 2)"},
       {"the help flag", "[plan]\nhelp = true\n", ":2: help cannot be set in a config file"},
@@ -257,6 +260,7 @@ TEST(ConfigFile, BadFilesAreExit2WithTheirLine) {
     const CliRun r = Gpufit("plan --config " + toml.string(), dir);
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_THAT(r.err, HasSubstr("gpufit: error: --config " + toml.string() + c.message));
+    EXPECT_LT(r.err.size(), 1000u);
   }
 }
 

@@ -141,6 +141,7 @@ Result<KubePod> ApiServerBinder::Verify(const BindingArgs& args) const {
   Result<Json> pod = get(fmt::format("/api/v1/namespaces/{}/pods/{}", args.pod_namespace, args.pod_name));
   if (!pod) return pod.error();
   if (Result<void> pending = CheckPending(*pod, args); !pending) return pending.error();
+  if (Result<void> ours = CheckSchedulerName(*pod, options_.scheduler_names, args); !ours) return ours.error();
   Result<Json> node = get(fmt::format("/api/v1/nodes/{}", args.node));
   if (!node) return node.error();
   if (Result<void> admits = CheckNodeAdmits(*pod, *node, args); !admits) return admits.error();

@@ -38,6 +38,9 @@ struct ApiServerOptions {
   std::string token_file{};  // empty: no Authorization header
   std::string ca_file{};     // https only; empty: the system's CA store
   double timeout_s = 5;      // connect, read and write, each
+  // The kube-scheduler profiles that call this extender: a pod whose spec.schedulerName (absent:
+  // default-scheduler) is another's is not bound (bind_check.h: CheckSchedulerName).
+  std::vector<std::string> scheduler_names{"default-scheduler"};
 };
 
 // The v1 Binding that binds `args`' pod to its node, as JSON.

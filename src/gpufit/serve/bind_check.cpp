@@ -1,7 +1,9 @@
 #include "gpufit/serve/bind_check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -106,6 +108,15 @@ Result<void> CheckPending(const Json& pod, const BindingArgs& args) {
   if (const std::string phase = StringAt(pod, "/status/phase"); !phase.empty() && phase != "Pending")
     return FailedPrecondition("{}: the pod is {}, not Pending", who, QuoteForMessage(phase));
   return {};
+}
+
+Result<void> CheckSchedulerName(const Json& pod, const std::vector<std::string>& names, const BindingArgs& args) {
+  std::string name = StringAt(pod, "/spec/schedulerName");
+  if (name.empty()) name = "default-scheduler";
+  if (std::find(names.begin(), names.end(), name) != names.end()) return {};
+  return FailedPrecondition("bind {}/{}: the pod's schedulerName is {}, not one this extender serves ({}: serve "
+                            "--scheduler-name)",
+                            args.pod_namespace, args.pod_name, QuoteForMessage(name), fmt::format("{}", fmt::join(names, ", ")));
 }
 
 Result<void> CheckNodeAdmits(const Json& pod, const Json& node, const BindingArgs& args) {

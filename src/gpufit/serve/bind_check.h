@@ -9,6 +9,10 @@
 //    Binding of a gated pod with 409, which would otherwise read as "may be bound"), no
 //    `.spec.nodeName`, `.status.phase` Pending (or absent).
 //
+// CheckSchedulerName: the pod's `.spec.schedulerName` (absent: default-scheduler, the API
+// server's default) is one of the profiles that call this extender: an authenticated caller
+// must not bind a pod another scheduler (HAMi's, KAI's, Volcano's) owns (issue 51).
+//
 // CheckNodeAdmits: the node satisfies the pod's constraints as kube-scheduler's filters decide
 // them (the parts gpufit's placement does not: GPU, CPU and memory room are the extender's):
 //  * `.spec.nodeSelector`: every key is a node label with that value;
@@ -33,6 +37,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "gpufit/core/result.h"
 #include "gpufit/serve/extender_wire.h"
@@ -41,6 +47,10 @@ namespace gpufit::serve {
 
 // `pod`: the v1 Pod the API server holds under the bind's namespace and name.
 Result<void> CheckPending(const nlohmann::json& pod, const BindingArgs& args);
+
+// `names`: the scheduler names this extender serves (ApiServerOptions::scheduler_names).
+Result<void> CheckSchedulerName(const nlohmann::json& pod, const std::vector<std::string>& names,
+                                const BindingArgs& args);
 
 // `pod` and `node`: the v1 Pod and v1 Node the API server holds.
 Result<void> CheckNodeAdmits(const nlohmann::json& pod, const nlohmann::json& node, const BindingArgs& args);

@@ -58,6 +58,22 @@ TEST(BindCheck, AnotherUidAnEmptyUidABoundPodAndAnEndedPodAreRefused) {
   EXPECT_EQ(r.error().code, Code::kFailedPrecondition);
 }
 
+// Issue 51: a pod of another scheduler (HAMi's, KAI's) is not this extender's to bind, whoever
+// asks; a pod without schedulerName is default-scheduler's (the API server's default).
+TEST(BindCheck, OnlyPodsOfTheSchedulersItServes) {
+  const std::vector<std::string> served = {"default-scheduler", "gpufit-scheduler"};
+  EXPECT_TRUE(CheckSchedulerName(PendingPod(), served, kArgs));
+  Json gpufit = PendingPod();
+  gpufit["spec"]["schedulerName"] = "gpufit-scheduler";
+  EXPECT_TRUE(CheckSchedulerName(gpufit, served, kArgs));
+  Json hami = PendingPod();
+  hami["spec"]["schedulerName"] = "hami-scheduler";
+  EXPECT_EQ(Why(CheckSchedulerName(hami, served, kArgs)),
+            "bind ml/p: the pod's schedulerName is 'hami-scheduler', not one this extender serves (default-scheduler, "
+            "gpufit-scheduler: serve --scheduler-name)");
+  EXPECT_FALSE(CheckSchedulerName(PendingPod(), {"gpufit-scheduler"}, kArgs));
+}
+
 TEST(BindCheck, NoSchedulePreferAndNoExecuteTaints) {
   // The NoSchedule taint untolerated: refused; PreferNoSchedule is never a refusal.
   EXPECT_EQ(Why(CheckNodeAdmits(PendingPod(), GpuNode(), kArgs)),

@@ -77,6 +77,8 @@ Result<void> CheckAuthentication(const ServerOptions& o) {
   }
   if (!o.auth_token_file.empty() && !tls)
     return InvalidArgument("--auth-token-file needs --tls-cert-file: a bearer token is accepted only over TLS");
+  if (!o.metrics_token_file.empty() && !tls)
+    return InvalidArgument("--metrics-token-file needs --tls-cert-file: a bearer token is accepted only over TLS");
   if (!tls || (o.client_ca_file.empty() && o.auth_token_file.empty()))
     return InvalidArgument(
         "serve needs authentication: --tls-cert-file and --tls-key-file with --client-ca-file (client certificates: "
@@ -88,7 +90,7 @@ Result<void> CheckAuthentication(const ServerOptions& o) {
 struct ExtenderServer::Impl {
   explicit Impl(ExtenderServer& s) : server(s) {}
   ExtenderServer& server;
-  std::optional<BearerToken> token;
+  std::optional<BearerToken> token, metrics_token;
   std::optional<internal::HttpListener> listener;
 
   const ServerOptions& options() const { return server.options_; }
@@ -125,9 +127,10 @@ struct ExtenderServer::Impl {
     if (options().insecure_http) return std::nullopt;
     if (!options().client_ca_file.empty() && r.client_verified) return std::nullopt;
     if (token && token->Matches(r.authorization)) return std::nullopt;
+    if (verb == "metrics" && metrics_token && metrics_token->Matches(r.authorization)) return std::nullopt;
     HttpAnswer a{.status = 403, .body = {}};
     std::string error = "a client certificate signed by --client-ca-file is required";
-    if (token) {
+    if (token || (verb == "metrics" && metrics_token)) {
       a.status = 401;
       a.headers.emplace_back("WWW-Authenticate", "Bearer");
       error = r.authorization.empty() ? "no bearer token (Authorization: Bearer <token>)"
@@ -295,6 +298,11 @@ Result<void> ExtenderServer::Bind() {
     Result<BearerToken> token = BearerToken::Load(options_.auth_token_file);
     if (!token) return token.error();
     impl_->token.emplace(std::move(*token));
+  }
+  if (!options_.metrics_token_file.empty()) {
+    Result<BearerToken> token = BearerToken::Load(options_.metrics_token_file);
+    if (!token) return Error{token.error().code, "--metrics-token-file: " + token.error().message};
+    impl_->metrics_token.emplace(std::move(*token));
   }
   return impl_->listener->Bind(
       options_.host, options_.port,

@@ -18,6 +18,8 @@
 //  * `auth_token_file` (HTTPS only): "Authorization: Bearer <token>" (serve/bearer_token.h:
 //    read again when the file changes, compared in constant time); missing or wrong: 401.
 //  * both: either one suffices (401 then, when neither is there).
+//  * `metrics_token_file` (HTTPS only): a second bearer token that GET /metrics accepts and the
+//    verbs never do, so that what Prometheus holds to scrape cannot filter or bind (issue 51).
 //  * `insecure_http`: plain HTTP, no authentication (a loopback test); on a loopback host only,
 //    not with `bind` (an anonymous client could create Bindings) and not with TLS files.
 // /healthz and /readyz answer everyone. A refusal is a JSON {"Error": ...}, counted as outcome
@@ -80,6 +82,7 @@ struct ServerOptions {
   // certificate signed by it (the extender's tlsConfig certFile/keyFile), or the handshake fails.
   std::string tls_cert_file{}, tls_key_file{}, client_ca_file{};
   std::string auth_token_file{};  // serve/bearer_token.h; HTTPS only
+  std::string metrics_token_file{};  // /metrics only (see above); HTTPS only
   bool insecure_http = false;     // plain HTTP without authentication; not with `bind`
   // kube-scheduler's extender nodeCacheCapable (deploy/scheduler/*.yaml: true): requests carry
   // NodeNames. False: they carry Nodes, a full NodeList, parsed into a DOM of about ten times

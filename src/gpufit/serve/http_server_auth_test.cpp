@@ -119,6 +119,34 @@ TEST_F(Tls, BearerTokenIsCheckedAndReadAgainWhenTheFileChanges) {
   EXPECT_THAT(m->body, HasSubstr("gpufit_extender_requests_total{verb=\"filter\",outcome=\"unauthenticated\"} 3\n"));
 }
 
+// Issue 51: the token Prometheus holds to scrape /metrics (--metrics-token-file) is not one that
+// filters or binds; the scheduler's own token still reads /metrics.
+TEST_F(Tls, TheMetricsTokenReadsMetricsAndNothingElse) {
+  ASSERT_TRUE(tls_.ok);
+  const std::string token = dir_.Write("token", "scheduler-token");
+  const std::string metrics = dir_.Write("metrics-token", "prometheus-token");
+  Served s(ServerOptions{.tls_cert_file = tls_.server_cert,
+                         .tls_key_file = tls_.server_key,
+                         .auth_token_file = token,
+                         .metrics_token_file = metrics});
+  httplib::Client c = s.Client();
+  c.set_bearer_token_auth("prometheus-token");
+  const auto scrape = c.Get("/metrics");
+  ASSERT_TRUE(scrape);
+  EXPECT_EQ(scrape->status, 200);
+  const auto filter = c.Post("/filter", AuthFilter(), "application/json");
+  ASSERT_TRUE(filter);
+  EXPECT_EQ(filter->status, 401);
+  EXPECT_EQ(Json::parse(filter->body)["Error"], "the bearer token is not --auth-token-file's");
+  c.set_bearer_token_auth("scheduler-token");
+  EXPECT_EQ(c.Post("/filter", AuthFilter(), "application/json")->status, 200);
+  EXPECT_EQ(c.Get("/metrics")->status, 200);
+  c.set_bearer_token_auth("wrong");
+  EXPECT_EQ(c.Get("/metrics")->status, 401);
+  EXPECT_THAT(CheckAuthentication({.client_ca_file = "ca", .metrics_token_file = "m"}).error().message,
+              HasSubstr("--metrics-token-file needs --tls-cert-file"));
+}
+
 TEST(Authentication, IsRequiredAndATokenOnlyOverTls) {
   const std::string none = CheckAuthentication({}).error().message;
   EXPECT_THAT(none, HasSubstr("serve needs authentication: --tls-cert-file and --tls-key-file with --client-ca-file"));

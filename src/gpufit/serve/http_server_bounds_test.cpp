@@ -209,13 +209,41 @@ TEST(ServerBounds, ManyConnectsAtOnceAndTheTotalCap) {
   for (std::thread& t : clients) t.join();
   EXPECT_EQ(answered.load(), 100);
 
+  // Two connections that each sent a request (kept alive): a third is refused.
   Served capped(ServerOptions{.max_connections = 2});
   RawClient a(capped.port()), b(capped.port());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (RawClient* r : {&a, &b}) {
+    r->Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_THAT(r->ReceiveFirst(), StartsWith("HTTP/1.1 200"));
+  }
   RawClient c(capped.port());
   EXPECT_EQ(c.Receive(), "");
   a.Send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_THAT(a.ReceiveFirst(), HasSubstr("gpufit_extender_connections_closed_total{reason=\"too_many_connections\"} 1\n"));
+}
+
+// Issue 51: connections that send nothing hold at most three quarters of the slots; one more
+// evicts the oldest of them, so a client that speaks always gets in, and once it has sent a
+// request head it is not evicted.
+TEST(ServerBounds, SilentConnectionsAreEvictedOldestFirstForANewcomer) {
+  Served s(ServerOptions{.max_connections = 4});  // three for the silent, one kept
+  RawClient first(s.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  RawClient second(s.port()), third(s.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  RawClient speaker(s.port());  // the fourth: the first, silent longest, makes room
+  EXPECT_EQ(first.Receive(), "");  // closed, nothing answered
+  speaker.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(speaker.ReceiveFirst(), StartsWith("HTTP/1.1 200"));
+  // Two more silent newcomers: the first takes the slot the first left, the second evicts the
+  // next oldest silent one (second), never the speaker.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the first's slot freed
+  RawClient fifth(s.port()), sixth(s.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  speaker.Send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string metrics = speaker.ReceiveFirst();
+  EXPECT_THAT(metrics, HasSubstr("gpufit_extender_connections_closed_total{reason=\"evicted\"} 2\n"));
+  EXPECT_THAT(metrics, HasSubstr("gpufit_extender_connections_closed_total{reason=\"too_many_connections\"} 0\n"));
 }
 
 }  // namespace

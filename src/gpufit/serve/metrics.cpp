@@ -50,7 +50,7 @@ std::string ExtenderMetrics::Text(const Gauges& g) const {
     out += fmt::format("gpufit_extender_pod_requests_total{{from=\"{}\"}} {}\n", from, n);
   out += "# HELP gpufit_extender_connections_closed_total Connections the server closed, by reason.\n";
   out += "# TYPE gpufit_extender_connections_closed_total counter\n";
-  for (const char* reason : {"head_timeout", "idle", "too_many_connections", "too_many_from_peer", "write_timeout"})
+  for (const char* reason : {"evicted", "head_timeout", "idle", "too_many_connections", "too_many_from_peer", "write_timeout"})
     out += fmt::format("gpufit_extender_connections_closed_total{{reason=\"{}\"}} {}\n", reason,
                        closed_.contains(reason) ? closed_.at(reason) : 0);
   out += "# HELP gpufit_extender_request_duration_seconds Time from a request's body read to its answer.\n";

@@ -11,6 +11,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -71,14 +72,42 @@ struct HttpListener::Impl {
   std::map<Connection*, std::weak_ptr<Connection>> connections;
   std::map<std::string, std::size_t> per_peer;                // open connections by IP
   std::map<std::string, Clock::time_point> refusal_logged;    // by IP: at most once a minute
+  // Connections that have not sent a whole request head yet, oldest first (header: eviction).
+  std::list<Connection*> unproven;
+  std::map<Connection*, std::list<Connection*>::iterator> unproven_at;
 
   void Accept();
   void Admit(tcp::socket socket);
   void Remove(Connection* c, const std::string& ip) {
     const std::lock_guard lock(mu);
     connections.erase(c);
+    ForgetUnproven(c);
     if (auto it = per_peer.find(ip); it != per_peer.end() && --it->second == 0) per_peer.erase(it);
     FinishIfDone();
+  }
+  void ForgetUnproven(Connection* c) {  // under mu
+    if (auto it = unproven_at.find(c); it != unproven_at.end()) {
+      unproven.erase(it->second);
+      unproven_at.erase(it);
+    }
+  }
+  // A connection sent a whole request head: it is no longer evicted for newcomers.
+  void Proven(Connection* c) {
+    const std::lock_guard lock(mu);
+    ForgetUnproven(c);
+  }
+  // Whether a closing of `ip`'s connection is logged now (at most once a minute per IP; under mu).
+  bool LogNow(const std::string& ip) {
+    const Clock::time_point now = Clock::now();
+    auto [it, first] = refusal_logged.try_emplace(ip, now);
+    const bool log = first || now - it->second >= std::chrono::minutes(1);
+    if (log) it->second = now;
+    if (refusal_logged.size() > 10000) refusal_logged.clear();  // bounded, whoever connects
+    return log;
+  }
+  bool LogNowLocked(const std::string& ip) {
+    const std::lock_guard lock(mu);
+    return LogNow(ip);
   }
   void FinishIfDone() {  // under mu: after Stop, the io threads return once no connection is left
     if (stopping && connections.empty()) guard.reset();
@@ -163,7 +192,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     Socket().close(ignored);
   }
   void ClosedBy(const std::string& reason, const std::string& why) {
-    if (server_.handlers.closed) server_.handlers.closed(reason, request_.peer, why);
+    if (server_.handlers.closed) server_.handlers.closed(reason, server_.LogNowLocked(ip_) ? request_.peer : "", why);
   }
 
   void Begin() {
@@ -247,6 +276,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
       return Refuse(400, "bad_request", "malformed request head: " + ec.message());
     }
     busy_ = true;  // a request in flight from its head to its answer: Stop lets it finish
+    if (answers_ == 0) server_.Proven(this);
     const auto& head = parser_->get();
     request_.method = std::string(head.method_string());
     request_.target = std::string(head.target());
@@ -417,15 +447,23 @@ void HttpListener::Impl::Admit(tcp::socket socket) {
   const std::string ip = remote.address().to_string();
   const std::string peer = remote.address().is_v6() ? fmt::format("[{}]:{}", ip, remote.port())
                                                      : fmt::format("{}:{}", ip, remote.port());
-  std::shared_ptr<Connection> c;
+  std::shared_ptr<Connection> c, evicted;
   std::string refused;
   {
     const std::lock_guard lock(mu);
     if (stopping) return;
-    if (connections.size() >= limits.max_connections)
-      refused = "too_many_connections";
-    else if (per_peer[ip] >= limits.max_connections_per_peer)
+    // A quarter of the slots are kept for connections that have sent a request head.
+    const std::size_t unproven_cap = std::max<std::size_t>(1, limits.max_connections - limits.max_connections / 4);
+    if (per_peer[ip] >= limits.max_connections_per_peer) {
       refused = "too_many_from_peer";
+    } else if (unproven.size() >= unproven_cap) {
+      // The oldest connection that has said nothing yet makes room (header: eviction).
+      Connection* oldest = unproven.front();
+      ForgetUnproven(oldest);
+      if (auto it = connections.find(oldest); it != connections.end()) evicted = it->second.lock();
+    } else if (connections.size() >= limits.max_connections) {
+      refused = "too_many_connections";
+    }
     if (refused.empty()) {
       socket.set_option(tcp::no_delay(true), ec);
       if (tls)
@@ -433,16 +471,17 @@ void HttpListener::Impl::Admit(tcp::socket socket) {
       else
         c = std::make_shared<Session<tcp::socket>>(*this, std::move(socket), ip, peer);
       connections[c.get()] = c;
+      unproven_at[c.get()] = unproven.insert(unproven.end(), c.get());
       ++per_peer[ip];
     } else {
       if (per_peer[ip] == 0) per_peer.erase(ip);
-      const Clock::time_point now = Clock::now();
-      auto [it, first] = refusal_logged.try_emplace(ip, now);
-      const bool log = first || now - it->second >= std::chrono::minutes(1);
-      if (log) it->second = now;
-      if (refusal_logged.size() > 10000) refusal_logged.clear();  // bounded, whoever connects
-      if (!log) refused = "!" + refused;                          // counted, not logged
+      if (!LogNow(ip)) refused = "!" + refused;  // counted, not logged
     }
+  }
+  if (evicted) {
+    if (handlers.closed)
+      handlers.closed("evicted", "", "the oldest of the connections that sent no request head yet, for a newcomer");
+    evicted->StopIfIdle(true);
   }
   if (c) return c->Start();
   const bool log = refused.front() != '!';

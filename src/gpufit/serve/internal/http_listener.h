@@ -25,7 +25,14 @@
 //    Content-Length counts, or its route's limit when chunked).
 //  * connections: at most `max_connections` in all and `max_connections_per_peer` from one
 //    IP address; one more is accepted and closed at once (reasons "too_many_connections",
-//    "too_many_from_peer").
+//    "too_many_from_peer"). Of the `max_connections`, a quarter are kept for
+//    connections that have sent a whole request head (over TLS, after the handshake): those
+//    that have not may hold the rest, and one more of them evicts the oldest of them (reason
+//    "evicted"). So sockets that connect and send nothing (or no ClientHello), however many
+//    and however fast they come back, cannot hold the slots a client that speaks needs: its
+//    new connection takes an idle one's place, and once its head is read it is not evicted.
+// Closed connections are counted always and logged at most once a minute per IP address (a
+// flood of timeouts must not flood the log).
 // A body above 1 MiB is handled on a thread of its own, one at a time (per-thread parser buffers,
 // such as extender_wire's simdjson parser, then grow on that thread only), and after it
 // malloc_trim(0) gives the freed heap back to the system.
