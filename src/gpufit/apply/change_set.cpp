@@ -13,6 +13,7 @@
 
 #include "gpufit/apply/allow_list.h"
 #include "gpufit/apply/internal/json_path.h"
+#include "gpufit/core/yaml_nesting.h"
 
 namespace gpufit::apply {
 
@@ -119,6 +120,7 @@ std::string ObjectRef::Display() const { return ns.empty() ? kind + " " + name :
 std::string ObjectRef::WorkloadKey() const { return Lower(kind) + "/" + ns + "/" + name; }
 
 Result<Json> YamlToJson(const std::string& text, const std::string& where) {
+  if (Result<void> ok = CheckYamlNesting(text, where); !ok) return ok.error();
   try {
     const std::vector<YAML::Node> docs = YAML::LoadAll(text);
     std::vector<YAML::Node> objects;

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "gpufit/core/yaml_nesting.h"
 #include "gpufit/ingest/internal/yaml_fields.h"
 
 namespace gpufit {
@@ -203,10 +206,13 @@ Result<InferenceServiceSpec> ParseService(const YAML::Node& node, const std::str
 Result<std::vector<InferenceServiceSpec>> ReadInferenceServices(const std::string& path) {
   if (std::filesystem::is_directory(path)) return InvalidArgument("{}: is a directory, not a services file", path);
   YAML::Node root;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("{}: cannot read the file", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (Result<void> ok = CheckYamlNesting(text.str(), path); !ok) return ok.error();
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return NotFound("{}: cannot read the file", path);
+    root = YAML::Load(text.str());
   } catch (const YAML::Exception& e) {
     return InvalidArgument("{}:{}: {}", path, e.mark.line + 1, e.msg);
   }

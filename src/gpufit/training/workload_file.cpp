@@ -9,10 +9,13 @@
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <unordered_map>
 
 #include "gpufit/core/input_file.h"
+#include "gpufit/core/yaml_nesting.h"
 #include "gpufit/ingest/internal/yaml_fields.h"
 #include "gpufit/training/checkpoint.h"
 #include "gpufit/training/cluster_jobs.h"
@@ -416,14 +419,15 @@ Result<SpotMarket> SpotMarketFromBand(const std::string& band, Seconds notice) {
 
 Result<TrainingWorkload> ReadTrainingWorkload(const std::string& path) {
   if (Result<void> ok = CheckInputFile(path); !ok) return ok.error();
-  try {
-    return ParseWorkload(YAML::LoadFile(path), path);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument("{}: line {}: {}", path, e.mark.line + 1, e.msg);
-  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return NotFound("{}: cannot read it", path);
+  return ParseTrainingWorkload(text.str(), path);
 }
 
 Result<TrainingWorkload> ParseTrainingWorkload(const std::string& yaml, const std::string& source) {
+  if (Result<void> ok = CheckYamlNesting(yaml, source); !ok) return ok.error();
   try {
     return ParseWorkload(YAML::Load(yaml), source);
   } catch (const YAML::Exception& e) {

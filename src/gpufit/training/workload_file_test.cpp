@@ -93,6 +93,11 @@ TEST(WorkloadFileTest, ErrorsNameTheFileTheEntryAndTheField) {
             std::string::npos);
   EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: .nan, checkpoint_size_gib: 1}\n").find("finite"),
             std::string::npos);
+  // Issue 51: 200,000 nested brackets are refused before yaml-cpp recurses into them (it said
+  // "line 1: bad file").
+  EXPECT_NE(err("jobs: " + std::string(200'000, '[') + std::string(200'000, ']') + "\n")
+                .find("jobs.yaml: line 1: YAML nested deeper than 100 levels"),
+            std::string::npos);
   // Issue 51: past the physical bounds of cluster_jobs.h (10 years of work, 7 days to write or
   // restore a checkpoint, 1 PiB of it).
   EXPECT_NE(err("jobs:\n  - {name: a, gpus: 1, work_h: 1e300, checkpoint_size_gib: 1}\n")

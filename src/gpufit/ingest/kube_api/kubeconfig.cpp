@@ -17,6 +17,8 @@
 #include <sstream>
 #include <vector>
 
+#include "gpufit/core/yaml_nesting.h"
+
 extern char** environ;
 
 namespace gpufit::kube_api {
@@ -66,6 +68,7 @@ Result<ConfigFile> LoadConfig(const std::string& path) {
   const std::optional<std::string> text = ReadWhole(path);
   if (!text) return NotFound("{}: no such kubeconfig file", path);
   ConfigFile f{.path = path, .dir = fs::absolute(fs::path(path)).parent_path(), .root = {}};
+  if (Result<void> ok = CheckYamlNesting(*text, path); !ok) return ok.error();
   try {
     f.root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
