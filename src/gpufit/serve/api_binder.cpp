@@ -11,6 +11,7 @@
 #include "gpufit/ingest/kube_api/kube_client.h"
 #include "gpufit/model/kube_cluster.h"
 #include "gpufit/serve/bind_check.h"
+#include "gpufit/serve/pod_affinity.h"
 
 namespace gpufit::serve {
 namespace {
@@ -145,6 +146,31 @@ Result<KubePod> ApiServerBinder::Verify(const BindingArgs& args) const {
   Result<Json> node = get(fmt::format("/api/v1/nodes/{}", args.node));
   if (!node) return node.error();
   if (Result<void> admits = CheckNodeAdmits(*pod, *node, args); !admits) return admits.error();
+  // The pod's required inter-pod (anti-)affinity: read only for a pod that has such a term.
+  if (const AffinityReads reads = AffinityReadsOf(*pod); reads.any) {
+    AffinityView view;
+    Result<Json> nodes = get("/api/v1/nodes");
+    if (!nodes) return nodes.error();
+    for (const Json& n : (*nodes)["items"])
+      view.node_labels[n["metadata"].value("name", "")] = n["metadata"].value("labels", Json::object());
+    std::vector<std::string> lists;  // pods bound to a node: spec.nodeName!= (URL-encoded)
+    if (reads.every_namespace) {
+      lists.push_back("/api/v1/pods?fieldSelector=spec.nodeName%21%3D");
+      Result<Json> namespaces = get("/api/v1/namespaces");
+      if (!namespaces) return namespaces.error();
+      for (const Json& n : (*namespaces)["items"])
+        view.namespace_labels[n["metadata"].value("name", "")] = n["metadata"].value("labels", Json::object());
+    } else {
+      for (const std::string& ns : reads.namespaces)
+        if (IsDnsSubdomain(ns)) lists.push_back(fmt::format("/api/v1/namespaces/{}/pods?fieldSelector=spec.nodeName%21%3D", ns));
+    }
+    for (const std::string& path : lists) {
+      Result<Json> pods = get(path);
+      if (!pods) return pods.error();
+      for (Json& p : (*pods)["items"]) view.pods.push_back(std::move(p));
+    }
+    if (Result<void> ok = CheckPodAffinity(*pod, args.node, view, args); !ok) return ok.error();
+  }
   Result<KubePod> parsed =
       ParseKubePod(*pod, fmt::format("the API server's pod {}/{}", args.pod_namespace, args.pod_name));
   if (!parsed) return FailedPrecondition("bind {}/{}: {}", args.pod_namespace, args.pod_name, parsed.error().message);
