@@ -48,8 +48,20 @@ $(ASAN_BUILD)/build.ninja: | setup
 asan-build: setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# What runs under the sanitizers is chosen by what they can find (issue 51). AddressSanitizer and
+# UBSan report a memory or UB error on the smallest input that reaches the code: every unit test,
+# every fuzz target (make fuzz), and every end-to-end test of inputs, protocols and live servers
+# (bad input, serve, the control plane, apply, Prometheus, the demo) run under them. The
+# end-to-end tests that replay a whole real trace (GenTD26, openb) through the planners are left
+# to the Release run, which checks their figures: the code they drive is the code the smaller
+# tests drive, and they took 1,059 of the 2,128 test-seconds of the sanitizer run (measured
+# 2026-12-07 on 2 cores: 21 min of wall time).
+ASAN_WHOLE_TRACE_TESTS = ^(PrometheusPlan|PlanOnGenTd26|Progress|BacktestDocs|BacktestGenTd26|PlanIsolation|OpenbTrace)\.|^(Formats\.YamlCsvAndHtmlOfOnePlan|Report\.GenTd26PlanUnderFiveMegabytes|TerminalTable\.FitsIn120ColumnsAndMatchesThePlanJsonOnGenTd26|MigPlan\.GenTd26OnH100IsOptimalAndSafe|MigPlan\.SingleStrategyWithNodesGivesEachNodeOneDeviceType)$$
+
 asan-test: asan-build
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -E '$(ASAN_WHOLE_TRACE_TESTS)'
+
 
 fuzz: setup
 	bash scripts/fuzz
