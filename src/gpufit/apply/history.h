@@ -20,18 +20,19 @@ namespace gpufit::apply {
 struct AppliedChange {
   std::string file{};
   ObjectRef ref{};
-  std::string method{};       // "patch" or "apply"
-  std::string patch_type{};   // "strategic", "merge" (patch) or "" (apply)
-  int wave = 0;             // 0: the canary
+  std::string method{};      // "patch" or "apply"
+  std::string patch_type{};  // "strategic", "merge" (patch) or "" (apply)
+  int wave = 0;              // 0: the canary
   double intended_at_s = 0;  // Unix seconds: written just before the change is sent; 0 before
-  double applied_at_s = 0;  // Unix seconds; 0 until applied
+  double applied_at_s = 0;   // Unix seconds; 0 until applied
   double reverted_at_s = 0;  // Unix seconds; 0 while it stands
   // How to undo it: "patch" -> `undo` is the inverse patch (object_diff.h); "replace" -> `undo`
   // is the object as it was (PUT back); "delete" -> the change created the object.
   std::string undo_kind{};
   nlohmann::json undo{};
-  nlohmann::json body{};            // the change itself (the file's object): what --revert dry-runs to see
-                                  // whether an intended change took effect
+  // The change itself (the file's object): what --revert dry-runs to see whether an intended
+  // change took effect.
+  nlohmann::json body{};
   std::vector<std::string> diff{};  // object_diff.h lines of the server's dry run
 };
 
