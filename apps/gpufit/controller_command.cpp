@@ -277,12 +277,8 @@ int RunController(ControllerFlags& flags, const CLI::App& cmd) {
           controller::WebhookPayload(result ? &result->facts : nullptr, result ? &result->drift : nullptr, runs,
                                      result ? result->source : flags.plan.telemetry.name);
       // Cut at once by SIGTERM or SIGINT (blocked, so pending): the wait below then takes it.
-      const auto signalled = [&signals] {
-        sigset_t pending;
-        sigpending(&pending);
-        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
-      };
-      if (Result<void> sent = controller::PostWebhook(*webhook, payload, flags.webhook_timeout_s, signalled); !sent)
+      if (Result<void> sent = controller::PostWebhook(*webhook, payload, flags.webhook_timeout_s, ApplyStoppedBySignal);
+          !sent)
         ControllerLog("warning: the webhook was not delivered (the run goes on): " + sent.error().message);
     }
     // Bad input fails the first run (or the only one) at once; later failures may pass.

@@ -1,10 +1,11 @@
 #include "gpufit/apply/allow_list.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
-#include <map>
+#include <optional>
 #include <regex>
 #include <vector>
 
@@ -54,22 +55,30 @@ std::string Shown(const std::vector<Step>& steps) {
   return s.empty() ? "(the object)" : s;
 }
 
-// A pattern segment: a key, "*" any key, "[]" a list item, "~REGEX" a key matching REGEX.
-using Pattern = std::vector<std::string>;
+// A pattern segment: a key, "*" any key, "[]" a list item, "~REGEX" a key matching REGEX
+// (compiled once, with the tables below).
+struct Segment {
+  // Implicit: the tables below are written as strings.
+  Segment(const char* s) : Segment(std::string(s)) {}  // NOLINT(google-explicit-constructor)
+  Segment(std::string s) : text(std::move(s)) {        // NOLINT(google-explicit-constructor)
+    if (text.starts_with("~")) re.emplace(text.substr(1));
+  }
+  bool Matches(const Step& st) const {
+    if (text == "[]") return st.item;
+    if (st.item) return false;
+    if (text == "*") return true;
+    return re ? std::regex_match(st.key, *re) : text == st.key;
+  }
+  std::string text;
+  std::optional<std::regex> re;
+};
+using Pattern = std::vector<Segment>;
 
-bool SegmentMatches(const std::string& seg, const Step& st) {
-  if (seg == "[]") return st.item;
-  if (st.item) return false;
-  if (seg == "*") return true;
-  if (seg.starts_with("~")) return std::regex_match(st.key, std::regex(seg.substr(1)));
-  return seg == st.key;
-}
-
-// Whether `steps` matches `p` exactly, or (with `below`) starts with it.
-bool Matches(const Pattern& p, const std::vector<Step>& steps, bool below) {
-  if (steps.size() < p.size() || (!below && steps.size() != p.size())) return false;
-  for (std::size_t i = 0; i < p.size(); ++i)
-    if (!SegmentMatches(p[i], steps[i])) return false;
+// Whether `steps` matches the first `n` segments of `p` exactly, or (with `below`) starts with them.
+bool Matches(const Pattern& p, std::size_t n, const std::vector<Step>& steps, bool below) {
+  if (steps.size() < n || (!below && steps.size() != n)) return false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!p[i].Matches(steps[i])) return false;
   return true;
 }
 
@@ -290,9 +299,8 @@ Result<void> CheckFields(const Prefix& p, const Json& object, const Json* forwar
     }
     const Rule* rule = nullptr;
     for (const Rule& r : p.rules)
-      if (Matches(r.path, leaf.steps, r.below) ||
-          (forward != nullptr && r.undo_below > 0 &&
-           Matches(Pattern(r.path.begin(), r.path.begin() + static_cast<long>(r.undo_below)), leaf.steps, true))) {
+      if (Matches(r.path, r.path.size(), leaf.steps, r.below) ||
+          (forward != nullptr && r.undo_below > 0 && Matches(r.path, r.undo_below, leaf.steps, true))) {
         rule = &r;
         break;
       }

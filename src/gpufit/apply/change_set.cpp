@@ -136,6 +136,17 @@ Result<Json> YamlToJson(const std::string& text, const std::string& where) {
   }
 }
 
+std::vector<std::string> PlannedWorkloads(const Json& plan) {
+  std::vector<std::string> keys;
+  std::set<std::string> seen;
+  if (plan.contains("pods") && plan["pods"].is_array())
+    for (const Json& p : plan["pods"])
+      if (const std::string key = internal::Str(p, {"workload"});
+          std::count(key.begin(), key.end(), '/') == 2 && seen.insert(key).second)
+        keys.push_back(key);
+  return keys;
+}
+
 Result<void> CheckPlanJson(const Json& plan, const std::string& where) {
   if (!plan.is_object() || !plan.contains("backtest") || !plan["backtest"].is_object() ||
       !plan["backtest"].contains("status") || !plan["backtest"]["status"].is_object())
@@ -150,11 +161,9 @@ Result<std::vector<Change>> ReadChanges(const fs::path& dir, const Json& plan) {
     return NotFound("{}: cannot read it (the folder that gpufit plan --emit-manifests wrote has a README.md)",
                     readme.string());
   const bool mig = internal::Str(plan, {"options", "sharing"}) == "mig";
-  std::set<std::string> planned_namespaces;  // of plan.json's workloads ("kind/ns/name")
-  if (plan.contains("pods") && plan["pods"].is_array())
-    for (const Json& p : plan["pods"])
-      if (const std::string key = internal::Str(p, {"workload"}); std::count(key.begin(), key.end(), '/') == 2)
-        planned_namespaces.insert(key.substr(key.find('/') + 1, key.rfind('/') - key.find('/') - 1));
+  std::set<std::string> planned_namespaces;
+  for (const std::string& key : PlannedWorkloads(plan))
+    planned_namespaces.insert(key.substr(key.find('/') + 1, key.rfind('/') - key.find('/') - 1));
   static const std::regex patch_cmd(
       R"(kubectl patch (\S+) (\S+)(?: -n (\S+))? --type (strategic|merge) --patch-file (\S+))");
   static const std::regex apply_cmd(R"(kubectl apply -f (\S+))");

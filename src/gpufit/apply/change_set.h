@@ -59,6 +59,11 @@ struct Change {
   bool workload = false;   // a patch of a pod template's owner (Deployment, StatefulSet, DaemonSet)
 };
 
+// The workloads plan.json plans: each pods[].workload key of the form "kind/namespace/name"
+// ("deployment/genai/sd-web"), once, in the plan's order; empty for a plan made from telemetry
+// alone (it names pods only).
+std::vector<std::string> PlannedWorkloads(const nlohmann::json& plan);
+
 // Whether `plan` is a plan.json of gpufit plan (it has backtest.status); kInvalidArgument naming
 // `where` otherwise.
 Result<void> CheckPlanJson(const nlohmann::json& plan, const std::string& where);

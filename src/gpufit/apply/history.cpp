@@ -1,7 +1,5 @@
 #include "gpufit/apply/history.h"
 
-#include <set>
-
 #include "gpufit/apply/allow_list.h"
 #include "gpufit/apply/history_seal.h"
 #include "gpufit/apply/internal/json_path.h"

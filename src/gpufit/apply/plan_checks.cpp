@@ -55,35 +55,25 @@ Result<void> CheckHeld(const Json& plan, const std::vector<Change>& changes, con
 }
 
 Result<void> CheckFolderOfPlan(const Json& plan, const std::vector<Change>& changes, const std::string& plan_path) {
-  std::set<std::string> planned;
-  if (plan.contains("pods") && plan["pods"].is_array())
-    for (const Json& p : plan["pods"])
-      if (!Str(p, {"workload"}).empty()) planned.insert(Str(p, {"workload"}));
-  for (const Change& c : changes)
-    if (planned.empty() && c.file.starts_with("workload-"))
+  const std::vector<std::string> keys = PlannedWorkloads(plan);
+  const std::set<std::string> planned(keys.begin(), keys.end());
+  for (const Change& c : changes) {
+    if (!c.file.starts_with("workload-") || planned.contains(c.ref.WorkloadKey())) continue;
+    if (planned.empty())
       return InvalidArgument(
           "{} patches {}, but {} names no workload (pods[].workload): a plan made without the cluster's pods "
           "(--pods or --kubeconfig) cannot show it is of this cluster; plan again with them",
           c.file, c.ref.WorkloadKey(), plan_path);
-  for (const Change& c : changes)
-    if (c.file.starts_with("workload-") && !planned.contains(c.ref.WorkloadKey()))
-      return InvalidArgument("{} patches {}, which {} does not plan: the folder is of another plan", c.file,
-                             c.ref.WorkloadKey(), plan_path);
+    return InvalidArgument("{} patches {}, which {} does not plan: the folder is of another plan", c.file,
+                           c.ref.WorkloadKey(), plan_path);
+  }
   return {};
 }
 
 Result<void> CheckWorkloads(const KubeClient& kube, const Json& plan, const std::string& plan_path) {
-  std::vector<std::string> keys;
-  std::set<std::string> seen;
-  if (plan.contains("pods") && plan["pods"].is_array())
-    for (const Json& p : plan["pods"]) {
-      const std::string key = Str(p, {"workload"});
-      const std::string kind = key.substr(0, key.find('/'));
-      if ((kind == "deployment" || kind == "statefulset" || kind == "daemonset") &&
-          std::count(key.begin(), key.end(), '/') == 2 && seen.insert(key).second)
-        keys.push_back(key);
-    }
-  for (const std::string& key : keys) {
+  for (const std::string& key : PlannedWorkloads(plan)) {
+    const std::string kind = key.substr(0, key.find('/'));
+    if (kind != "deployment" && kind != "statefulset" && kind != "daemonset") continue;
     const ObjectRef ref = WorkloadRef(key);
     Result<Json> live = kube.Get(ref.Path());
     if (!live && live.error().code == Code::kNotFound)

@@ -4,76 +4,30 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "gpufit/core/text.h"
+#include "gpufit/serve/internal/kube_json.h"
 
 namespace gpufit::serve {
 namespace {
 
 using Json = nlohmann::json;
-
-// `doc` at `pointer` when it is a string, else "".
-std::string StringAt(const Json& doc, const char* pointer) {
-  const Json* v = &doc;
-  const Json::json_pointer p(pointer);
-  if (!doc.contains(p)) return "";
-  v = &doc.at(p);
-  return v->is_string() ? v->get<std::string>() : "";
-}
-
-// `doc` at `pointer` when it is of `type`, else an empty value of that type.
-const Json& At(const Json& doc, const char* pointer, Json::value_t type) {
-  static const Json empty_object = Json::object(), empty_array = Json::array();
-  const Json::json_pointer p(pointer);
-  if (doc.is_object() && doc.contains(p) && doc.at(p).type() == type) return doc.at(p);
-  return type == Json::value_t::array ? empty_array : empty_object;
-}
-
-std::optional<std::int64_t> Integer(const std::string& text) {
-  std::int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return v;
-}
-
-// One NodeSelectorRequirement against `value` (nullopt: the label or field is absent).
-bool Matches(const Json& requirement, const std::optional<std::string>& value) {
-  const std::string op = requirement.value("operator", "");
-  std::vector<std::string> values;
-  for (const Json& v : At(requirement, "/values", Json::value_t::array))
-    if (v.is_string()) values.push_back(v.get<std::string>());
-  const auto in = [&] { return value && std::find(values.begin(), values.end(), *value) != values.end(); };
-  if (op == "In") return in();
-  if (op == "NotIn") return !in();
-  if (op == "Exists") return value.has_value();
-  if (op == "DoesNotExist") return !value.has_value();
-  if (op == "Gt" || op == "Lt") {
-    if (!value || values.size() != 1) return false;
-    const std::optional<std::int64_t> have = Integer(*value), bound = Integer(values[0]);
-    if (!have || !bound) return false;
-    return op == "Gt" ? *have > *bound : *have < *bound;
-  }
-  return false;  // an operator the API server would have refused
-}
+using internal::At;
+using internal::StringAt;
 
 bool TermMatches(const Json& term, const Json& labels, const std::string& node_name) {
   const Json& expressions = At(term, "/matchExpressions", Json::value_t::array);
   const Json& fields = At(term, "/matchFields", Json::value_t::array);
   if (expressions.empty() && fields.empty()) return false;  // an empty term matches no objects
   for (const Json& r : expressions) {
-    const std::string key = r.value("key", "");
-    std::optional<std::string> value;
-    if (labels.contains(key) && labels[key].is_string()) value = labels[key].get<std::string>();
-    if (!Matches(r, value)) return false;
+    if (!internal::RequirementHolds(r, internal::LabelOf(labels, r.value("key", "")))) return false;
   }
   for (const Json& r : fields) {
     std::optional<std::string> value;
     if (r.value("key", "") == "metadata.name") value = node_name;
-    if (!Matches(r, value)) return false;
+    if (!internal::RequirementHolds(r, value)) return false;
   }
   return true;
 }
