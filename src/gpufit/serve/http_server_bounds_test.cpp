@@ -228,18 +228,18 @@ TEST(ServerBounds, ManyConnectsAtOnceAndTheTotalCap) {
 TEST(ServerBounds, SilentConnectionsAreEvictedOldestFirstForANewcomer) {
   Served s(ServerOptions{.max_connections = 4});  // three for the silent, one kept
   RawClient first(s.port());
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   RawClient second(s.port()), third(s.port());
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   RawClient speaker(s.port());  // the fourth: the first, silent longest, makes room
   EXPECT_EQ(first.Receive(), "");  // closed, nothing answered
   speaker.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_THAT(speaker.ReceiveFirst(), StartsWith("HTTP/1.1 200"));
   // Two more silent newcomers: the first takes the slot the first left, the second evicts the
   // next oldest silent one (second), never the speaker.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the first's slot freed
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // the first's slot freed
   RawClient fifth(s.port()), sixth(s.port());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   speaker.Send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   const std::string metrics = speaker.ReceiveFirst();
   EXPECT_THAT(metrics, HasSubstr("gpufit_extender_connections_closed_total{reason=\"evicted\"} 2\n"));
